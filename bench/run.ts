@@ -1,0 +1,41 @@
+// `npm run bench`: runs every benchmark against the built dist/ and prints one table per issue.
+// Each bench module exports an async function returning rows; a missing or failing bench prints why.
+import { performance } from 'node:perf_hooks';
+import { benchStartup } from './startup.ts';
+
+type Row = Record<string, string | number>;
+type Bench = { name: string; load: () => Promise<() => Promise<Row[]>> };
+
+const benches: Bench[] = [
+  { name: 'CLI cold start (issue 2)', load: async () => benchStartup },
+  { name: 'extraction (issue 3)', load: async () => (await import('./extract.ts')).benchExtract },
+  { name: 'crawl (issue 4)', load: async () => (await import('./crawl.ts')).benchCrawl },
+  { name: 'search (issue 5)', load: async () => (await import('./search.ts')).benchSearch },
+  { name: 'daemon load (issue 6)', load: async () => (await import('./daemon.ts')).benchDaemon },
+  { name: 'sandbox (issue 12)', load: async () => (await import('./sandbox.ts')).benchSandbox },
+];
+
+export function printTable(title: string, rows: Row[]): void {
+  console.log(`\n## ${title}`);
+  if (rows.length === 0) return console.log('(no rows)');
+  const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(width[i]!)).join(' | ')} |`;
+  console.log(line(cols));
+  console.log(`|${width.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of rows) console.log(line(cols.map((c) => String(r[c] ?? ''))));
+}
+
+const only = process.argv.slice(2);
+for (const bench of benches) {
+  if (only.length > 0 && !only.some((o) => bench.name.toLowerCase().includes(o.toLowerCase()))) continue;
+  const started = performance.now();
+  try {
+    const fn = await bench.load();
+    printTable(bench.name, await fn());
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    printTable(bench.name, [{ result: code === 'ERR_MODULE_NOT_FOUND' ? 'not implemented yet' : `failed: ${(error as Error).message}` }]);
+  }
+  console.log(`(${((performance.now() - started) / 1000).toFixed(1)} s)`);
+}

@@ -1,0 +1,65 @@
+import { Command, Flags } from '@oclif/core';
+import type { Interfaces } from '@oclif/core';
+import { loadConfig } from '../core/config.js';
+import type { Config } from '../core/config.js';
+import { isUserError } from '../core/errors.js';
+
+export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
+export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
+
+/**
+ * Every docdex command extends this. It parses flags once, loads the configuration, and is the one place that
+ * turns errors into output: a UserError prints its message and hint with no stack (exit code from the
+ * error), anything else is a bug and keeps its stack. `run()` returns a typed result, which oclif prints as the
+ * `--json` output.
+ */
+export abstract class BaseCommand<T extends typeof Command> extends Command {
+  static override enableJsonFlag = true;
+
+  static override baseFlags = {
+    'no-color': Flags.boolean({ description: 'Disable colour output (also NO_COLOR=1).', helpGroup: 'GLOBAL' }),
+  };
+
+  protected flags!: CommandFlags<T>;
+  protected args!: CommandArgs<T>;
+  private configCache: Config | undefined;
+
+  public override async init(): Promise<void> {
+    await super.init();
+    const { flags, args } = await this.parse({
+      flags: this.ctor.flags,
+      baseFlags: (super.ctor as typeof BaseCommand).baseFlags,
+      enableJsonFlag: this.ctor.enableJsonFlag,
+      args: this.ctor.args,
+      strict: this.ctor.strict,
+    });
+    this.flags = flags as CommandFlags<T>;
+    this.args = args as CommandArgs<T>;
+    if (this.flags['no-color']) process.env.NO_COLOR = '1';
+  }
+
+  /** The environment configuration, validated on first use (an invalid variable exits with code 2). */
+  protected get settings(): Config {
+    this.configCache ??= loadConfig();
+    return this.configCache;
+  }
+
+  protected get isTty(): boolean {
+    return Boolean(process.stdout.isTTY) && !this.jsonEnabled();
+  }
+
+  protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
+    if (isUserError(error)) {
+      const debug = /(^|,)docdex/.test(process.env.DEBUG ?? '');
+      if (debug && error.stack) process.stderr.write(`${error.stack}\n`);
+      if (this.jsonEnabled()) {
+        this.logJson({ error: error.message, code: error.code, ...(error.hint ? { hint: error.hint } : {}), ...(error.details ? { details: error.details } : {}) });
+        this.exit(error.exitCode);
+      }
+      // One unwrapped line for the error and one for the next step, so scripts can grep them.
+      process.stderr.write(`Error: ${error.message}\n${error.hint ? `Hint: ${error.hint}\n` : ''}`);
+      this.exit(error.exitCode);
+    }
+    return super.catch(error);
+  }
+}

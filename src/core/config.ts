@@ -1,0 +1,273 @@
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { UserError } from './errors.js';
+
+/**
+ * Every environment variable docdex reads, in one schema. Commands and the daemon call `loadConfig()` once;
+ * nothing else reads process.env for settings, so the README's configuration table can be checked against
+ * this file.
+ */
+
+const bool = (defaultValue: boolean) =>
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return defaultValue;
+      if (['true', '1', 'yes', 'on'].includes(v)) return true;
+      if (['false', '0', 'no', 'off'].includes(v)) return false;
+      ctx.addIssue({ code: 'custom', message: 'expected true or false' });
+      return z.NEVER;
+    });
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
+
+const port = (defaultValue: number | undefined) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return defaultValue;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1 || n > 65535) {
+        ctx.addIssue({ code: 'custom', message: 'expected a port number from 1 to 65535' });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const number = (defaultValue: number, min: number, max: number, what: string, integer = false) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return defaultValue;
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
+        ctx.addIssue({ code: 'custom', message: `expected ${integer ? 'a whole number' : 'a number'} ${what}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const url = (schemes: string[]) =>
+  optionalString.transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    try {
+      const parsed = new URL(v);
+      if (!schemes.includes(parsed.protocol.replace(/:$/, ''))) throw new Error('scheme');
+      return v;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `expected a URL starting with ${schemes.map((s) => `${s}://`).join(' or ')}` });
+      return z.NEVER;
+    }
+  });
+
+const list = optionalString.transform((v) =>
+  v === undefined
+    ? []
+    : v
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0),
+);
+
+const envSchema = z.object({
+  DATABASE_URL: url(['postgres', 'postgresql']),
+  DB_HOST: optionalString,
+  DB_PORT: port(5432),
+  DB_NAME: optionalString,
+  DB_USER: optionalString,
+  DB_PASSWORD: optionalString,
+  DOCDEX_HOME: optionalString,
+  XDG_DATA_HOME: optionalString,
+
+  API_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
+  API_PORT: port(7654),
+  API_CORS_ORIGINS: list,
+  API_AUTH: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? undefined : v))
+    .pipe(bool(false).optional()),
+
+  CODE_ENABLE_LLM_EXTRACTION: bool(false),
+  CODE_LLM_API_KEY: optionalString,
+  CODE_LLM_EXTRACTION_MODEL: optionalString,
+  CODE_LLM_BASE_URL: url(['http', 'https']),
+  CODE_LLM_EXTRACTION_MODE: optionalString,
+
+  MCP_AUTH_ENABLED: bool(false),
+  MCP_AUTH_TOKEN: optionalString,
+  MCP_AUTH_TOKENS: list,
+
+  CRAWL_DELAY: number(1.0, 0, 3600, 'of seconds from 0 to 3600'),
+  MAX_CONCURRENT_CRAWLS: number(20, 1, 20, 'from 1 to 20', true),
+
+  WORKSPACE_PATH: optionalString,
+  AGENT_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
+  AGENT_PORT: port(4096),
+  OPENCODE_SERVER_PASSWORD: optionalString,
+  VAPID_PUBLIC_KEY: optionalString,
+  VAPID_PRIVATE_KEY: optionalString,
+  VAPID_SUBJECT: optionalString,
+  SANDBOX_IMAGE: optionalString,
+  SANDBOX_ACCEL: optionalString
+    .transform((v) => v ?? 'auto')
+    .pipe(z.enum(['auto', 'kvm', 'tcg'], { message: 'expected auto, kvm or tcg' })),
+  SANDBOX_EXEC_USER: optionalString,
+  SANDBOX_START_TIMEOUT_MS: number(120_000, 1000, 3_600_000, 'of milliseconds from 1000 to 3600000', true),
+  SANDBOX_MEMORY_MB: number(1024, 64, 65536, 'of MiB from 64 to 65536', true),
+  SANDBOX_CPUS: number(1, 1, 64, 'from 1 to 64', true),
+});
+
+/** Variables whose values are never printed, in errors or anywhere else. */
+export const SECRET_VARIABLES = new Set([
+  'DB_PASSWORD',
+  'DATABASE_URL',
+  'CODE_LLM_API_KEY',
+  'MCP_AUTH_TOKEN',
+  'MCP_AUTH_TOKENS',
+  'OPENCODE_SERVER_PASSWORD',
+  'VAPID_PRIVATE_KEY',
+]);
+
+export type Env = z.output<typeof envSchema>;
+
+export interface Config {
+  /** Where docdex keeps its own state: the embedded cluster, its password, caches. */
+  home: string;
+  database:
+    | { mode: 'external'; connectionString?: string; host?: string; port: number; database: string; user?: string; password?: string }
+    | { mode: 'embedded' };
+  api: { host: string; port: number; corsOrigins: string[]; auth: boolean };
+  mcpAuth: { enabled: boolean; tokens: string[] };
+  crawl: { delaySeconds: number; maxConcurrent: number };
+  llm: { enabled: boolean; apiKey?: string; model?: string; baseUrl?: string; localModel?: string };
+  agent: {
+    workspacePath: string;
+    host: string;
+    port: number;
+    serverPassword?: string;
+    vapid?: { publicKey: string; privateKey: string; subject: string };
+  };
+  sandbox: {
+    image?: string;
+    accel: 'auto' | 'kvm' | 'tcg';
+    execUser?: string;
+    startTimeoutMs: number;
+    memoryMb: number;
+    cpus: number;
+  };
+  env: Env;
+}
+
+export class ConfigError extends UserError {
+  constructor(message: string, hint?: string) {
+    super(message, { code: 'invalid_config', exitCode: 2, ...(hint === undefined ? {} : { hint }) });
+  }
+}
+
+function describeValue(name: string, raw: string | undefined): string {
+  if (raw === undefined) return '';
+  if (SECRET_VARIABLES.has(name)) return ' (value hidden)';
+  const shown = raw.length > 60 ? `${raw.slice(0, 57)}...` : raw;
+  return `=${JSON.stringify(shown)}`;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK.has(host) || host.startsWith('127.');
+}
+
+/** Parses the environment. Throws ConfigError (exit code 2) naming the first bad variable. */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const result = envSchema.safeParse(source);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const name = String(issue.path[0] ?? 'environment');
+    throw new ConfigError(
+      `Invalid environment variable ${name}${describeValue(name, source[name])}: ${issue.message}.`,
+      `Fix or unset ${name}; see "Configuration" in the README.`,
+    );
+  }
+  const env = result.data;
+
+  const tokens = [...new Set([...(env.MCP_AUTH_TOKEN ? [env.MCP_AUTH_TOKEN] : []), ...env.MCP_AUTH_TOKENS])];
+  const home = path.resolve(env.DOCDEX_HOME ?? path.join(env.XDG_DATA_HOME ?? path.join(source.HOME ?? homedir(), '.local', 'share'), 'docdex'));
+
+  let database: Config['database'] = { mode: 'embedded' };
+  if (env.DATABASE_URL !== undefined) {
+    database = { mode: 'external', connectionString: env.DATABASE_URL, port: 5432, database: 'docdex' };
+  } else if (env.DB_HOST !== undefined) {
+    database = {
+      mode: 'external',
+      host: env.DB_HOST,
+      port: env.DB_PORT ?? 5432,
+      database: env.DB_NAME ?? 'docdex',
+      ...(env.DB_USER === undefined ? {} : { user: env.DB_USER }),
+      ...(env.DB_PASSWORD === undefined ? {} : { password: env.DB_PASSWORD }),
+    };
+  }
+
+  const vapid =
+    env.VAPID_PUBLIC_KEY && env.VAPID_PRIVATE_KEY
+      ? { publicKey: env.VAPID_PUBLIC_KEY, privateKey: env.VAPID_PRIVATE_KEY, subject: env.VAPID_SUBJECT ?? 'mailto:docdex@localhost' }
+      : undefined;
+
+  return {
+    home,
+    database,
+    api: {
+      host: env.API_HOST,
+      port: env.API_PORT ?? 7654,
+      corsOrigins: env.API_CORS_ORIGINS,
+      // Auth for REST follows MCP auth by default whenever the daemon is reachable from other hosts.
+      auth: env.API_AUTH ?? (env.MCP_AUTH_ENABLED && !isLoopbackHost(env.API_HOST)),
+    },
+    mcpAuth: { enabled: env.MCP_AUTH_ENABLED, tokens },
+    crawl: { delaySeconds: env.CRAWL_DELAY, maxConcurrent: env.MAX_CONCURRENT_CRAWLS },
+    llm: {
+      enabled: env.CODE_ENABLE_LLM_EXTRACTION,
+      ...(env.CODE_LLM_API_KEY === undefined ? {} : { apiKey: env.CODE_LLM_API_KEY }),
+      ...(env.CODE_LLM_EXTRACTION_MODEL === undefined ? {} : { model: env.CODE_LLM_EXTRACTION_MODEL }),
+      ...(env.CODE_LLM_BASE_URL === undefined ? {} : { baseUrl: env.CODE_LLM_BASE_URL }),
+      ...(env.CODE_LLM_EXTRACTION_MODE === undefined ? {} : { localModel: env.CODE_LLM_EXTRACTION_MODE }),
+    },
+    agent: {
+      workspacePath: path.resolve(env.WORKSPACE_PATH ?? 'workspace'),
+      host: env.AGENT_HOST,
+      port: env.AGENT_PORT ?? 4096,
+      ...(env.OPENCODE_SERVER_PASSWORD === undefined ? {} : { serverPassword: env.OPENCODE_SERVER_PASSWORD }),
+      ...(vapid === undefined ? {} : { vapid }),
+    },
+    sandbox: {
+      ...(env.SANDBOX_IMAGE === undefined ? {} : { image: env.SANDBOX_IMAGE }),
+      accel: env.SANDBOX_ACCEL,
+      ...(env.SANDBOX_EXEC_USER === undefined ? {} : { execUser: env.SANDBOX_EXEC_USER }),
+      startTimeoutMs: env.SANDBOX_START_TIMEOUT_MS,
+      memoryMb: env.SANDBOX_MEMORY_MB,
+      cpus: env.SANDBOX_CPUS,
+    },
+    env,
+  };
+}
+
+/** Fails closed: enabling MCP auth without any token is a startup error, not an open server. */
+export function assertAuthConfigured(config: Config): void {
+  if ((config.mcpAuth.enabled || config.api.auth) && config.mcpAuth.tokens.length === 0) {
+    throw new ConfigError(
+      'MCP_AUTH_ENABLED is true but no token is configured.',
+      'Set MCP_AUTH_TOKEN or MCP_AUTH_TOKENS (comma-separated), or set MCP_AUTH_ENABLED=false.',
+    );
+  }
+}

@@ -1,0 +1,100 @@
+import pg from 'pg';
+import type { Config } from '../config.js';
+import { UserError } from '../errors.js';
+import { ensureEmbeddedPostgres } from './embedded.js';
+import { SCHEMA, currentMigrationVersion, latestMigrationId, migrate } from './migrate.js';
+
+// bigint ids and counts come back as strings by default; docdex's ids fit comfortably in a double.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export const BOSS_SCHEMA = 'pgboss';
+
+export interface ConnectionInfo {
+  mode: 'embedded' | 'external';
+  config: pg.PoolConfig;
+  /** host:port/database, never with a password: safe to print. */
+  display: string;
+}
+
+/** Resolves where the database is, starting the embedded server when no external one is configured. */
+export async function resolveConnection(config: Config): Promise<ConnectionInfo> {
+  const db = config.database;
+  if (db.mode === 'external') {
+    if (db.connectionString) {
+      const url = new URL(db.connectionString);
+      return {
+        mode: 'external',
+        config: { connectionString: db.connectionString },
+        display: `${url.hostname}:${url.port || 5432}${url.pathname}`,
+      };
+    }
+    return {
+      mode: 'external',
+      config: {
+        host: db.host,
+        port: db.port,
+        database: db.database,
+        ...(db.user === undefined ? {} : { user: db.user }),
+        ...(db.password === undefined ? {} : { password: db.password }),
+      },
+      display: `${db.host}:${db.port}/${db.database}`,
+    };
+  }
+  const embedded = await ensureEmbeddedPostgres(config.home);
+  return { mode: 'embedded', config: embedded, display: `${embedded.host}:${embedded.port}/${embedded.database}` };
+}
+
+export interface Database {
+  pool: pg.Pool;
+  info: ConnectionInfo;
+  close(): Promise<void>;
+}
+
+export function createPool(info: ConnectionInfo, options: { max?: number; applicationName?: string } = {}): pg.Pool {
+  const pool = new pg.Pool({
+    ...info.config,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'docdex',
+    options: `-c search_path=${SCHEMA},public`,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 10_000,
+  });
+  // An idle client losing its connection (server restart) must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/**
+ * Opens the database for a command: resolves (and if needed starts) the server, and brings the schema up to
+ * date so that any command works on a fresh machine without `docdex init`.
+ */
+export async function openDatabase(config: Config, options: { max?: number; applicationName?: string; migrate?: boolean } = {}): Promise<Database> {
+  const info = await resolveConnection(config);
+  const pool = createPool(info, options);
+  try {
+    // Always touches the server, so an unreachable database is reported here with a hint, not mid-command.
+    const version = await currentMigrationVersion(pool);
+    if (options.migrate !== false && version < latestMigrationId()) await migrate(pool);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw connectionError(error, info);
+  }
+  return { pool, info, close: () => pool.end() };
+}
+
+export function connectionError(error: unknown, info: ConnectionInfo): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === '28P01' || code === '3D000') {
+    const what =
+      code === '28P01' ? 'authentication failed' : code === '3D000' ? 'the database does not exist' : `cannot connect (${code})`;
+    return new UserError(`Database ${info.display}: ${what}.`, {
+      hint:
+        info.mode === 'external'
+          ? 'Check DATABASE_URL or DB_HOST/DB_PORT/DB_NAME/DB_USER/DB_PASSWORD, or unset them to use the embedded database.'
+          : 'Run `docdex db status` to inspect the embedded database.',
+      code: 'database_unavailable',
+      cause: error,
+    });
+  }
+  return error;
+}

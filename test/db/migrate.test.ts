@@ -1,0 +1,123 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { initDatabase } from '../../src/core/db/admin.js';
+import { createPool } from '../../src/core/db/connect.js';
+import { currentMigrationVersion, latestMigrationId, migrate } from '../../src/core/db/migrate.js';
+import { createTestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+
+async function emptyDatabase(): Promise<{ pool: pg.Pool; url: string; drop: () => Promise<void> }> {
+  const adminUrl = inject('pgAdminUrl');
+  const name = `docdex_m_${Math.random().toString(36).slice(2, 10)}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const pool = createPool({ mode: 'external', config: { connectionString: url.toString() }, display: name }, { max: 6 });
+  return {
+    pool,
+    url: url.toString(),
+    drop: async () => {
+      await pool.end();
+      const a = new pg.Client({ connectionString: adminUrl });
+      await a.connect();
+      await a.query(`DROP DATABASE ${name} WITH (FORCE)`);
+      await a.end();
+    },
+  };
+}
+
+describe('migrations', () => {
+  it('installs on an empty database, then re-running is a no-op', async () => {
+    const db = await emptyDatabase();
+    try {
+      expect(await currentMigrationVersion(db.pool)).toBe(0);
+      const first = await migrate(db.pool);
+      expect(first.applied.length).toBe(latestMigrationId());
+      expect(first.version).toBe(latestMigrationId());
+      const second = await migrate(db.pool);
+      expect(second.applied).toEqual([]);
+      const tables = await db.pool.query<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'docdex' ORDER BY 1",
+      );
+      expect(tables.rows.map((r) => r.table_name)).toEqual(
+        expect.arrayContaining(['sources', 'crawl_jobs', 'crawl_frontier', 'upload_jobs', 'documents', 'snippets', 'migrations']),
+      );
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('lets concurrent runners race safely: each migration is applied exactly once', async () => {
+    const db = await emptyDatabase();
+    try {
+      const results = await Promise.all([migrate(db.pool), migrate(db.pool), migrate(db.pool)]);
+      const applied = results.flatMap((r) => r.applied);
+      expect(applied.sort()).toEqual(results.find((r) => r.applied.length > 0)!.applied.sort());
+      expect(results.filter((r) => r.applied.length > 0)).toHaveLength(1);
+      const rows = await db.pool.query('SELECT count(*)::int AS n FROM docdex.migrations');
+      expect(rows.rows[0].n).toBe(latestMigrationId());
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('keeps the weighted search vector in the database', async () => {
+    const db = await emptyDatabase();
+    try {
+      await migrate(db.pool);
+      const src = await db.pool.query<{ id: string }>("INSERT INTO sources (name) VALUES ('lib') RETURNING id");
+      const job = await db.pool.query<{ id: string }>(
+        "INSERT INTO crawl_jobs (source_id, name, start_urls) VALUES ($1, 'lib', '{http://x}') RETURNING id",
+        [src.rows[0]!.id],
+      );
+      const doc = await db.pool.query<{ id: string }>(
+        "INSERT INTO documents (source_id, url, content_hash, source_type, crawl_job_id) VALUES ($1, 'http://x/a', 'h', 'crawled', $2) RETURNING id",
+        [src.rows[0]!.id, job.rows[0]!.id],
+      );
+      await db.pool.query(
+        "INSERT INTO snippets (source_id, document_id, title, description, code, code_hash, source_url) VALUES ($1, $2, 'Reading files', 'Open a file', 'data = json.dumps(readFileSync(p))', 'c', 'http://x/a')",
+        [src.rows[0]!.id, doc.rows[0]!.id],
+      );
+      const match = async (q: string) =>
+        (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM snippets WHERE search_vector @@ plainto_tsquery('english', $1)", [q])).rows[0]!.n;
+      for (const q of ['reading', 'open file', 'json.dumps', 'dumps', 'readFileSync', 'read file sync']) expect(await match(q), q).toBe(1);
+      expect(await match('nonexistentword')).toBe(0);
+      // The document CHECK: a crawled document must name its crawl job and no upload job.
+      await expect(
+        db.pool.query("INSERT INTO documents (source_id, url, content_hash, source_type) VALUES ($1, 'http://x/b', 'h', 'crawled')", [src.rows[0]!.id]),
+      ).rejects.toThrow(/documents_one_job/);
+    } finally {
+      await db.drop();
+    }
+  });
+});
+
+describe('init --drop', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it('empties every table and recreates the schema', async () => {
+    await db.pool.query("INSERT INTO sources (name) VALUES ('a'), ('b')");
+    const result = await initDatabase(db.config, { drop: true });
+    expect(result.dropped).toBe(true);
+    expect(result.version).toBe(latestMigrationId());
+    const tables = await db.pool.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'docdex' AND table_name <> 'migrations'",
+    );
+    expect(tables.rows.length).toBeGreaterThan(5);
+    for (const { table_name } of tables.rows) {
+      const count = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM docdex.${table_name}`);
+      expect(count.rows[0]!.n, table_name).toBe(0);
+    }
+    const boss = await db.pool.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'pgboss'");
+    expect(boss.rows[0].n).toBeGreaterThan(0);
+  });
+});
