@@ -4,15 +4,20 @@ import { performance } from 'node:perf_hooks';
 import { benchStartup } from './startup.ts';
 
 type Row = Record<string, string | number>;
-type Bench = { name: string; load: () => Promise<() => Promise<Row[]>> };
+type BenchFn = () => Promise<Row[]>;
+type Bench = { name: string; load: () => Promise<BenchFn> };
+
+// Each module is imported by URL so a bench that is not written yet reports itself instead of breaking the run.
+const fromModule = (file: string, exportName: string) => async (): Promise<BenchFn> =>
+  ((await import(new URL(file, import.meta.url).href)) as Record<string, BenchFn>)[exportName]!;
 
 const benches: Bench[] = [
   { name: 'CLI cold start (issue 2)', load: async () => benchStartup },
-  { name: 'extraction (issue 3)', load: async () => (await import('./extract.ts')).benchExtract },
-  { name: 'crawl (issue 4)', load: async () => (await import('./crawl.ts')).benchCrawl },
-  { name: 'search (issue 5)', load: async () => (await import('./search.ts')).benchSearch },
-  { name: 'daemon load (issue 6)', load: async () => (await import('./daemon.ts')).benchDaemon },
-  { name: 'sandbox (issue 12)', load: async () => (await import('./sandbox.ts')).benchSandbox },
+  { name: 'extraction (issue 3)', load: fromModule('./extract.ts', 'benchExtract') },
+  { name: 'crawl (issue 4)', load: fromModule('./crawl.ts', 'benchCrawl') },
+  { name: 'search (issue 5)', load: fromModule('./search.ts', 'benchSearch') },
+  { name: 'daemon load (issue 6)', load: fromModule('./daemon.ts', 'benchDaemon') },
+  { name: 'sandbox (issue 12)', load: fromModule('./sandbox.ts', 'benchSandbox') },
 ];
 
 export function printTable(title: string, rows: Row[]): void {
