@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import cors from '@fastify/cors';
+import multipart from '@fastify/multipart';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import websocket from '@fastify/websocket';
+import Fastify from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Config } from '../core/config.js';
+import type { Database } from '../core/db/connect.js';
+import { bearerToken, createTokenChecker, rejectUnauthorized } from './auth.js';
+import { MAX_JSON_BYTES, MAX_UPLOAD_BYTES, installErrorHandling } from './errors.js';
+import type { EventsHub } from './events-hub.js';
+import { registerWebSocket } from './ws.js';
+
+export interface DaemonDeps {
+  db: Database;
+  config: Config;
+  hub: EventsHub;
+  /** Reports the daemon's own worker state for /health. */
+  workers: () => { running: boolean; kinds: string[] };
+  version: string;
+}
+
+export type RouteModule = (app: FastifyInstance, deps: DaemonDeps) => void | Promise<void>;
+
+const PUBLIC_PREFIXES = ['/health', '/docs', '/redoc', '/openapi.json'];
+
+function isPublic(url: string): boolean {
+  const pathname = url.split('?')[0]!;
+  return PUBLIC_PREFIXES.some((p) => pathname === p || pathname.startsWith(`${p}/`));
+}
+
+function isMcpPath(url: string): boolean {
+  const pathname = url.split('?')[0]!;
+  return pathname === '/mcp' || pathname.startsWith('/mcp/');
+}
+
+function redocPage(): string {
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>docdex API</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><redoc spec-url="/openapi.json"></redoc><script src="/redoc/redoc.standalone.js"></script></body></html>`;
+}
+
+export async function buildApp(deps: DaemonDeps, routes: RouteModule[], options: { logger?: FastifyBaseLogger | boolean } = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(typeof options.logger === 'object' ? { loggerInstance: options.logger } : { logger: options.logger ?? false }),
+    bodyLimit: MAX_JSON_BYTES,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => crypto.randomUUID(),
+    // Upload bodies and crawl requests are small; slow clients must not hold sockets forever.
+    requestTimeout: 120_000,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  // Responses are documented with zod schemas but serialised as plain JSON: a response that grows a field
+  // must never turn into a 500.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  installErrorHandling(app);
+
+  app.addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+
+  await app.register(cors, {
+    origin: deps.config.api.corsOrigins.length === 0 ? false : deps.config.api.corsOrigins,
+    methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID'],
+    exposedHeaders: ['Mcp-Session-Id', 'x-request-id'],
+  });
+  await app.register(rateLimit, { global: false });
+  await app.register(multipart, { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 10 } });
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+
+  const checkToken = createTokenChecker(deps.config.mcpAuth.tokens);
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method === 'OPTIONS' || isPublic(request.url)) return;
+    const needed = isMcpPath(request.url) ? deps.config.mcpAuth.enabled || deps.config.api.auth : deps.config.api.auth;
+    if (!needed) return;
+    if (!checkToken(bearerToken(request))) return rejectUnauthorized(reply);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'docdex API',
+        version: deps.version,
+        description:
+          'Documentation code index: crawl documentation sites, upload markdown, search code snippets. ' +
+          'Errors always have the body {"error","code","details"}. Lists are {items,total,limit,offset}. ' +
+          `Uploads are limited to ${MAX_UPLOAD_BYTES / 1024 / 1024} MB per file (413 beyond). ` +
+          'When authentication is on, send "Authorization: Bearer <token>".',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: deps.config.api.auth ? [{ bearer: [] }] : [],
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+
+  const require = createRequire(import.meta.url);
+  const redocScript = readFileSync(path.join(path.dirname(require.resolve('redoc/package.json')), 'bundles', 'redoc.standalone.js'));
+  app.get('/redoc', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(redocPage()));
+  app.get('/redoc/redoc.standalone.js', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=86400').send(redocScript),
+  );
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  registerWebSocket(app, deps.hub);
+  for (const register of routes) await register(app, deps);
+  return app;
+}

@@ -1,0 +1,47 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { currentMigrationVersion, latestMigrationId } from '../../core/db/migrate.js';
+import { BOSS_SCHEMA } from '../../core/db/connect.js';
+import type { DaemonDeps } from '../app.js';
+
+const Health = z
+  .object({
+    status: z.enum(['ok', 'unavailable']),
+    version: z.string(),
+    database: z.object({ reachable: z.boolean(), latency_ms: z.number().nullable(), error: z.string().optional() }),
+    migrations: z.object({ current: z.number().nullable(), latest: z.number() }),
+    workers: z.object({ running: z.boolean(), kinds: z.array(z.string()), active_elsewhere: z.number().nullable() }),
+    queue: z.object({ depth: z.number().nullable(), active: z.number().nullable() }),
+  })
+  .meta({ id: 'Health' });
+
+export function registerHealthRoutes(app: FastifyInstance, deps: DaemonDeps): void {
+  app.withTypeProvider<ZodTypeProvider>().get(
+    '/health',
+    { schema: { summary: 'Health of the daemon, its database and queue', tags: ['health'], response: { 200: Health, 503: Health } } },
+    async (_request, reply) => {
+      const started = performance.now();
+      const body: z.infer<typeof Health> = {
+        status: 'ok',
+        version: deps.version,
+        database: { reachable: false, latency_ms: null },
+        migrations: { current: null, latest: latestMigrationId() },
+        workers: { ...deps.workers(), active_elsewhere: null },
+        queue: { depth: null, active: null },
+      };
+      try {
+        body.migrations.current = await currentMigrationVersion(deps.db.pool);
+        body.database = { reachable: true, latency_ms: Math.round((performance.now() - started) * 10) / 10 };
+        const queue = await deps.db.pool.query<{ depth: number; active: number }>(
+          `SELECT count(*) FILTER (WHERE state IN ('created', 'retry'))::int AS depth, count(*) FILTER (WHERE state = 'active')::int AS active FROM ${BOSS_SCHEMA}.job`,
+        );
+        body.queue = { depth: queue.rows[0]?.depth ?? 0, active: queue.rows[0]?.active ?? 0 };
+      } catch (error) {
+        body.status = 'unavailable';
+        if (!body.database.reachable) body.database.error = (error as Error).message.split('\n')[0]!;
+      }
+      return reply.status(body.status === 'ok' ? 200 : 503).send(body);
+    },
+  );
+}

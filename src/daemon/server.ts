@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { assertAuthConfigured } from '../core/config.js';
+import type { Config } from '../core/config.js';
+import { openDatabase } from '../core/db/connect.js';
+import type { Database } from '../core/db/connect.js';
+import { buildApp } from './app.js';
+import type { RouteModule } from './app.js';
+import { EventsHub } from './events-hub.js';
+
+/** Something the daemon runs beside HTTP (pg-boss workers, the agent supervisor) and stops on shutdown. */
+export interface BackgroundService {
+  name: string;
+  stop(): Promise<void>;
+}
+
+export type ServiceStarter = (db: Database, config: Config, log: Logger) => Promise<BackgroundService>;
+
+export interface DaemonHandle {
+  app: FastifyInstance;
+  db: Database;
+  url: string;
+  /** Graceful: stop accepting, finish in-flight requests and current pages (bounded), close the pool. */
+  close(): Promise<void>;
+}
+
+export function packageVersion(): string {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+  return (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+export interface DaemonOptions {
+  host?: string;
+  port?: number;
+  routes: RouteModule[];
+  services?: ServiceStarter[];
+  logger: Logger;
+  /** Upper bound for the graceful part of shutdown before connections are cut. */
+  shutdownTimeoutMs?: number;
+}
+
+export async function startDaemon(config: Config, options: DaemonOptions): Promise<DaemonHandle> {
+  assertAuthConfigured(config);
+  const log = options.logger;
+  const db = await openDatabase(config, { max: 20, applicationName: 'docdex-serve' });
+  const hub = new EventsHub(db.info, log);
+  await hub.start();
+  const services: BackgroundService[] = [];
+  try {
+    for (const start of options.services ?? []) services.push(await start(db, config, log));
+  } catch (error) {
+    await Promise.allSettled(services.map((s) => s.stop()));
+    await hub.stop();
+    await db.close();
+    throw error;
+  }
+  const app = await buildApp(
+    { db, config, hub, version: packageVersion(), workers: () => ({ running: services.length > 0, kinds: services.map((s) => s.name) }) },
+    options.routes,
+    { logger: log },
+  );
+  const host = options.host ?? config.api.host;
+  const port = options.port ?? config.api.port;
+  let address: string;
+  try {
+    address = await app.listen({ host, port });
+  } catch (error) {
+    await app.close();
+    await Promise.allSettled(services.map((s) => s.stop()));
+    await hub.stop();
+    await db.close();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    db,
+    url: address,
+    close() {
+      closing ??= (async () => {
+        const timeout = options.shutdownTimeoutMs ?? 20_000;
+        const bounded = <T>(p: Promise<T>) => Promise.race([p, new Promise<void>((r) => setTimeout(r, timeout).unref())]);
+        // Workers first: the current page of each crawl finishes and its pg-boss job is released, while
+        // HTTP keeps answering; then HTTP stops accepting and drains in-flight requests.
+        await bounded(Promise.allSettled(services.map((s) => s.stop())));
+        await bounded(app.close());
+        await hub.stop();
+        await db.close();
+      })();
+      return closing;
+    },
+  };
+}
