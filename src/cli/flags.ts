@@ -2,3 +2,8 @@ import { Flags } from '@oclif/core';
 
 /** Flags shared by several commands, each validated where it is parsed. */
 export const forceFlag = Flags.boolean({ description: 'Do not ask for confirmation.', default: false });
+
+/** Skills: where a skill lives. */
+export const skillScopeFlag = Flags.string({ description: 'global (the workspace) or project (a repo; needs --repo).', options: ['global', 'project'] });
+/** A repo by id or by its name under repos/. */
+export const repoFlag = Flags.string({ description: 'Repo id or name (see `docdex repos list`).' });

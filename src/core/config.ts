@@ -104,6 +104,10 @@ const envSchema = z.object({
   CODE_LLM_EXTRACTION_MODEL: optionalString,
   CODE_LLM_BASE_URL: url(['http', 'https']),
   CODE_LLM_EXTRACTION_MODE: optionalString,
+  CODE_LLM_MAX_CONCURRENCY: number(4, 1, 64, 'from 1 to 64', true),
+  CODE_LLM_JOB_MAX_CALLS: number(500, 0, 1_000_000, 'from 0 (no limit) to 1000000', true),
+  CODE_LLM_JOB_MAX_TOKENS: number(1_000_000, 0, 1_000_000_000, 'from 0 (no limit) to 1000000000', true),
+  CODE_LLM_TIMEOUT_SECONDS: number(120, 1, 3600, 'of seconds from 1 to 3600'),
 
   MCP_AUTH_ENABLED: bool(false),
   MCP_AUTH_TOKEN: optionalString,
@@ -151,7 +155,19 @@ export interface Config {
   api: { host: string; port: number; corsOrigins: string[]; auth: boolean };
   mcpAuth: { enabled: boolean; tokens: string[] };
   crawl: { delaySeconds: number; maxConcurrent: number };
-  llm: { enabled: boolean; apiKey?: string; model?: string; baseUrl?: string; localModel?: string };
+  llm: {
+    enabled: boolean;
+    apiKey?: string;
+    model?: string;
+    baseUrl?: string;
+    localModel?: string;
+    /** Simultaneous requests to the model per process. */
+    maxConcurrency: number;
+    /** Per crawl or upload job; 0 means no limit. */
+    jobMaxCalls: number;
+    jobMaxTokens: number;
+    timeoutMs: number;
+  };
   agent: {
     workspacePath: string;
     host: string;
@@ -242,6 +258,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       ...(env.CODE_LLM_EXTRACTION_MODEL === undefined ? {} : { model: env.CODE_LLM_EXTRACTION_MODEL }),
       ...(env.CODE_LLM_BASE_URL === undefined ? {} : { baseUrl: env.CODE_LLM_BASE_URL }),
       ...(env.CODE_LLM_EXTRACTION_MODE === undefined ? {} : { localModel: env.CODE_LLM_EXTRACTION_MODE }),
+      maxConcurrency: env.CODE_LLM_MAX_CONCURRENCY,
+      jobMaxCalls: env.CODE_LLM_JOB_MAX_CALLS,
+      jobMaxTokens: env.CODE_LLM_JOB_MAX_TOKENS,
+      timeoutMs: Math.round(env.CODE_LLM_TIMEOUT_SECONDS * 1000),
     },
     agent: {
       workspacePath: path.resolve(env.WORKSPACE_PATH ?? 'workspace'),

@@ -29,10 +29,13 @@ export interface DaemonDeps {
 export type RouteModule = (app: FastifyInstance, deps: DaemonDeps) => void | Promise<void>;
 
 const PUBLIC_PREFIXES = ['/health', '/docs', '/redoc', '/openapi.json'];
+// Routes that check their own bearer token whatever API_AUTH says: /api/internal takes only the manager
+// token (src/daemon/routes/agent-internal.ts), never the REST tokens.
+const SELF_AUTHENTICATED_PREFIXES = ['/api/internal'];
 
 function isPublic(url: string): boolean {
   const pathname = url.split('?')[0]!;
-  return PUBLIC_PREFIXES.some((p) => pathname === p || pathname.startsWith(`${p}/`));
+  return [...PUBLIC_PREFIXES, ...SELF_AUTHENTICATED_PREFIXES].some((p) => pathname === p || pathname.startsWith(`${p}/`));
 }
 
 function isMcpPath(url: string): boolean {

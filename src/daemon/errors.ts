@@ -29,7 +29,7 @@ function userErrorStatus(error: UserError): number {
   if (error.code === 'unauthorized') return 401;
   if (error.code === 'bad_gateway') return 502;
   if (error.code === 'unavailable') return 503;
-  if (error.code === 'database_unavailable') return 503;
+  if (error.code === 'database_unavailable' || error.code === 'llm_unavailable') return 503;
   return 400;
 }
 

@@ -28,7 +28,7 @@ describe('daemon basics (auth off)', () => {
   it('reports health with database, migrations and queue', async () => {
     const res = await fetch(`${daemon.base}/health`);
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = (await res.json()) as any;
     expect(body).toMatchObject({ status: 'ok', database: { reachable: true }, queue: { depth: 0 } });
     expect(body.migrations.current).toBe(body.migrations.latest);
     expect(res.headers.get('x-request-id')).toMatch(/[0-9a-f-]{36}/);
@@ -47,7 +47,7 @@ describe('daemon basics (auth off)', () => {
   });
 
   it('serves an OpenAPI document that validates, Swagger UI at /docs and an offline Redoc at /redoc', async () => {
-    const spec = await (await fetch(`${daemon.base}/openapi.json`)).json();
+    const spec = (await (await fetch(`${daemon.base}/openapi.json`)).json()) as any;
     await SwaggerParser.validate(structuredClone(spec));
     expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/health', '/snippets/{id}', '/api/statistics/dashboard']));
     const docs = await fetch(`${daemon.base}/docs/`);

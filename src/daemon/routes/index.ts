@@ -1,7 +1,19 @@
 import type { RouteModule } from '../app.js';
+import { registerCrawlRoutes } from './crawl.js';
 import { registerHealthRoutes } from './health.js';
+import { registerSearchRoutes } from './search.js';
 import { registerSnippetRoutes } from './snippets.js';
+import { registerSourceRoutes } from './sources.js';
 import { registerStatsRoutes } from './stats.js';
+import { registerUploadRoutes } from './uploads.js';
 
 /** Every REST route module of the docs index, in documentation order. */
-export const docsIndexRoutes: RouteModule[] = [registerHealthRoutes, registerSnippetRoutes, registerStatsRoutes];
+export const docsIndexRoutes: RouteModule[] = [
+  registerHealthRoutes,
+  registerSearchRoutes,
+  registerSnippetRoutes,
+  registerSourceRoutes,
+  registerCrawlRoutes,
+  registerUploadRoutes,
+  registerStatsRoutes,
+];

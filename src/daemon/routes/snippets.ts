@@ -18,9 +18,12 @@ export const Snippet = z
     source_name: z.string(),
     version: z.string(),
     page_count: z.number(),
+    position: z.number(),
+    llm_enhanced: z.boolean(),
     related: z.array(z.object({ id: z.number(), relationship: z.string(), description: z.string() })),
+    created_at: z.string(),
+    updated_at: z.string(),
   })
-  .loose()
   .meta({ id: 'Snippet' });
 
 export function registerSnippetRoutes(app: FastifyInstance, deps: DaemonDeps): void {

@@ -1,0 +1,85 @@
+import type { Config } from '../core/config.js';
+import { cancelCrawl, liveWorkers, startCrawlWorkers, waitForJob } from '../core/crawl/index.js';
+import type { CrawlJob, CrawlWorkers } from '../core/crawl/index.js';
+import type { Database } from '../core/db/connect.js';
+import { fromCrawlJob } from '../ui/job-view.js';
+import type { LiveJobDisplay } from '../ui/live-job.js';
+
+/**
+ * `--wait` for crawl start/resume. When no worker process is connected, the crawl runs here, so crawling
+ * works with nothing else started. A TTY gets a live progress block (Ink), anything else one plain line every
+ * few seconds, and `--json` nothing until the final document. The first Ctrl-C cancels an in-process crawl
+ * (resumable later) or, when a worker elsewhere runs it, just stops following.
+ */
+
+export interface FollowOptions {
+  tty: boolean;
+  json: boolean;
+  log(line: string): void;
+  warn(line: string): void;
+  /** Seconds between plain progress lines without a TTY. */
+  lineIntervalSeconds?: number;
+}
+
+export function progressLine(job: CrawlJob): string {
+  const eta = job.eta_seconds === null ? '-' : `${job.eta_seconds}s`;
+  return `crawl ${job.job_id.slice(0, 8)} ${job.status}: ${job.pages_crawled}/${job.pages_found} pages, ${job.pages_skipped} skipped, ${job.pages_failed} failed, ${job.snippets_stored} snippets, ${job.pages_per_second} pages/s, ETA ${eta}`;
+}
+
+export function summaryLine(job: CrawlJob): string {
+  const what = `${job.pages_crawled} pages crawled, ${job.pages_skipped} skipped, ${job.pages_failed} failed, ${job.snippets_stored} snippets`;
+  if (job.status === 'completed') return `Crawl of ${job.name} completed: ${what} (job ${job.job_id}).`;
+  if (job.status === 'cancelled') return `Crawl of ${job.name} cancelled: ${what}. Resume with \`docdex crawl resume ${job.job_id}\`.`;
+  return `Crawl of ${job.name} ${job.status}: ${job.error ?? 'unknown error'} (${what}; job ${job.job_id}).`;
+}
+
+export async function followCrawl(db: Database, config: Config, job: CrawlJob, options: FollowOptions): Promise<CrawlJob> {
+  let workers: CrawlWorkers | null = null;
+  if ((await liveWorkers(db.pool)).length === 0) {
+    workers = await startCrawlWorkers(db, config, { supervise: false, onError: (error) => options.warn(`worker: ${error.message}`) });
+  }
+  let display: LiveJobDisplay | null = null;
+  if (options.tty && !options.json) {
+    const { renderLiveJob } = await import('../ui/live-job.js');
+    display = renderLiveJob(fromCrawlJob(job));
+  }
+  let latest = job;
+  let timer: NodeJS.Timeout | null = null;
+  if (!options.tty && !options.json) {
+    options.log(progressLine(job));
+    timer = setInterval(() => options.log(progressLine(latest)), (options.lineIntervalSeconds ?? 5) * 1000);
+  }
+  const stopFollowing = new AbortController();
+  const onSigint = () => {
+    if (workers) {
+      // The crawl runs in this process: stop it properly so the job is resumable, not orphaned.
+      cancelCrawl(db.pool, job.job_id).catch(() => stopFollowing.abort());
+    } else {
+      stopFollowing.abort(new Error('stopped following'));
+    }
+  };
+  process.once('SIGINT', onSigint);
+  try {
+    const final = await waitForJob(
+      db,
+      job.job_id,
+      (j) => {
+        latest = j;
+        display?.update(fromCrawlJob(j));
+      },
+      { signal: stopFollowing.signal },
+    ).catch(async (error: unknown) => {
+      if (!stopFollowing.signal.aborted) throw error;
+      options.warn(`Stopped following; the crawl continues on its worker. Follow it with \`docdex crawl status ${job.job_id}\`.`);
+      return latest;
+    });
+    display?.stop(fromCrawlJob(final));
+    display = null;
+    return final;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    if (timer) clearInterval(timer);
+    display?.stop();
+    await workers?.stop();
+  }
+}

@@ -1,0 +1,44 @@
+import type { SearchResponse } from '../core/search/search.js';
+import { ansi, highlight } from './highlight.js';
+
+// A result shows the start of its code; the whole snippet is one `--json` or `GET /snippets/{id}` away.
+const MAX_CODE_LINES = 20;
+
+function clip(code: string): { text: string; more: number } {
+  const lines = code.split('\n');
+  if (lines.length <= MAX_CODE_LINES) return { text: code, more: 0 };
+  return { text: lines.slice(0, MAX_CODE_LINES).join('\n'), more: lines.length - MAX_CODE_LINES };
+}
+
+/** Search results as terminal text: title, URL, source and language, then the code (coloured in a TTY). */
+export function renderSearch(result: SearchResponse, options: { colour: boolean }): string {
+  const c = options.colour ? ansi : { bold: String, dim: String, underline: String, cyan: String, green: String, yellow: String, magenta: String, gray: String };
+  const out: string[] = [];
+  if (result.corrected?.length) out.push(c.dim(`Also searched for: ${result.corrected.map((x) => `${x.from} → ${x.to}`).join(', ')}`));
+  if (result.items.length === 0) {
+    out.push(result.offset > 0 ? `No more results (${result.total} in all).` : 'No snippets found.');
+    return out.join('\n');
+  }
+  result.items.forEach((item, i) => {
+    const n = result.offset + i + 1;
+    out.push('');
+    out.push(`${c.bold(`${n}. ${item.title || '(untitled)'}`)}`);
+    out.push(`   ${c.underline(c.cyan(item.source_url))}`);
+    const source = item.version ? `${item.source_name} ${item.version}` : item.source_name;
+    out.push(c.dim(`   ${source} · ${item.language} · score ${item.score}${item.match === 'page' ? ' · matched on the page text' : ''}`));
+    if (item.description) out.push(`   ${item.description.length > 300 ? `${item.description.slice(0, 297)}...` : item.description}`);
+    const { text, more } = clip(item.code);
+    const code = options.colour ? highlight(text, item.language) : text;
+    out.push(
+      code
+        .split('\n')
+        .map((line) => `     ${line}`)
+        .join('\n'),
+    );
+    if (more > 0) out.push(c.dim(`     ... ${more} more lines (docdex search --json, or GET /snippets/${item.id})`));
+  });
+  const shown = result.offset + result.items.length;
+  out.push('');
+  out.push(c.dim(`${result.offset + 1}-${shown} of ${result.total}${shown < result.total ? ` · next page: --offset ${shown}` : ''}`));
+  return out.join('\n');
+}

@@ -1,0 +1,37 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../../cli/base-command.js';
+import { listCrawlJobs } from '../../core/crawl/jobs.js';
+import type { CrawlJob, CrawlJobStatus } from '../../core/crawl/jobs.js';
+import { openDatabase } from '../../core/db/connect.js';
+
+export default class CrawlList extends BaseCommand<typeof CrawlList> {
+  static override summary = 'List crawl jobs, newest first.';
+  static override examples = ['<%= config.bin %> crawl list', '<%= config.bin %> crawl list --status running --json'];
+  static override flags = {
+    status: Flags.string({ description: 'Only jobs in this state.', options: ['queued', 'running', 'completed', 'failed', 'cancelled'] }),
+    source: Flags.string({ description: 'Only jobs of this source id.' }),
+    limit: Flags.integer({ char: 'n', description: 'Jobs per page (1-500).', default: 20, min: 1, max: 500 }),
+    offset: Flags.integer({ description: 'Skip this many jobs.', default: 0, min: 0 }),
+  };
+
+  async run(): Promise<{ items: CrawlJob[]; total: number; limit: number; offset: number }> {
+    const db = await openDatabase(this.settings, { max: 2, applicationName: 'docdex-crawl' });
+    try {
+      const page = await listCrawlJobs(db.pool, {
+        limit: this.flags.limit,
+        offset: this.flags.offset,
+        ...(this.flags.status === undefined ? {} : { status: this.flags.status as CrawlJobStatus }),
+        ...(this.flags.source === undefined ? {} : { sourceId: this.flags.source }),
+      });
+      if (page.items.length === 0) this.log('No crawl jobs.');
+      for (const j of page.items) {
+        const pages = `${j.pages_crawled}/${j.pages_found}`;
+        this.log(`${j.job_id.slice(0, 8)}  ${j.status.padEnd(9)}  ${pages.padStart(11)} pages  ${String(j.snippets_stored).padStart(7)} snippets  ${j.created_at.slice(0, 19).replace('T', ' ')}  ${j.name}${j.version ? ` ${j.version}` : ''}`);
+      }
+      if (page.total > page.offset + page.items.length) this.log(`(${page.total} jobs; next page: --offset ${page.offset + page.items.length})`);
+      return page;
+    } finally {
+      await db.close();
+    }
+  }
+}

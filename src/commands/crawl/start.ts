@@ -1,0 +1,72 @@
+import { Args, Flags } from '@oclif/core';
+import { BaseCommand } from '../../cli/base-command.js';
+import { liveWorkers, startCrawl } from '../../core/crawl/jobs.js';
+import type { CrawlJob } from '../../core/crawl/jobs.js';
+import { parseCrawlRequest, splitList } from '../../core/crawl/request.js';
+import type { CrawlRequestInput } from '../../core/crawl/request.js';
+import { openDatabase } from '../../core/db/connect.js';
+
+export default class CrawlStart extends BaseCommand<typeof CrawlStart> {
+  static override summary = 'Crawl documentation from start URLs and index its code snippets.';
+  static override description =
+    'Follows links up to --depth (0: only the given URLs, 1: and their links, up to 3), staying on the start hosts unless --domain says otherwise. CRAWL_DELAY seconds separate requests to one host across all workers; robots.txt is honoured. Without --wait the job is queued for `docdex worker` or `docdex serve`; with --wait it runs here when no worker is running, and the exit code says whether it completed.';
+  static override examples = [
+    '<%= config.bin %> crawl start https://docs.python.org/3/library/json.html --depth 1 --wait',
+    '<%= config.bin %> crawl start https://fastapi.tiangolo.com/ --name fastapi --version 0.115 --url-patterns "/tutorial/**,/advanced/**"',
+    '<%= config.bin %> crawl start https://example.com/docs/ --depth 2 --concurrency 5 --wait --json',
+  ];
+  static override strict = false;
+  static override args = { url: Args.string({ description: 'Start URL (several may be given).', required: true }) };
+  static override flags = {
+    name: Flags.string({ description: 'Library name (default: detected from the start page).' }),
+    version: Flags.string({ description: 'Version of the documented library.' }),
+    depth: Flags.integer({ description: 'Link depth 0-3 (default 1).' }),
+    domain: Flags.string({ description: 'Only follow links on this domain and its subdomains.' }),
+    'url-patterns': Flags.string({ description: 'Only follow URLs matching these globs (repeatable or comma-separated).', multiple: true }),
+    'exclude-patterns': Flags.string({ description: 'Never follow URLs matching these globs (repeatable or comma-separated).', multiple: true }),
+    concurrency: Flags.integer({ description: 'Pages fetched at once, 1-20 (default 3; capped by MAX_CONCURRENT_CRAWLS).' }),
+    sitemap: Flags.boolean({ description: 'Also seed the crawl from the site\'s sitemap.xml.', default: false }),
+    wait: Flags.boolean({ description: 'Wait for the crawl to finish (running it here if no worker is running).', default: false }),
+  };
+
+  async run(): Promise<CrawlJob> {
+    const { argv } = await this.parse(CrawlStart);
+    const f = this.flags;
+    const request: CrawlRequestInput = {
+      start_urls: argv.map(String),
+      ...(f.name === undefined ? {} : { name: f.name }),
+      ...(f.version === undefined ? {} : { version: f.version }),
+      ...(f.depth === undefined ? {} : { max_depth: f.depth }),
+      ...(f.domain === undefined ? {} : { domain_filter: f.domain }),
+      ...(f['url-patterns'] === undefined ? {} : { url_patterns: splitList(f['url-patterns']) }),
+      ...(f['exclude-patterns'] === undefined ? {} : { exclude_patterns: splitList(f['exclude-patterns']) }),
+      ...(f.concurrency === undefined ? {} : { max_concurrent_crawls: f.concurrency }),
+      ...(f.sitemap ? { use_sitemap: true } : {}),
+    };
+    // Validated before the database is even opened: bad input exits 2 and creates nothing.
+    parseCrawlRequest(request, { ceiling: this.settings.crawl.maxConcurrent });
+    const db = await openDatabase(this.settings, { max: 8, applicationName: 'docdex-crawl' });
+    try {
+      const job = await startCrawl(db, this.settings, request);
+      if (!f.wait) {
+        const workers = await liveWorkers(db.pool);
+        this.log(`Crawl of ${job.name} queued: job ${job.job_id}. Follow it with \`docdex crawl status ${job.job_id}\`.`);
+        if (workers.length === 0) this.logToStderr('No worker is running: start `docdex worker` or `docdex serve`, or re-run with --wait.');
+        return job;
+      }
+      // The worker, HTTP client and extractor load only when this process may crawl.
+      const { followCrawl, summaryLine } = await import('../../cli/crawl-follow.js');
+      const final = await followCrawl(db, this.settings, job, {
+        tty: this.isTty,
+        json: this.jsonEnabled(),
+        log: (line) => this.log(line),
+        warn: (line) => this.logToStderr(line),
+      });
+      if (!this.jsonEnabled()) this.log(summaryLine(final));
+      if (final.status !== 'completed') process.exitCode = 1;
+      return final;
+    } finally {
+      await db.close();
+    }
+  }
+}

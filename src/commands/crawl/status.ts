@@ -1,0 +1,31 @@
+import { Args } from '@oclif/core';
+import { BaseCommand } from '../../cli/base-command.js';
+import { getCrawlJob, resolveCrawlJobId } from '../../core/crawl/jobs.js';
+import type { CrawlJob } from '../../core/crawl/jobs.js';
+import { openDatabase } from '../../core/db/connect.js';
+
+export default class CrawlStatus extends BaseCommand<typeof CrawlStatus> {
+  static override summary = 'Show a crawl job: state, page and snippet counts, rate, ETA, error.';
+  static override examples = ['<%= config.bin %> crawl status 3f2a9c1e', '<%= config.bin %> crawl status 3f2a9c1e-... --json'];
+  static override args = { job: Args.string({ description: 'Job id (or a unique prefix of it).', required: true }) };
+
+  async run(): Promise<CrawlJob> {
+    const db = await openDatabase(this.settings, { max: 2, applicationName: 'docdex-crawl' });
+    try {
+      const job = await getCrawlJob(db.pool, await resolveCrawlJobId(db.pool, this.args.job));
+      this.log(`${job.name}${job.version ? ` ${job.version}` : ''}: ${job.status} (job ${job.job_id})`);
+      this.log(`  pages:    ${job.pages_crawled} crawled, ${job.pages_skipped} skipped, ${job.pages_failed} failed, ${job.pages_found} found`);
+      this.log(`  snippets: ${job.snippets_stored}`);
+      if (job.status === 'running') {
+        this.log(`  rate:     ${job.pages_per_second} pages/s, ETA ${job.eta_seconds === null ? '-' : `${job.eta_seconds} s`}`);
+        if (job.current_url) this.log(`  fetching: ${job.current_url}`);
+      }
+      this.log(`  start:    ${job.start_urls.join(' ')} (depth ${job.max_depth}, concurrency ${job.max_concurrent_crawls})`);
+      this.log(`  created:  ${job.created_at}${job.completed_at ? `, finished ${job.completed_at}` : ''}`);
+      if (job.error) this.log(`  error:    ${job.error}`);
+      return job;
+    } finally {
+      await db.close();
+    }
+  }
+}

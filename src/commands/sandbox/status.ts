@@ -1,0 +1,34 @@
+import { BaseCommand } from '../../cli/base-command.js';
+import { describeMismatches } from '../../core/sandbox/attest.js';
+import type { VmStatus } from '../../core/sandbox/runner-daemon.js';
+import { sandboxStatus } from '../../core/sandbox/service.js';
+import { sandboxSettings } from '../../core/sandbox/settings.js';
+
+export function describeVm(status: VmStatus & { configError?: string }): string[] {
+  const lines = [`${status.name}: ${status.state}${status.qemuPid ? ` (qemu pid ${status.qemuPid}, ${status.accel ?? '?'})` : ''}`];
+  if (status.config) {
+    lines.push(`  image:   ${status.config.imageRef}`);
+    lines.push(`  size:    ${status.config.cpus} cpu, ${status.config.memoryMib} MiB, /tmp ${status.config.tmpfsKib / 1024} MiB`);
+    lines.push(`  roots:   ${status.config.roots.join(', ')}`);
+  }
+  if (status.attestation) {
+    const f = status.attestation.facts;
+    lines.push(`  guest:   ${f.hostname}, kernel ${f.kernelRelease}, up ${(f.uptimeMs / 1000).toFixed(0)} s, ${f.running} command(s) running`);
+    lines.push(`  attest:  ${status.attestation.mismatches.length === 0 ? 'matches the current settings' : `differs (${describeMismatches(status.attestation.mismatches)}); the next command recreates it`}`);
+  }
+  if (status.accelReason) lines.push(`  accel:   ${status.accelReason}`);
+  if (status.lastLoss) lines.push(`  last loss: ${status.lastLoss}`);
+  if (status.configError) lines.push(`  config:  ${status.configError}`);
+  return lines;
+}
+
+export default class SandboxStatus extends BaseCommand<typeof SandboxStatus> {
+  static override summary = 'Show the mgr-workspace microVM and attest it against the current settings.';
+  static override examples = ['<%= config.bin %> sandbox status', '<%= config.bin %> sandbox status --json'];
+
+  async run(): Promise<VmStatus> {
+    const status = await sandboxStatus(sandboxSettings(this.settings));
+    for (const line of describeVm(status)) this.log(line);
+    return status;
+  }
+}

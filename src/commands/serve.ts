@@ -1,0 +1,32 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../cli/base-command.js';
+import { runDaemonUntilSignal } from '../daemon/run.js';
+import { runStdioServer } from '../daemon/mcp/stdio.js';
+import { docsIndexServices } from '../daemon/services.js';
+
+export default class Serve extends BaseCommand<typeof Serve> {
+  static override summary = 'Run the docdex daemon: REST, WebSocket and MCP over HTTP, plus crawl/upload workers.';
+  static override description =
+    'Binds to API_HOST:API_PORT (default 127.0.0.1:7654). With --mcp, speaks MCP over standard input/output instead (for an MCP client that starts docdex); logs go to stderr.';
+  static override examples = ['<%= config.bin %> serve', '<%= config.bin %> serve --port 8080', '<%= config.bin %> serve --mcp'];
+  static override enableJsonFlag = false;
+  static override flags = {
+    mcp: Flags.boolean({ description: 'Serve MCP over stdio instead of HTTP.', default: false }),
+    host: Flags.string({ description: 'Bind address (overrides API_HOST).' }),
+    port: Flags.integer({ description: 'Port (overrides API_PORT).', min: 0, max: 65535 }),
+    workers: Flags.boolean({ description: 'Run crawl, upload and LLM workers in this process.', default: true, allowNo: true }),
+  };
+
+  async run(): Promise<void> {
+    const services = this.flags.workers ? docsIndexServices : [];
+    if (this.flags.mcp) {
+      await runStdioServer(this.settings, { services });
+      return;
+    }
+    await runDaemonUntilSignal(this.settings, {
+      services,
+      ...(this.flags.host === undefined ? {} : { host: this.flags.host }),
+      ...(this.flags.port === undefined ? {} : { port: this.flags.port }),
+    });
+  }
+}

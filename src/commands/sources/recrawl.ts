@@ -1,0 +1,24 @@
+import { Args } from '@oclif/core';
+import { BaseCommand } from '../../cli/base-command.js';
+import { versionFlag } from '../../cli/index-flags.js';
+import type { CrawlJob } from '../../core/crawl/index.js';
+import { openDatabase } from '../../core/db/connect.js';
+import { recrawlSource } from '../../core/sources/recrawl.js';
+
+export default class SourcesRecrawl extends BaseCommand<typeof SourcesRecrawl> {
+  static override summary = 'Re-fetch a source with its stored crawl settings; unchanged pages are skipped.';
+  static override examples = ['<%= config.bin %> sources recrawl python', '<%= config.bin %> sources recrawl python --version 3.12 --json'];
+  static override args = { source: Args.string({ description: 'Source name (fuzzy) or id.', required: true }) };
+  static override flags = { version: versionFlag };
+
+  async run(): Promise<CrawlJob> {
+    const db = await openDatabase(this.settings, { max: 4, applicationName: 'docdex-sources' });
+    try {
+      const job = await recrawlSource(db, this.settings, this.args.source, this.flags.version === undefined ? {} : { version: this.flags.version });
+      this.log(`Recrawl queued: job ${job.id}. Follow it with \`docdex crawl status ${job.id}\`; \`docdex serve\` or \`docdex worker\` runs it.`);
+      return job;
+    } finally {
+      await db.close();
+    }
+  }
+}

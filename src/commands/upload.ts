@@ -1,0 +1,68 @@
+import { Args, Flags } from '@oclif/core';
+import { BaseCommand } from '../cli/base-command.js';
+import { openDatabase } from '../core/db/connect.js';
+import type { JobEvent } from '../core/events/notify.js';
+import { createUploadFromPaths, startUploadWorkers, waitForUpload } from '../core/upload/index.js';
+import type { UploadJob } from '../core/upload/index.js';
+
+export default class Upload extends BaseCommand<typeof Upload> {
+  static override summary = 'Index local documentation files: .md .markdown .mdx .txt .rst .adoc, or directories of them.';
+  static override description =
+    'Directories are scanned recursively (node_modules, .git and hidden folders are skipped; other formats are listed as skipped). Files over 10 MB, binary or not UTF-8 are reported one by one and the rest is indexed. Without --wait the job is queued for `docdex serve` or `docdex worker`.';
+  static override examples = [
+    '<%= config.bin %> upload ./docs --name mylib --version 2.0 --wait',
+    '<%= config.bin %> upload README.md --source-url https://github.com/me/mylib#readme',
+  ];
+  static override strict = false;
+  static override args = { path: Args.string({ description: 'File or directory (several may be given).', required: true }) };
+  static override flags = {
+    name: Flags.string({ description: 'Source name (default: the file or directory name).' }),
+    'source-url': Flags.string({ description: 'Where these files are published; result links are built under it.' }),
+    version: Flags.string({ description: 'Library version.' }),
+    wait: Flags.boolean({ description: 'Process the upload now and wait until it is done.', default: false }),
+  };
+
+  async run(): Promise<UploadJob> {
+    const { argv } = await this.parse(Upload);
+    const db = await openDatabase(this.settings, { max: 4, applicationName: 'docdex-upload' });
+    try {
+      const job = await createUploadFromPaths(db, this.settings, {
+        paths: argv.map(String),
+        ...(this.flags.name === undefined ? {} : { name: this.flags.name }),
+        ...(this.flags['source-url'] === undefined ? {} : { sourceUrl: this.flags['source-url'] }),
+        ...(this.flags.version === undefined ? {} : { version: this.flags.version }),
+      });
+      for (const s of job.skipped_files.slice(0, 20)) this.log(`skipped ${s.path}: ${s.reason}`);
+      if (job.skipped_files.length > 20) this.log(`skipped ${job.skipped_files.length - 20} more files`);
+      if (!this.flags.wait) {
+        this.log(`Upload job ${job.id} queued: ${job.file_count} files into ${job.source_name}. \`docdex serve\` or \`docdex worker\` processes it; or re-run with --wait.`);
+        this.reportErrors(job);
+        return job;
+      }
+      // Processed here, so --wait works without a daemon; a running daemon's workers share the files.
+      const workers = await startUploadWorkers(db, this.settings, { pollingIntervalSeconds: 0.5 });
+      try {
+        const done = await waitForUpload(db, job.id, (e) => this.progress(e));
+        if (this.isTty) process.stdout.write('\r\u001b[K');
+        this.log(`${done.status === 'completed' ? 'Indexed' : 'Failed'}: ${done.processed_files - done.failed_files} of ${done.file_count} files, ${done.snippets_extracted} snippets, into ${done.source_name} (job ${done.id}).`);
+        this.reportErrors(done);
+        if (done.status === 'failed') process.exitCode = 1;
+        return done;
+      } finally {
+        await workers.stop();
+      }
+    } finally {
+      await db.close();
+    }
+  }
+
+  private progress(e: JobEvent): void {
+    if (!this.isTty || e.event !== 'upload_progress') return;
+    const c = e.counters;
+    process.stdout.write(`\r\u001b[K${c.processed_files ?? 0}/${c.file_count ?? 0} files, ${c.snippets_extracted ?? 0} snippets  ${e.currentUrl ?? ''}`.slice(0, (process.stdout.columns || 100) - 1));
+  }
+
+  private reportErrors(job: UploadJob): void {
+    for (const e of job.file_errors) this.logToStderr(`error ${e.path}: ${e.error}`);
+  }
+}

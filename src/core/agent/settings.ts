@@ -1,0 +1,306 @@
+import type pg from 'pg';
+import { z } from 'zod';
+import { UserError } from '../errors.js';
+
+/**
+ * Per-user preferences of the agent manager (the spec's Preferences object). Only the keys a user changed
+ * are stored; everything else comes from DEFAULT_PREFERENCES at read time, so a new default reaches users
+ * who never touched it. Secrets (git credential tokens, tts/stt API keys) are stored here but never leave
+ * through `readSettings`.
+ */
+
+export const DEFAULT_USER_ID = 'default';
+export const UserId = z
+  .string()
+  .regex(/^[A-Za-z0-9._@-]{1,128}$/, 'userId is 1-128 letters, digits, ".", "_", "@" or "-"')
+  .describe("The user whose settings to use; 'default' when omitted");
+
+const optionalText = (max: number) => z.string().min(1).max(max).nullable();
+
+const TtsPatch = z
+  .object({
+    enabled: z.boolean(),
+    provider: z.string().min(1).max(100),
+    autoPlay: z.boolean(),
+    voice: z.string().min(1).max(100),
+    model: z.string().min(1).max(200),
+    speed: z.number().min(0.25).max(4),
+  })
+  .partial()
+  .strict();
+
+const SttPatch = z
+  .object({
+    enabled: z.boolean(),
+    provider: z.string().min(1).max(100),
+    model: z.string().min(1).max(200),
+    language: z.string().min(1).max(35),
+  })
+  .partial()
+  .strict();
+
+const CustomCommand = z.object({
+  name: z.string().min(1).max(64),
+  description: z.string().max(500),
+  promptTemplate: z.string().min(1).max(20_000),
+});
+
+/** PATCH /settings: each allowed key with its value rule. `null` clears an optional key. */
+export const PreferencesPatch = z
+  .object({
+    theme: z.enum(['dark', 'light', 'system']),
+    mode: z.enum(['plan', 'build']),
+    defaultModel: optionalText(200),
+    defaultAgent: optionalText(100),
+    autoScroll: z.boolean(),
+    expandDiffs: z.boolean(),
+    expandToolCalls: z.boolean(),
+    showReasoning: z.boolean(),
+    simpleChatMode: z.boolean(),
+    leaderKey: optionalText(32),
+    directShortcuts: z.array(z.string().min(1).max(64)).max(100).nullable(),
+    keyboardShortcuts: z.record(z.string().min(1).max(100), z.string().max(100)),
+    customCommands: z.array(CustomCommand).max(100),
+    notifications: z.object({ enabled: z.boolean() }).partial().loose(),
+    repoOrder: z.array(z.number().int().positive()).max(10_000).nullable(),
+    repoSortMode: z.enum(['recent', 'manual', 'name']),
+    tts: TtsPatch,
+    stt: SttPatch,
+  })
+  .partial()
+  .strict()
+  .meta({ id: 'AgentPreferencesPatch' });
+export type PreferencesPatch = z.infer<typeof PreferencesPatch>;
+
+export const ALLOWED_PATCH_KEYS = Object.keys(PreferencesPatch.shape) as (keyof PreferencesPatch)[];
+/** Keys that exist but are never writable through PATCH /settings (secrets and manager-owned state). */
+export const REJECTED_PATCH_KEYS = ['gitCredentials', 'gitIdentity', 'tts.apiKey', 'tts.endpoint', 'stt.apiKey', 'stt.endpoint', 'lastKnownGoodConfig'] as const;
+
+export const Preferences = z
+  .object({
+    theme: z.enum(['dark', 'light', 'system']),
+    mode: z.enum(['plan', 'build']),
+    defaultModel: z.string().optional(),
+    defaultAgent: z.string().optional(),
+    autoScroll: z.boolean(),
+    expandDiffs: z.boolean(),
+    expandToolCalls: z.boolean(),
+    showReasoning: z.boolean(),
+    simpleChatMode: z.boolean(),
+    leaderKey: z.string().optional(),
+    directShortcuts: z.array(z.string()).optional(),
+    keyboardShortcuts: z.record(z.string(), z.string()),
+    customCommands: z.array(CustomCommand),
+    notifications: z.object({ enabled: z.boolean() }).loose(),
+    repoOrder: z.array(z.number()).optional(),
+    repoSortMode: z.enum(['recent', 'manual', 'name']),
+    gitCredentials: z
+      .array(z.object({ id: z.string(), host: z.string(), username: z.string().optional(), repoId: z.number().optional(), hasToken: z.boolean() }).loose())
+      .describe('Read-only here; tokens are never returned'),
+    gitIdentity: z.object({ name: z.string().optional(), email: z.string().optional() }).loose().describe('Read-only here'),
+    tts: z.object({ enabled: z.boolean(), configured: z.boolean() }).loose().describe('apiKey and endpoint are never returned'),
+    stt: z.object({ enabled: z.boolean(), configured: z.boolean() }).loose().describe('apiKey and endpoint are never returned'),
+    sandbox: z.object({ enabled: z.boolean(), gitCredentials: z.boolean() }).describe('Read-only here; changed in the manager settings'),
+  })
+  .meta({ id: 'AgentPreferences' });
+export type Preferences = z.infer<typeof Preferences>;
+
+export const SettingsEnvelope = z
+  .object({ preferences: Preferences, updatedAt: z.number().describe('Milliseconds since the Unix epoch of the last change') })
+  .meta({ id: 'AgentSettings' });
+export type SettingsEnvelope = z.infer<typeof SettingsEnvelope>;
+
+type Stored = Record<string, unknown>;
+
+export const DEFAULT_PREFERENCES = {
+  theme: 'system',
+  mode: 'build',
+  autoScroll: true,
+  expandDiffs: false,
+  expandToolCalls: false,
+  showReasoning: false,
+  simpleChatMode: false,
+  keyboardShortcuts: {},
+  customCommands: [],
+  notifications: { enabled: false },
+  repoSortMode: 'recent',
+  gitCredentials: [],
+  gitIdentity: {},
+  tts: { enabled: false },
+  stt: { enabled: false },
+  sandbox: { enabled: false, gitCredentials: false },
+} as const;
+
+/** Objects merged key by key with their defaults and with PATCH bodies; every other key is replaced whole. */
+const MERGED_OBJECTS = new Set(['notifications', 'tts', 'stt', 'sandbox', 'gitIdentity']);
+const SECRET_KEY = /^(apiKey|endpoint|token|password|secret|privateKey|accessToken)$/i;
+/** Stored preferences larger than this are refused: they are read on every settings request. */
+const MAX_STORED_BYTES = 256 * 1024;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function withoutSecrets(value: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([k]) => !SECRET_KEY.test(k)));
+}
+
+export function isSpeechConfigured(value: unknown): boolean {
+  return isPlainObject(value) && ((typeof value.apiKey === 'string' && value.apiKey !== '') || (typeof value.endpoint === 'string' && value.endpoint !== ''));
+}
+
+/** The stored overrides merged over the defaults, with every secret removed. */
+export function presentPreferences(stored: Stored): Preferences {
+  const merged: Record<string, unknown> = { ...DEFAULT_PREFERENCES };
+  for (const [key, value] of Object.entries(stored)) {
+    if (key === 'lastKnownGoodConfig') continue;
+    const base = merged[key];
+    merged[key] = MERGED_OBJECTS.has(key) && isPlainObject(base) && isPlainObject(value) ? { ...base, ...value } : value;
+  }
+  const credentials = Array.isArray(merged.gitCredentials) ? merged.gitCredentials : [];
+  merged.gitCredentials = credentials.filter(isPlainObject).map((c) => ({
+    ...withoutSecrets(c),
+    hasToken: typeof c.token === 'string' && c.token !== '',
+  }));
+  merged.gitIdentity = withoutSecrets(merged.gitIdentity as Record<string, unknown>);
+  for (const kind of ['tts', 'stt'] as const) {
+    const raw = merged[kind] as Record<string, unknown>;
+    merged[kind] = { ...withoutSecrets(raw), configured: isSpeechConfigured(raw) };
+  }
+  return merged as Preferences;
+}
+
+async function loadStored(client: pg.Pool | pg.PoolClient, userId: string, lock = false): Promise<{ stored: Stored; updatedAt: number }> {
+  const { rows } = await client.query<{ preferences: Stored; updated_at: Date }>(
+    `SELECT preferences, updated_at FROM agent_settings WHERE user_id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [userId],
+  );
+  const row = rows[0];
+  // A user who never saved anything has the defaults, dated at the epoch.
+  return row ? { stored: row.preferences, updatedAt: row.updated_at.getTime() } : { stored: {}, updatedAt: 0 };
+}
+
+export async function readSettings(pool: pg.Pool, userId = DEFAULT_USER_ID): Promise<SettingsEnvelope> {
+  const { stored, updatedAt } = await loadStored(pool, userId);
+  return { preferences: presentPreferences(stored), updatedAt };
+}
+
+/** The raw stored preferences, secrets included: for manager-side code (credential forwarding, speech). */
+export async function readStoredPreferences(pool: pg.Pool, userId = DEFAULT_USER_ID): Promise<Stored> {
+  return (await loadStored(pool, userId)).stored;
+}
+
+function badRequest(message: string, details: unknown[] = []): UserError {
+  return new UserError(message, { code: 'bad_request', details });
+}
+
+/**
+ * Checks the keys of a PATCH body before its values: a rejected or unknown key is a 400 that names the
+ * key, so a client (or an agent through the mgr tool) learns exactly which key to drop.
+ */
+export function assertPatchKeys(body: unknown): asserts body is Record<string, unknown> {
+  if (!isPlainObject(body)) throw badRequest('The body must be a JSON object of preference keys.');
+  for (const key of Object.keys(body)) {
+    if ((REJECTED_PATCH_KEYS as readonly string[]).includes(key)) {
+      throw badRequest(`Preference key "${key}" cannot be written through this API.`, [{ key, reason: 'restricted' }]);
+    }
+    if (!(ALLOWED_PATCH_KEYS as string[]).includes(key)) {
+      throw badRequest(`Unknown preference key "${key}". Allowed keys: ${ALLOWED_PATCH_KEYS.join(', ')}.`, [{ key, reason: 'unknown' }]);
+    }
+    if ((key === 'tts' || key === 'stt') && isPlainObject(body[key])) {
+      const allowed = Object.keys((key === 'tts' ? TtsPatch : SttPatch).shape);
+      for (const inner of Object.keys(body[key])) {
+        const dotted = `${key}.${inner}`;
+        if ((REJECTED_PATCH_KEYS as readonly string[]).includes(dotted)) {
+          throw badRequest(`Preference key "${dotted}" cannot be written through this API.`, [{ key: dotted, reason: 'restricted' }]);
+        }
+        if (!allowed.includes(inner)) {
+          throw badRequest(`Unknown preference key "${dotted}". Allowed keys: ${allowed.map((k) => `${key}.${k}`).join(', ')}.`, [{ key: dotted, reason: 'unknown' }]);
+        }
+      }
+    }
+  }
+}
+
+/** Validates a PATCH body (keys first, then values) and returns it typed. Throws UserError code bad_request. */
+export function parsePreferencesPatch(body: unknown): PreferencesPatch {
+  assertPatchKeys(body);
+  const parsed = PreferencesPatch.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.join('.') || 'body';
+    throw badRequest(`Invalid value for "${where}": ${issue.message}.`, parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  }
+  return parsed.data;
+}
+
+async function inTransaction(pool: pg.Pool, userId: string, change: (stored: Stored) => Stored): Promise<SettingsEnvelope> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`INSERT INTO agent_settings (user_id, updated_at) VALUES ($1, 'epoch') ON CONFLICT (user_id) DO NOTHING`, [userId]);
+    const { stored } = await loadStored(client, userId, true);
+    const next = change(stored);
+    const text = JSON.stringify(next);
+    if (Buffer.byteLength(text) > MAX_STORED_BYTES) throw badRequest(`Preferences are limited to ${MAX_STORED_BYTES / 1024} KB.`);
+    const { rows } = await client.query<{ updated_at: Date }>(
+      // Strictly increasing, so two quick PATCHes never report the same updatedAt.
+      `UPDATE agent_settings SET preferences = $2::jsonb, updated_at = greatest(clock_timestamp(), updated_at + interval '1 millisecond')
+        WHERE user_id = $1 RETURNING updated_at`,
+      [userId, text],
+    );
+    await client.query('COMMIT');
+    return { preferences: presentPreferences(next), updatedAt: rows[0]!.updated_at.getTime() };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Applies a validated PATCH. tts and stt can only be changed once the feature is configured (it has an
+ * API key or endpoint), because enabling a speech feature with nowhere to send audio would fail later
+ * and far from the cause.
+ */
+export async function patchSettings(pool: pg.Pool, userId: string, patch: PreferencesPatch): Promise<SettingsEnvelope> {
+  return inTransaction(pool, userId, (stored) => {
+    const next: Stored = { ...stored };
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === undefined) continue;
+      if ((key === 'tts' || key === 'stt') && !isSpeechConfigured(stored[key])) {
+        throw badRequest(`${key} is not configured: set up ${key === 'tts' ? 'text-to-speech' : 'speech-to-text'} in the manager settings before changing "${key}".`, [
+          { key, reason: 'not_configured' },
+        ]);
+      }
+      if (value === null) delete next[key];
+      else if (MERGED_OBJECTS.has(key) && isPlainObject(stored[key])) next[key] = { ...stored[key], ...(value as object) };
+      else next[key] = value;
+    }
+    return next;
+  });
+}
+
+/** Configures a speech feature with its secret parts (manager-side only; PATCH /settings never reaches these). */
+export async function configureSpeech(
+  pool: pg.Pool,
+  userId: string,
+  kind: 'tts' | 'stt',
+  service: { provider: string; apiKey?: string; endpoint?: string; model?: string } | null,
+): Promise<SettingsEnvelope> {
+  return inTransaction(pool, userId, (stored) => {
+    const next = { ...stored };
+    if (service === null) delete next[kind];
+    else next[kind] = { ...(isPlainObject(stored[kind]) ? stored[kind] : {}), ...service };
+    return next;
+  });
+}
+
+/** Sets the sandbox toggles (manager settings only: an agent must not be able to turn its own sandbox off). */
+export async function setSandboxPreferences(pool: pg.Pool, userId: string, sandbox: { enabled?: boolean; gitCredentials?: boolean }): Promise<SettingsEnvelope> {
+  return inTransaction(pool, userId, (stored) => ({
+    ...stored,
+    sandbox: { ...(isPlainObject(stored.sandbox) ? stored.sandbox : {}), ...sandbox },
+  }));
+}

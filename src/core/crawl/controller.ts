@@ -1,0 +1,162 @@
+import type pg from 'pg';
+import type { PageFetcher } from './fetch.js';
+import { currentUrl, finishIfDone, frontierCounters, pendingPages, sweepDeadClaims } from './frontier.js';
+import type { JobInfo } from './page.js';
+import { confirmHostRequest, waitForHostSlot } from './politeness.js';
+import { etaSeconds, processed, publishCompletion, publishProgress, RateWindow, writeProgress } from './progress.js';
+import type { Enqueue } from './queue.js';
+import type { RobotsStore } from './robots-store.js';
+import { parseSitemap } from './sitemap.js';
+import { sleep } from './sleep.js';
+import { cleanUrl, hostKey, normalizeUrl } from './url.js';
+
+/**
+ * The job-level controller. Exactly one live worker controls a job (crawl_adopt_job hands a job to a worker
+ * when it is queued or its controller's session is gone). It starts the job, seeds the page queue from the
+ * frontier (so start, resume and adoption after a crash are the same path), optionally seeds from sitemaps,
+ * and then ticks: heartbeat, progress and ETA, crawl_progress events, re-queueing pages whose worker died,
+ * and completing the job when the frontier is exhausted. Page workers may complete it first; the status
+ * condition in finishIfDone lets only one of them win.
+ */
+
+export interface ControllerContext {
+  pool: pg.Pool;
+  workerId: string;
+  enqueue: Enqueue;
+  fetcher: PageFetcher;
+  robots: RobotsStore;
+  delaySeconds: number;
+  tickMs: number;
+  jobInfo(jobId: string): Promise<JobInfo | null>;
+  onError(error: Error): void;
+}
+
+/** With no page settled for this long and nothing in flight, pending pages are queued again (lost queue jobs). */
+const STUCK_MS = 30_000;
+const MAX_SITEMAPS = 50;
+
+async function startJob(pool: pg.Pool, jobId: string, workerId: string): Promise<{ firstRun: boolean; useSitemap: boolean; maxConcurrent: number } | null> {
+  const { rows } = await pool.query<{ first_run: boolean; use_sitemap: boolean; max_concurrent: number }>(
+    `WITH before AS (SELECT started_at FROM crawl_jobs WHERE id = $1)
+     UPDATE crawl_jobs SET status = 'running', started_at = coalesce(started_at, now()), heartbeat_at = now(), updated_at = now()
+      WHERE id = $1 AND controller_worker_id = $2 AND status IN ('queued', 'running')
+      RETURNING (SELECT started_at IS NULL FROM before) AS first_run, use_sitemap, max_concurrent`,
+    [jobId, workerId],
+  );
+  const r = rows[0];
+  return r ? { firstRun: r.first_run, useSitemap: r.use_sitemap, maxConcurrent: r.max_concurrent } : null;
+}
+
+async function stillControlling(pool: pg.Pool, jobId: string, workerId: string): Promise<boolean> {
+  const { rows } = await pool.query<{ ok: boolean }>(
+    `SELECT status = 'running' AND controller_worker_id = $2 AS ok FROM crawl_jobs WHERE id = $1`,
+    [jobId, workerId],
+  );
+  return rows[0]?.ok ?? false;
+}
+
+/** Gives the job up so another worker adopts it at once (this worker is stopping). */
+export async function releaseControl(pool: pg.Pool, jobId: string, workerId: string): Promise<void> {
+  await pool.query('UPDATE crawl_jobs SET controller_worker_id = NULL WHERE id = $1 AND controller_worker_id = $2', [jobId, workerId]);
+}
+
+async function seedFromSitemaps(ctx: ControllerContext, job: JobInfo, signal: AbortSignal): Promise<number> {
+  if (job.maxDepth < 1) return 0;
+  const origins = [...new Set([...job.startKeys].map((u) => new URL(u).origin))];
+  const queue: string[] = [];
+  for (const origin of origins) {
+    const robots = await ctx.robots.get(job.id, origin, signal).catch(() => null);
+    const listed = robots?.sitemaps ?? [];
+    queue.push(...(listed.length > 0 ? listed : [`${origin}/sitemap.xml`]));
+  }
+  const seen = new Set<string>();
+  const pages = new Map<string, string>();
+  while (queue.length > 0 && seen.size < MAX_SITEMAPS) {
+    const url = queue.shift()!;
+    if (seen.has(url)) continue;
+    seen.add(url);
+    const result = await ctx.fetcher.fetch(url, {
+      accept: 'any',
+      signal,
+      beforeRequest: (u, s) => waitForHostSlot(ctx.pool, hostKey(u), ctx.delaySeconds, s),
+      afterSend: (u) => confirmHostRequest(ctx.pool, hostKey(u), ctx.delaySeconds),
+    });
+    if (result.kind !== 'ok') continue;
+    let parsed;
+    try {
+      parsed = parseSitemap(result.body);
+    } catch {
+      continue;
+    }
+    queue.push(...parsed.sitemaps);
+    for (const loc of parsed.pages) {
+      const fetchUrl = cleanUrl(loc);
+      const key = fetchUrl ? normalizeUrl(fetchUrl) : null;
+      if (!fetchUrl || !key || pages.has(key)) continue;
+      if (job.startKeys.has(key) || job.scope.allows(new URL(fetchUrl))) pages.set(key, fetchUrl);
+    }
+  }
+  if (pages.size === 0) return 0;
+  const keys = [...pages.keys()].sort();
+  // Sitemap pages count as one level below the start URLs: they are the site's own list of its pages.
+  const { rowCount } = await ctx.pool.query(
+    `INSERT INTO crawl_frontier (job_id, url, fetch_url, depth, discovered_from)
+     SELECT $1, t.url, t.fetch_url, 1, 'sitemap' FROM unnest($2::text[], $3::text[]) AS t(url, fetch_url)
+     ON CONFLICT DO NOTHING`,
+    [job.id, keys, keys.map((k) => pages.get(k)!)],
+  );
+  return rowCount ?? 0;
+}
+
+export async function runController(ctx: ControllerContext, jobId: string, signal: AbortSignal): Promise<'finished' | 'lost' | 'stopped'> {
+  const started = await startJob(ctx.pool, jobId, ctx.workerId);
+  if (!started) return 'lost';
+  const job = await ctx.jobInfo(jobId);
+  if (!job) return 'lost';
+  // Claims of workers that died while nobody controlled the job become pending and are queued below.
+  await sweepDeadClaims(ctx.pool, jobId);
+  if (started.firstRun && started.useSitemap) {
+    try {
+      await seedFromSitemaps(ctx, job, signal);
+    } catch (error) {
+      if (signal.aborted) return 'stopped';
+      ctx.onError(error as Error);
+    }
+  }
+  await ctx.enqueue(ctx.pool, jobId, await pendingPages(ctx.pool, jobId));
+
+  const rate = new RateWindow();
+  let lastDone = -1;
+  let lastChange = Date.now();
+  for (;;) {
+    const finished = await finishIfDone(ctx.pool, jobId);
+    if (finished) {
+      await publishCompletion(ctx.pool, jobId);
+      return 'finished';
+    }
+    if (!(await stillControlling(ctx.pool, jobId, ctx.workerId))) return 'lost';
+    const dead = await sweepDeadClaims(ctx.pool, jobId);
+    if (dead.length > 0) await ctx.enqueue(ctx.pool, jobId, dead);
+    const c = await frontierCounters(ctx.pool, jobId);
+    const done = processed(c);
+    const pagesPerSecond = rate.push(done);
+    if (done !== lastDone) {
+      lastDone = done;
+      lastChange = Date.now();
+    } else if (c.fetching === 0 && c.pending > 0 && Date.now() - lastChange > STUCK_MS) {
+      await ctx.enqueue(ctx.pool, jobId, await pendingPages(ctx.pool, jobId));
+      lastChange = Date.now();
+    }
+    const eta = etaSeconds(c, pagesPerSecond);
+    const current = await currentUrl(ctx.pool, jobId);
+    if (await writeProgress(ctx.pool, jobId, c, pagesPerSecond, eta, current)) {
+      await publishProgress(ctx.pool, jobId, c, pagesPerSecond, eta, current);
+    }
+    try {
+      await sleep(ctx.tickMs, signal);
+    } catch {
+      await releaseControl(ctx.pool, jobId, ctx.workerId);
+      return 'stopped';
+    }
+  }
+}

@@ -1,0 +1,43 @@
+import type pg from 'pg';
+import type { Config } from '../config.js';
+import { extractDocument } from '../extract/index.js';
+import { PageFetcher } from './fetch.js';
+import { confirmHostRequest, waitForHostSlot } from './politeness.js';
+import { hostKey } from './url.js';
+
+export interface DetectedSite {
+  name: string;
+  description: string;
+}
+
+/** The host as a name: `www.` dropped, since it names the server, not the library. */
+export function nameFromHost(url: string): string {
+  return new URL(url).hostname.replace(/^www\./, '');
+}
+
+/**
+ * The name of a crawl request that has none, from its start page: og:site_name, else the <title> suffix
+ * ("json — Python 3.13 documentation" gives "Python 3.13 documentation"), else the host. The page's meta
+ * description comes along for the source. A start page that cannot be fetched still gives the host, so
+ * a request is never refused for a name.
+ */
+export async function detectSite(pool: pg.Pool, config: Config, url: string, options: { timeoutMs?: number } = {}): Promise<DetectedSite> {
+  const fallback = { name: nameFromHost(url), description: '' };
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const fetcher = new PageFetcher({ maxRetries: 0, totalTimeoutMs: timeoutMs, headersTimeoutMs: timeoutMs, connectTimeoutMs: Math.min(timeoutMs, 10_000) });
+  try {
+    const result = await fetcher.fetch(url, {
+      signal: AbortSignal.timeout(timeoutMs + 1000),
+      beforeRequest: (u, signal) => waitForHostSlot(pool, hostKey(u), config.crawl.delaySeconds, signal),
+      afterSend: (u) => confirmHostRequest(pool, hostKey(u), config.crawl.delaySeconds),
+    });
+    if (result.kind !== 'ok') return fallback;
+    const { page } = extractDocument({ url: result.url, contentType: result.contentType, body: result.body });
+    const name = page.siteName?.trim().slice(0, 200);
+    return { name: name || fallback.name, description: page.description.trim() };
+  } catch {
+    return fallback;
+  } finally {
+    await fetcher.close();
+  }
+}

@@ -1,0 +1,332 @@
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { Agent, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { normalizeUrl } from './url.js';
+import { sleep } from './sleep.js';
+
+/**
+ * Fetching one page over undici: redirects followed by hand (each hop takes its own politeness slot, and a
+ * loop is recognised by normalised URL), connect/header/body timeouts plus a total deadline, a body cap
+ * applied after decompression, only the content types the extractor handles, retries with backoff for 429
+ * and 5xx honouring Retry-After, and conditional GET so an unchanged page costs no body.
+ */
+
+function packageVersion(): string {
+  try {
+    // src/core/crawl and dist/core/crawl are both three levels below package.json.
+    return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0';
+  }
+}
+
+const pkgVersion = packageVersion();
+/** Names docdex and where to read about it, so a site operator can identify and, if needed, block us. */
+export const USER_AGENT = `docdex/${pkgVersion} (+https://github.com/docdex/docdex; documentation code indexer)`;
+
+export interface FetchSettings {
+  userAgent: string;
+  connectTimeoutMs: number;
+  /** Time to the response headers after the request is sent (the "read" timeout for a silent server). */
+  headersTimeoutMs: number;
+  /** Longest silence between body chunks. */
+  bodyTimeoutMs: number;
+  /** Whole request, headers and body, so a server dripping one byte per second cannot hold a worker. */
+  totalTimeoutMs: number;
+  maxBodyBytes: number;
+  maxRedirects: number;
+  /** Extra attempts after the first for 429, 5xx, timeouts and dropped connections. */
+  maxRetries: number;
+  retryBaseMs: number;
+  /** A Retry-After longer than this gives up instead of parking a worker (e.g. "come back in an hour"). */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_FETCH_SETTINGS: FetchSettings = {
+  userAgent: USER_AGENT,
+  connectTimeoutMs: 10_000,
+  headersTimeoutMs: 30_000,
+  bodyTimeoutMs: 30_000,
+  totalTimeoutMs: 60_000,
+  maxBodyBytes: 10 * 1024 * 1024,
+  maxRedirects: 10,
+  maxRetries: 3,
+  retryBaseMs: 1000,
+  maxRetryAfterMs: 60_000,
+};
+
+export type PageFormatKind = 'html' | 'markdown' | 'text';
+
+export type FetchOutcome =
+  | {
+      kind: 'ok';
+      url: string;
+      status: number;
+      contentType: string | null;
+      body: Buffer;
+      etag: string | null;
+      lastModified: string | null;
+      redirects: string[];
+    }
+  | { kind: 'not_modified'; url: string; status: 304; etag: string | null; lastModified: string | null; redirects: string[] }
+  | { kind: 'http_error'; url: string; status: number; message: string; redirects: string[] }
+  | { kind: 'skipped'; url: string; status: number; reason: string; redirects: string[] }
+  | { kind: 'error'; url: string; message: string; retryable: boolean; redirects: string[] };
+
+export interface FetchRequest {
+  etag?: string | null;
+  lastModified?: string | null;
+  signal?: AbortSignal;
+  /** Called before every request (each hop and each retry): politeness lives here. */
+  beforeRequest?: (url: URL, signal?: AbortSignal) => Promise<void>;
+  /** Called as soon as a request has been handed to the socket (not awaited): politeness records it. */
+  afterSend?: (url: URL) => void;
+  /** Which content types are accepted: the page types (default), or anything (robots.txt, sitemaps). */
+  accept?: 'page' | 'any';
+  maxBodyBytes?: number;
+  /** Whether to follow a redirect to this URL; a refused one ends as `skipped` without requesting it. */
+  allowRedirect?: (url: URL) => boolean;
+}
+
+const REDIRECT = new Set([301, 302, 303, 307, 308]);
+const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
+const RETRYABLE_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'TOTAL_TIMEOUT',
+]);
+
+export function classifyContentType(contentType: string | null, url: string): PageFormatKind | null {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === 'text/html' || type === 'application/xhtml+xml') return 'html';
+  if (type === 'text/markdown' || type === 'text/x-markdown') return 'markdown';
+  if (type === 'text/plain') return /\.(md|markdown|mdx)$/i.test(new URL(url).pathname) ? 'markdown' : 'text';
+  if (type === '' || type === 'application/octet-stream') {
+    // No declared type: trust the extension only for the formats we index.
+    const path = new URL(url).pathname.toLowerCase();
+    if (/\.(html?|xhtml)$/.test(path) || path.endsWith('/')) return 'html';
+    if (/\.(md|markdown|mdx)$/.test(path)) return 'markdown';
+    if (/\.txt$/.test(path)) return 'text';
+  }
+  return null;
+}
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | null {
+  const value = headers[name];
+  if (value === undefined) return null;
+  return Array.isArray(value) ? (value[0] ?? null) : value;
+}
+
+/** Retry-After as seconds or an HTTP date; null when absent or unparsable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
+  if (!value) return null;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+class BodyTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`body larger than ${Math.round(limit / 1024 / 1024)} MB`);
+  }
+}
+
+const gunzip = promisify(zlib.gunzip);
+const inflate = promisify(zlib.inflate);
+const inflateRaw = promisify(zlib.inflateRaw);
+const brotli = promisify(zlib.brotliDecompress);
+
+async function decode(body: Buffer, encoding: string | null, limit: number): Promise<Buffer> {
+  const enc = (encoding ?? '').trim().toLowerCase();
+  try {
+    if (enc === 'gzip' || enc === 'x-gzip') return await gunzip(body, { maxOutputLength: limit });
+    if (enc === 'br') return await brotli(body, { maxOutputLength: limit });
+    if (enc === 'deflate') {
+      try {
+        return await inflate(body, { maxOutputLength: limit });
+      } catch (error) {
+        if (error instanceof RangeError) throw error;
+        return await inflateRaw(body, { maxOutputLength: limit });
+      }
+    }
+  } catch (error) {
+    // zlib reports exceeding maxOutputLength as a RangeError: a compressed body that inflates past the cap.
+    if (error instanceof RangeError || (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new BodyTooLarge(limit);
+    throw error;
+  }
+  return body;
+}
+
+async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body) {
+    const buf = chunk as Buffer;
+    total += buf.length;
+    if (total > limit) {
+      body.destroy();
+      throw new BodyTooLarge(limit);
+    }
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks, total);
+}
+
+function errorCode(error: unknown): string | undefined {
+  const e = error as { code?: string; cause?: { code?: string } };
+  return e.code ?? e.cause?.code;
+}
+
+function describeError(error: unknown): string {
+  const code = errorCode(error);
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return 'connect timeout';
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return 'timeout waiting for response headers';
+    case 'UND_ERR_BODY_TIMEOUT':
+      return 'timeout reading the response body';
+    case 'TOTAL_TIMEOUT':
+      return 'request took longer than the total timeout';
+    default: {
+      const message = (error as Error).message || String(error);
+      return code && !message.includes(code) ? `${message} (${code})` : message;
+    }
+  }
+}
+
+export class PageFetcher {
+  readonly settings: FetchSettings;
+  private readonly agent: Agent;
+
+  constructor(settings: Partial<FetchSettings> = {}) {
+    this.settings = { ...DEFAULT_FETCH_SETTINGS, ...settings };
+    this.agent = new Agent({
+      connect: { timeout: this.settings.connectTimeoutMs },
+      headersTimeout: this.settings.headersTimeoutMs,
+      bodyTimeout: this.settings.bodyTimeoutMs,
+      keepAliveTimeout: 10_000,
+      connections: 32,
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close().catch(() => undefined);
+  }
+
+  private backoff(attempt: number): number {
+    const base = this.settings.retryBaseMs * 2 ** attempt;
+    return Math.round(base * (0.75 + Math.random() * 0.5));
+  }
+
+  /** Throws only when `signal` aborts; every other failure is an outcome. */
+  async fetch(rawUrl: string, req: FetchRequest = {}): Promise<FetchOutcome> {
+    const s = this.settings;
+    const limit = req.maxBodyBytes ?? s.maxBodyBytes;
+    const redirects: string[] = [];
+    const seen = new Set<string>();
+    let url = new URL(rawUrl);
+    for (let hop = 0; ; hop++) {
+      const key = normalizeUrl(url) ?? url.href;
+      if (seen.has(key)) return { kind: 'error', url: url.href, message: `redirect loop at ${url.href}`, retryable: false, redirects };
+      seen.add(key);
+      let attempt = 0;
+      for (;;) {
+        req.signal?.throwIfAborted();
+        await req.beforeRequest?.(url, req.signal);
+        const deadline = AbortSignal.timeout(s.totalTimeoutMs);
+        const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
+        const headers: Record<string, string> = {
+          'user-agent': s.userAgent,
+          accept: req.accept === 'any' ? '*/*' : 'text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,*/*;q=0.1',
+          'accept-encoding': 'gzip, deflate, br',
+        };
+        if (req.etag) headers['if-none-match'] = req.etag;
+        if (req.lastModified) headers['if-modified-since'] = req.lastModified;
+        let failure: { message: string; retryable: boolean; waitMs?: number; status?: number };
+        try {
+          const pending = request(url, { method: 'GET', headers, dispatcher: this.agent, signal });
+          req.afterSend?.(url);
+          const res = await pending;
+          const status = res.statusCode;
+          const etag = header(res.headers, 'etag');
+          const lastModified = header(res.headers, 'last-modified');
+          if (REDIRECT.has(status)) {
+            await res.body.dump().catch(() => undefined);
+            const location = header(res.headers, 'location');
+            if (!location) return { kind: 'http_error', url: url.href, status, message: `HTTP ${status} without a Location header`, redirects };
+            let next: URL;
+            try {
+              next = new URL(location, url);
+            } catch {
+              return { kind: 'error', url: url.href, message: `bad redirect Location ${JSON.stringify(location)}`, retryable: false, redirects };
+            }
+            if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+              return { kind: 'error', url: url.href, message: `redirect to a non-http URL ${next.href}`, retryable: false, redirects };
+            }
+            if (hop + 1 > s.maxRedirects) return { kind: 'error', url: url.href, message: `more than ${s.maxRedirects} redirects`, retryable: false, redirects };
+            next.hash = '';
+            if (req.allowRedirect && !req.allowRedirect(next)) {
+              return { kind: 'skipped', url: url.href, status, reason: `redirected out of scope to ${next.href}`, redirects };
+            }
+            redirects.push(url.href);
+            url = next;
+            break;
+          }
+          if (status === 304) {
+            await res.body.dump().catch(() => undefined);
+            return { kind: 'not_modified', url: url.href, status: 304, etag: etag ?? req.etag ?? null, lastModified: lastModified ?? req.lastModified ?? null, redirects };
+          }
+          if (RETRY_STATUS.has(status)) {
+            await res.body.dump().catch(() => undefined);
+            failure = { message: `HTTP ${status}`, retryable: true, status, waitMs: parseRetryAfter(header(res.headers, 'retry-after')) ?? undefined };
+          } else if (status < 200 || status >= 300) {
+            await res.body.dump().catch(() => undefined);
+            return { kind: 'http_error', url: url.href, status, message: `HTTP ${status}`, redirects };
+          } else {
+            const contentType = header(res.headers, 'content-type');
+            if (req.accept !== 'any' && classifyContentType(contentType, url.href) === null) {
+              await res.body.dump().catch(() => undefined);
+              return { kind: 'skipped', url: url.href, status, reason: `unsupported content type ${contentType ?? '(none)'}`, redirects };
+            }
+            const declared = Number(header(res.headers, 'content-length') ?? NaN);
+            if (Number.isFinite(declared) && declared > limit) {
+              res.body.destroy();
+              return { kind: 'skipped', url: url.href, status, reason: new BodyTooLarge(limit).message, redirects };
+            }
+            const raw = await readCapped(res.body, limit);
+            const body = await decode(raw, header(res.headers, 'content-encoding'), limit);
+            return { kind: 'ok', url: url.href, status, contentType, body, etag, lastModified, redirects };
+          }
+        } catch (error) {
+          if (req.signal?.aborted) throw req.signal.reason;
+          if (error instanceof BodyTooLarge) return { kind: 'skipped', url: url.href, status: 200, reason: error.message, redirects };
+          const code = deadline.aborted ? 'TOTAL_TIMEOUT' : errorCode(error);
+          failure = { message: deadline.aborted ? describeError({ code }) : describeError(error), retryable: code !== undefined && RETRYABLE_CODES.has(code) };
+        }
+        if (!failure.retryable || attempt >= s.maxRetries) {
+          return failure.status
+            ? { kind: 'http_error', url: url.href, status: failure.status, message: `${failure.message} after ${attempt + 1} attempts`, redirects }
+            : { kind: 'error', url: url.href, message: attempt > 0 ? `${failure.message} after ${attempt + 1} attempts` : failure.message, retryable: failure.retryable, redirects };
+        }
+        const waitMs = failure.waitMs ?? this.backoff(attempt);
+        if (waitMs > s.maxRetryAfterMs) {
+          return { kind: 'http_error', url: url.href, status: failure.status ?? 0, message: `${failure.message}; Retry-After ${Math.round(waitMs / 1000)} s is too long`, redirects };
+        }
+        attempt++;
+        await sleep(waitMs, req.signal);
+      }
+    }
+  }
+}

@@ -1,0 +1,324 @@
+import type pg from 'pg';
+import type { Enqueue } from './queue.js';
+import type { Scope } from './scope.js';
+import { cleanUrl, normalizeUrl } from './url.js';
+
+/**
+ * The crawl frontier in PostgreSQL. Every state change of a page is one statement or one transaction here,
+ * and every write by a worker is fenced by the claim token it got from `crawl_claim_page`: a worker that was
+ * presumed dead (and whose page was handed to another) cannot overwrite the newer attempt.
+ */
+
+export type FrontierStatus = 'pending' | 'fetching' | 'done' | 'unchanged' | 'skipped' | 'failed';
+
+/** The claim was taken away (sweep of a presumed-dead worker, or resume). The page belongs to someone else. */
+export class ClaimLostError extends Error {
+  override readonly name = 'ClaimLostError';
+  constructor(url: string) {
+    super(`lost the claim on ${url}`);
+  }
+}
+
+export type ClaimOutcome = 'claimed' | 'throttled' | 'busy' | 'finished' | 'missing' | 'not_running';
+
+export interface Claim {
+  outcome: ClaimOutcome;
+  depth: number | null;
+  fetchUrl: string | null;
+  attempts: number | null;
+}
+
+export async function insertStartUrls(client: pg.ClientBase, jobId: string, urls: string[]): Promise<number> {
+  const byKey = new Map<string, string>();
+  for (const u of urls) {
+    const key = normalizeUrl(u);
+    const fetchUrl = cleanUrl(u);
+    if (key && fetchUrl && !byKey.has(key)) byKey.set(key, fetchUrl);
+  }
+  const keys = [...byKey.keys()];
+  const { rowCount } = await client.query(
+    `INSERT INTO crawl_frontier (job_id, url, fetch_url, depth)
+     SELECT $1, t.url, t.fetch_url, 0 FROM unnest($2::text[], $3::text[]) AS t(url, fetch_url)
+     ON CONFLICT DO NOTHING`,
+    [jobId, keys, keys.map((k) => byKey.get(k)!)],
+  );
+  return rowCount ?? 0;
+}
+
+export async function claimPage(pool: pg.Pool, jobId: string, url: string, workerId: string, token: string): Promise<Claim> {
+  const { rows } = await pool.query<{ outcome: ClaimOutcome; depth: number | null; fetch_url: string | null; attempts: number | null }>(
+    'SELECT * FROM crawl_claim_page($1, $2, $3, $4)',
+    [jobId, url, workerId, token],
+  );
+  const r = rows[0];
+  return r ? { outcome: r.outcome, depth: r.depth, fetchUrl: r.fetch_url, attempts: r.attempts } : { outcome: 'missing', depth: null, fetchUrl: null, attempts: null };
+}
+
+/**
+ * Takes a second key for the page being processed: where a redirect ended, or its rel=canonical. Succeeds
+ * when the key is new or only pending (its queued job will find it finished); fails when another worker
+ * fetched or is fetching it, in which case this page is a duplicate.
+ */
+export async function claimAlias(
+  pool: pg.Pool,
+  a: { jobId: string; url: string; fetchUrl: string; depth: number; workerId: string; token: string; from: string },
+): Promise<boolean> {
+  const { rowCount } = await pool.query(
+    `INSERT INTO crawl_frontier AS f (job_id, url, fetch_url, depth, status, worker_id, claim_token, attempts, discovered_from)
+     VALUES ($1, $2, $3, $4, 'fetching', $5, $6, 1, $7)
+     ON CONFLICT (job_id, url) DO UPDATE SET status = 'fetching', worker_id = EXCLUDED.worker_id,
+       claim_token = EXCLUDED.claim_token, depth = least(f.depth, EXCLUDED.depth), attempts = f.attempts + 1, updated_at = now()
+     WHERE f.status = 'pending' OR (f.status = 'fetching' AND f.claim_token <> EXCLUDED.claim_token AND NOT crawl_worker_alive(f.worker_id))`,
+    [a.jobId, a.url, a.fetchUrl, a.depth, a.workerId, a.token, a.from],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+export interface PreviousFetch {
+  documentUrl: string | null;
+  /** Hash of the stored document; null when the document is gone (then nothing counts as unchanged). */
+  documentHash: string | null;
+  etag: string | null;
+  lastModified: string | null;
+  links: string[];
+}
+
+/** What the last crawl of this source saw at `url`, for conditional GET and the unchanged check. */
+export async function previousFetch(pool: pg.Pool, sourceId: string, url: string): Promise<PreviousFetch | null> {
+  const { rows } = await pool.query<{ document_url: string | null; document_hash: string | null; etag: string | null; last_modified: string | null; links: string[] }>(
+    `SELECT p.document_url, d.content_hash AS document_hash, p.etag, p.last_modified, p.links
+       FROM crawl_pages p
+       LEFT JOIN documents d ON d.source_id = p.source_id AND d.url = p.document_url
+      WHERE p.source_id = $1 AND p.url = $2`,
+    [sourceId, url],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return { documentUrl: r.document_url, documentHash: r.document_hash, etag: r.etag, lastModified: r.last_modified, links: r.links };
+}
+
+export interface SettleRow {
+  url: string;
+  status: Exclude<FrontierStatus, 'pending' | 'fetching'>;
+  httpStatus?: number | null;
+  error?: string | null;
+  skipReason?: string | null;
+  contentHash?: string | null;
+  etag?: string | null;
+  lastModified?: string | null;
+  documentUrl?: string | null;
+  snippets?: number;
+}
+
+/**
+ * Records the outcome of every key this claim holds. Returns the smallest depth among them (read under the
+ * row lock, so a depth lowered by a concurrent discovery is seen). Throws ClaimLostError when the claim is
+ * no longer ours, which rolls back the page write around it.
+ */
+export async function settleRows(client: pg.ClientBase, jobId: string, token: string, rows: SettleRow[]): Promise<number> {
+  const col = <T>(f: (r: SettleRow) => T) => rows.map(f);
+  const result = await client.query<{ url: string; depth: number }>(
+    `UPDATE crawl_frontier f SET status = t.status, http_status = t.http_status, last_error = t.error, skip_reason = t.skip_reason,
+       content_hash = t.content_hash, etag = t.etag, last_modified = t.last_modified, document_url = t.document_url,
+       snippets = t.snippets, updated_at = now()
+     FROM unnest($3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[])
+       AS t(url, status, http_status, error, skip_reason, content_hash, etag, last_modified, document_url, snippets)
+     WHERE f.job_id = $1 AND f.claim_token = $2 AND f.status = 'fetching' AND f.url = t.url
+     RETURNING f.url, f.depth`,
+    [
+      jobId,
+      token,
+      col((r) => r.url),
+      col((r) => r.status),
+      col((r) => r.httpStatus ?? null),
+      col((r) => (r.error ? r.error.slice(0, 2000) : null)),
+      col((r) => r.skipReason ?? null),
+      col((r) => r.contentHash ?? null),
+      col((r) => r.etag ?? null),
+      col((r) => r.lastModified ?? null),
+      col((r) => r.documentUrl ?? null),
+      col((r) => r.snippets ?? 0),
+    ],
+  );
+  if (result.rows.length !== rows.length) throw new ClaimLostError(rows[0]?.url ?? '');
+  return Math.min(...result.rows.map((r) => r.depth));
+}
+
+export interface FetchRecord {
+  documentUrl: string | null;
+  contentHash: string | null;
+  etag: string | null;
+  lastModified: string | null;
+  links: string[];
+}
+
+export async function recordFetch(client: pg.ClientBase, sourceId: string, urls: string[], record: FetchRecord): Promise<void> {
+  await client.query(
+    `INSERT INTO crawl_pages (source_id, url, document_url, content_hash, etag, last_modified, links, updated_at)
+     SELECT $1, u, $3, $4, $5, $6, $7, now() FROM unnest($2::text[]) AS u
+     ON CONFLICT (source_id, url) DO UPDATE SET document_url = EXCLUDED.document_url, content_hash = EXCLUDED.content_hash,
+       etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified, links = EXCLUDED.links, updated_at = now()`,
+    [sourceId, [...new Set(urls)].sort(), record.documentUrl, record.contentHash, record.etag, record.lastModified, record.links],
+  );
+}
+
+export async function forgetFetch(client: pg.ClientBase | pg.Pool, sourceId: string, url: string): Promise<void> {
+  await client.query('DELETE FROM crawl_pages WHERE source_id = $1 AND url = $2', [sourceId, url]);
+}
+
+export interface ExpandContext {
+  jobId: string;
+  sourceId: string;
+  maxDepth: number;
+  maxConcurrent: number;
+  scope: Scope;
+  enqueue: Enqueue;
+}
+
+/**
+ * Adds a page's links one level below it. New keys are queued. A key already known at a greater depth is
+ * lowered; if it was already processed, its stored links are expanded again at the new depth, so depth limits
+ * are exact whatever order concurrent workers finish pages in. Keys are sorted so concurrent transactions
+ * take the frontier's index locks in the same order.
+ */
+export async function expandLinks(client: pg.ClientBase, ctx: ExpandContext, parentDepth: number, parentKeys: string[], links: string[]): Promise<number> {
+  if (parentDepth >= ctx.maxDepth || links.length === 0) return 0;
+  const depth = parentDepth + 1;
+  const exclude = new Set(parentKeys);
+  const byKey = new Map<string, string>();
+  for (const link of links) {
+    const fetchUrl = cleanUrl(link);
+    if (!fetchUrl) continue;
+    const key = normalizeUrl(fetchUrl)!;
+    if (exclude.has(key) || byKey.has(key)) continue;
+    if (!ctx.scope.allows(new URL(fetchUrl))) continue;
+    byKey.set(key, fetchUrl);
+  }
+  if (byKey.size === 0) return 0;
+  const keys = [...byKey.keys()].sort();
+  const inserted = await client.query<{ url: string }>(
+    `INSERT INTO crawl_frontier (job_id, url, fetch_url, depth, discovered_from)
+     SELECT $1, t.url, t.fetch_url, $2, $3 FROM unnest($4::text[], $5::text[]) AS t(url, fetch_url)
+     ON CONFLICT (job_id, url) DO NOTHING
+     RETURNING url`,
+    [ctx.jobId, depth, parentKeys[0] ?? null, keys, keys.map((k) => byKey.get(k)!)],
+  );
+  const fresh = new Set(inserted.rows.map((r) => r.url));
+  if (fresh.size > 0) await ctx.enqueue(client, ctx.jobId, [...fresh].sort().map((url) => ({ url, depth })));
+  const known = keys.filter((k) => !fresh.has(k));
+  let added = fresh.size;
+  if (known.length > 0) {
+    const lowered = await client.query<{ url: string; status: FrontierStatus }>(
+      `UPDATE crawl_frontier SET depth = $2, updated_at = now()
+        WHERE job_id = $1 AND url = ANY($3::text[]) AND depth > $2
+        RETURNING url, status`,
+      [ctx.jobId, depth, known],
+    );
+    for (const row of lowered.rows) {
+      if (row.status !== 'done' && row.status !== 'unchanged') continue;
+      const stored = await client.query<{ links: string[] }>('SELECT links FROM crawl_pages WHERE source_id = $1 AND url = $2', [ctx.sourceId, row.url]);
+      added += await expandLinks(client, ctx, depth, [row.url], stored.rows[0]?.links ?? []);
+    }
+  }
+  return added;
+}
+
+/**
+ * Gives a claimed page back (worker stopping, job cancelled, unexpected error). Returns what was released so
+ * the caller can queue it again when the job is still running.
+ */
+export async function releaseClaim(client: pg.ClientBase | pg.Pool, jobId: string, token: string, error?: string): Promise<Array<{ url: string; depth: number }>> {
+  const { rows } = await client.query<{ url: string; depth: number }>(
+    `UPDATE crawl_frontier SET status = 'pending', worker_id = NULL, claim_token = NULL, updated_at = now(),
+       last_error = coalesce($3, last_error)
+      WHERE job_id = $1 AND claim_token = $2 AND status = 'fetching'
+      RETURNING url, depth`,
+    [jobId, token, error ?? null],
+  );
+  return rows;
+}
+
+/** Claims held by workers that are gone go back to pending (their sessions closed when they died). */
+export async function sweepDeadClaims(client: pg.ClientBase | pg.Pool, jobId: string): Promise<Array<{ url: string; depth: number }>> {
+  const { rows } = await client.query<{ url: string; depth: number }>(
+    `UPDATE crawl_frontier SET status = 'pending', worker_id = NULL, claim_token = NULL, updated_at = now()
+      WHERE job_id = $1 AND status = 'fetching' AND NOT crawl_worker_alive(worker_id)
+      RETURNING url, depth`,
+    [jobId],
+  );
+  return rows;
+}
+
+export async function pendingPages(client: pg.ClientBase | pg.Pool, jobId: string): Promise<Array<{ url: string; depth: number }>> {
+  const { rows } = await client.query<{ url: string; depth: number }>(
+    `SELECT url, depth FROM crawl_frontier WHERE job_id = $1 AND status = 'pending' ORDER BY depth, url`,
+    [jobId],
+  );
+  return rows;
+}
+
+export interface FrontierCounters {
+  found: number;
+  crawled: number;
+  unchanged: number;
+  skipped: number;
+  failed: number;
+  pending: number;
+  fetching: number;
+  snippets: number;
+}
+
+const COUNTERS_SQL = `SELECT count(*)::int AS found,
+    count(*) FILTER (WHERE status = 'done')::int AS crawled,
+    count(*) FILTER (WHERE status = 'unchanged')::int AS unchanged,
+    count(*) FILTER (WHERE status = 'skipped')::int AS skipped,
+    count(*) FILTER (WHERE status = 'failed')::int AS failed,
+    count(*) FILTER (WHERE status = 'pending')::int AS pending,
+    count(*) FILTER (WHERE status = 'fetching')::int AS fetching,
+    coalesce(sum(snippets), 0)::int AS snippets
+  FROM crawl_frontier WHERE job_id = $1`;
+
+export async function frontierCounters(client: pg.ClientBase | pg.Pool, jobId: string): Promise<FrontierCounters> {
+  const { rows } = await client.query<FrontierCounters>(COUNTERS_SQL, [jobId]);
+  return rows[0]!;
+}
+
+/** The most recently claimed page, shown as the job's current URL. */
+export async function currentUrl(client: pg.ClientBase | pg.Pool, jobId: string): Promise<string | null> {
+  const { rows } = await client.query<{ url: string }>(
+    `SELECT coalesce(fetch_url, url) AS url FROM crawl_frontier WHERE job_id = $1 AND status = 'fetching' ORDER BY updated_at DESC LIMIT 1`,
+    [jobId],
+  );
+  return rows[0]?.url ?? null;
+}
+
+/**
+ * Ends a running job when nothing is pending or being fetched. Safe to call from any worker at any time:
+ * the status condition lets exactly one caller win. A job that stored or confirmed no page at all fails,
+ * with the first start URL's error, so `crawl start --wait` in CI does not pass on an empty index.
+ */
+export async function finishIfDone(client: pg.ClientBase | pg.Pool, jobId: string): Promise<{ status: string; sourceId: string } | null> {
+  const { rows } = await client.query<{ status: string; source_id: string }>(
+    `WITH c AS (${COUNTERS_SQL}),
+          first_error AS (
+            SELECT coalesce(last_error, skip_reason) AS error FROM crawl_frontier
+             WHERE job_id = $1 AND depth = 0 AND status IN ('failed', 'skipped') ORDER BY updated_at LIMIT 1)
+     UPDATE crawl_jobs j SET
+       status = CASE WHEN c.crawled + c.unchanged = 0 THEN 'failed' ELSE 'completed' END,
+       error = CASE WHEN c.crawled + c.unchanged = 0
+                    THEN 'No page was crawled: ' || coalesce((SELECT error FROM first_error), 'every page failed or was skipped')
+                    ELSE NULL END,
+       pages_found = c.found, pages_crawled = c.crawled, pages_skipped = c.unchanged + c.skipped, pages_failed = c.failed,
+       snippets_stored = c.snippets, current_url = NULL, eta_seconds = NULL,
+       pages_per_second = (c.crawled + c.unchanged + c.skipped + c.failed) / greatest(0.001, extract(epoch FROM now() - coalesce(j.started_at, j.created_at))),
+       completed_at = now(), heartbeat_at = now(), controller_worker_id = NULL, updated_at = now()
+     FROM c
+     WHERE j.id = $1 AND j.status = 'running' AND c.pending = 0 AND c.fetching = 0
+     RETURNING j.status, j.source_id`,
+    [jobId],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  await client.query('UPDATE sources SET last_crawled_at = now(), updated_at = now() WHERE id = $1', [r.source_id]);
+  return { status: r.status, sourceId: r.source_id };
+}

@@ -1,0 +1,488 @@
+import type pg from 'pg';
+import type { Config } from '../config.js';
+import type { ConnectionInfo } from '../db/connect.js';
+import { BOSS_SCHEMA } from '../db/connect.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { publish } from '../events/notify.js';
+import { upsertSourceForCrawl } from '../sources/upsert.js';
+import { frontierCounters, insertStartUrls } from './frontier.js';
+import { PAGE_QUEUE } from './queue.js';
+import { parseCrawlRequest } from './request.js';
+import type { CrawlRequestInput } from './request.js';
+
+/**
+ * Crawl jobs: creating, reading, listing, cancelling, resuming, and the health report. Creating and resuming
+ * only write rows and wake the workers (NOTIFY docdex_crawl_wake): any worker's controller adopts the job, so
+ * nothing here needs a queue connection.
+ */
+
+export type CrawlJobStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+
+/**
+ * A crawl job as the API, the MCP tools and `--json` return it: snake_case, the spec's field names.
+ * The identifier is `job_id` (the spec's name for it); `id` carries the same value so code that handles
+ * crawl and upload jobs (or sources) alike can read `id`. Timestamps are ISO 8601 strings.
+ * pages_skipped counts pages unchanged since the last crawl plus pages not stored on purpose (robots.txt,
+ * content type, size, or a redirect/canonical duplicate); pages_per_second is over recent progress while
+ * running and over the whole run once finished; eta_seconds is null when unknown or finished.
+ */
+export interface CrawlJob {
+  job_id: string;
+  id: string;
+  status: CrawlJobStatus;
+  name: string;
+  version: string;
+  source_id: string;
+  start_urls: string[];
+  max_depth: number;
+  domain_filter: string | null;
+  url_patterns: string[];
+  exclude_patterns: string[];
+  max_concurrent_crawls: number;
+  use_sitemap: boolean;
+  metadata: Record<string, unknown>;
+  pages_found: number;
+  pages_crawled: number;
+  pages_skipped: number;
+  pages_failed: number;
+  snippets_stored: number;
+  current_url: string | null;
+  pages_per_second: number;
+  eta_seconds: number | null;
+  error: string | null;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  heartbeat_at: string | null;
+  updated_at: string;
+}
+
+interface CrawlJobRow {
+  id: string;
+  status: CrawlJobStatus;
+  name: string;
+  version: string;
+  source_id: string;
+  start_urls: string[];
+  max_depth: number;
+  domain_filter: string | null;
+  url_patterns: string[];
+  exclude_patterns: string[];
+  max_concurrent: number;
+  use_sitemap: boolean;
+  metadata: Record<string, unknown>;
+  pages_found: number;
+  pages_crawled: number;
+  pages_skipped: number;
+  pages_failed: number;
+  snippets_stored: number;
+  current_url: string | null;
+  pages_per_second: number;
+  eta_seconds: number | null;
+  error: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+  heartbeat_at: Date | null;
+  updated_at: Date;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+function toCrawlJob(r: CrawlJobRow): CrawlJob {
+  return {
+    job_id: r.id,
+    id: r.id,
+    status: r.status,
+    name: r.name,
+    version: r.version,
+    source_id: r.source_id,
+    start_urls: r.start_urls,
+    max_depth: r.max_depth,
+    domain_filter: r.domain_filter,
+    url_patterns: r.url_patterns,
+    exclude_patterns: r.exclude_patterns,
+    max_concurrent_crawls: r.max_concurrent,
+    use_sitemap: r.use_sitemap,
+    metadata: r.metadata,
+    pages_found: r.pages_found,
+    pages_crawled: r.pages_crawled,
+    pages_skipped: r.pages_skipped,
+    pages_failed: r.pages_failed,
+    snippets_stored: r.snippets_stored,
+    current_url: r.current_url,
+    pages_per_second: Math.round(Number(r.pages_per_second) * 100) / 100,
+    eta_seconds: r.eta_seconds,
+    error: r.error,
+    created_at: r.created_at.toISOString(),
+    started_at: iso(r.started_at),
+    completed_at: iso(r.completed_at),
+    heartbeat_at: iso(r.heartbeat_at),
+    updated_at: r.updated_at.toISOString(),
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function notFound(id: string): NotFoundError {
+  return new NotFoundError(`No crawl job ${id}.`, { hint: 'List jobs with `docdex crawl list`.' });
+}
+
+async function selectJob(client: pg.ClientBase | pg.Pool, id: string): Promise<CrawlJobRow | null> {
+  if (!UUID.test(id)) return null;
+  const { rows } = await client.query<CrawlJobRow>('SELECT * FROM crawl_jobs WHERE id = $1', [id]);
+  return rows[0] ?? null;
+}
+
+/**
+ * Accepts a full job id or a unique prefix of at least 4 characters (as printed by `crawl list`), like git.
+ */
+export async function resolveCrawlJobId(pool: pg.Pool, ref: string): Promise<string> {
+  const id = ref.trim().toLowerCase();
+  if (UUID.test(id)) return id;
+  if (!/^[0-9a-f-]{4,36}$/.test(id)) throw notFound(ref);
+  const { rows } = await pool.query<{ id: string }>(`SELECT id FROM crawl_jobs WHERE id::text LIKE $1 || '%' ORDER BY created_at DESC LIMIT 2`, [id]);
+  if (rows.length === 0) throw notFound(ref);
+  if (rows.length > 1) throw new ValidationError(`Job id prefix ${ref} is ambiguous.`, { hint: 'Give more characters of the id.' });
+  return rows[0]!.id;
+}
+
+export async function getCrawlJob(pool: pg.Pool, id: string): Promise<CrawlJob> {
+  const row = await selectJob(pool, id);
+  if (!row) throw notFound(id);
+  return toCrawlJob(row);
+}
+
+export interface ListCrawlJobsOptions {
+  status?: CrawlJobStatus | CrawlJobStatus[];
+  sourceId?: string;
+  limit?: number;
+  offset?: number;
+}
+
+export async function listCrawlJobs(pool: pg.Pool, options: ListCrawlJobsOptions = {}): Promise<{ items: CrawlJob[]; total: number; limit: number; offset: number }> {
+  const limit = Math.max(1, Math.min(500, options.limit ?? 50));
+  const offset = Math.max(0, options.offset ?? 0);
+  const statuses = options.status === undefined ? null : Array.isArray(options.status) ? options.status : [options.status];
+  if (options.sourceId !== undefined && !UUID.test(options.sourceId)) return { items: [], total: 0, limit, offset };
+  const { rows } = await pool.query<CrawlJobRow & { total: number }>(
+    `SELECT j.*, count(*) OVER ()::int AS total FROM crawl_jobs j
+      WHERE ($1::text[] IS NULL OR j.status = ANY($1::text[])) AND ($2::uuid IS NULL OR j.source_id = $2)
+      ORDER BY j.created_at DESC, j.id
+      LIMIT $3 OFFSET $4`,
+    [statuses, options.sourceId ?? null, limit, offset],
+  );
+  let total = rows[0]?.total ?? 0;
+  if (rows.length === 0 && offset > 0) {
+    const c = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM crawl_jobs WHERE ($1::text[] IS NULL OR status = ANY($1::text[])) AND ($2::uuid IS NULL OR source_id = $2)`,
+      [statuses, options.sourceId ?? null],
+    );
+    total = c.rows[0]!.n;
+  }
+  return { items: rows.map(toCrawlJob), total, limit, offset };
+}
+
+export const WAKE_CHANNEL = 'docdex_crawl_wake';
+
+async function wakeWorkers(pool: pg.Pool, jobId: string): Promise<void> {
+  await pool.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, jobId]);
+}
+
+export interface StartCrawlOptions {
+  /** Concurrency when the request gives none: 3 by default, the MCP tool passes 20. */
+  defaultConcurrency?: number;
+  /** Name detection fetch timeout; tests shrink it. */
+  detectTimeoutMs?: number;
+}
+
+/**
+ * Validates the request (nothing is written when it is invalid), detects the name from the start page when
+ * none is given, creates or updates the source, and queues the job with its start URLs in the frontier.
+ * One source has at most one active crawl: a second start while one is queued or running is a conflict.
+ */
+export async function startCrawl(
+  db: { pool: pg.Pool; info: ConnectionInfo },
+  config: Config,
+  input: CrawlRequestInput,
+  options: StartCrawlOptions = {},
+): Promise<CrawlJob> {
+  const request = parseCrawlRequest(input, {
+    ceiling: config.crawl.maxConcurrent,
+    ...(options.defaultConcurrency === undefined ? {} : { defaultConcurrency: options.defaultConcurrency }),
+  });
+  const metaDescription = typeof request.metadata.description === 'string' ? request.metadata.description.trim() : '';
+  let name = request.name;
+  let description = metaDescription;
+  if (name === null) {
+    // Loaded on demand: the extractor and HTTP client are not needed to list or cancel jobs.
+    const { detectSite } = await import('./detect.js');
+    const site = await detectSite(db.pool, config, request.start_urls[0]!, { timeoutMs: options.detectTimeoutMs ?? 15_000 });
+    name = site.name;
+    if (!description) description = site.description;
+  }
+  const client = await db.pool.connect();
+  let jobId: string;
+  try {
+    await client.query('BEGIN');
+    const source = await upsertSourceForCrawl(client, {
+      name,
+      version: request.version,
+      description,
+      baseUrl: request.start_urls[0]!,
+      crawlConfig: {
+        start_urls: request.start_urls,
+        max_depth: request.max_depth,
+        domain_filter: request.domain_filter,
+        url_patterns: request.url_patterns,
+        exclude_patterns: request.exclude_patterns,
+        max_concurrent_crawls: request.max_concurrent_crawls,
+        use_sitemap: request.use_sitemap,
+      },
+      metadata: request.metadata,
+    });
+    const active = await client.query<{ id: string; status: string }>(
+      `SELECT id, status FROM crawl_jobs WHERE source_id = $1 AND status IN ('queued', 'running') LIMIT 1`,
+      [source.id],
+    );
+    if (active.rows[0]) {
+      const other = active.rows[0];
+      throw new ConflictError(`${name}${request.version ? ` ${request.version}` : ''} already has a ${other.status} crawl (job ${other.id}).`, {
+        hint: `Wait for it (\`docdex crawl status ${other.id}\`) or cancel it (\`docdex crawl cancel ${other.id}\`).`,
+      });
+    }
+    const { rows } = await client.query<{ id: string }>(
+      `INSERT INTO crawl_jobs (source_id, name, status, start_urls, max_depth, version, domain_filter, url_patterns, exclude_patterns,
+                               max_concurrent, metadata, use_sitemap)
+       VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11)
+       RETURNING id`,
+      [
+        source.id,
+        name,
+        request.start_urls,
+        request.max_depth,
+        request.version,
+        request.domain_filter,
+        request.url_patterns,
+        request.exclude_patterns,
+        request.max_concurrent_crawls,
+        JSON.stringify(request.metadata),
+        request.use_sitemap,
+      ],
+    );
+    jobId = rows[0]!.id;
+    const found = await insertStartUrls(client, jobId, request.start_urls);
+    await client.query('UPDATE crawl_jobs SET pages_found = $2 WHERE id = $1', [jobId, found]);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+  await wakeWorkers(db.pool, jobId);
+  return getCrawlJob(db.pool, jobId);
+}
+
+/**
+ * Cancels a queued or running job. Workers hear it through NOTIFY and abort their fetches for the job, so it
+ * stops within one page fetch everywhere; pages in flight go back to pending for a later resume.
+ */
+export async function cancelCrawl(pool: pg.Pool, id: string): Promise<CrawlJob> {
+  const row = await selectJob(pool, id);
+  if (!row) throw notFound(id);
+  const c = await frontierCounters(pool, row.id);
+  const { rows } = await pool.query<CrawlJobRow>(
+    `UPDATE crawl_jobs SET status = 'cancelled', completed_at = now(), updated_at = now(), eta_seconds = NULL, current_url = NULL,
+       controller_worker_id = NULL, pages_found = $2, pages_crawled = $3, pages_skipped = $4, pages_failed = $5, snippets_stored = $6
+      WHERE id = $1 AND status IN ('queued', 'running')
+      RETURNING *`,
+    [row.id, c.found, c.crawled, c.unchanged + c.skipped, c.failed, c.snippets],
+  );
+  const updated = rows[0];
+  if (!updated) {
+    throw new ConflictError(`Crawl job ${row.id} is already ${row.status}.`, {
+      hint: row.status === 'completed' ? 'Nothing to cancel.' : `Resume it with \`docdex crawl resume ${row.id}\`.`,
+    });
+  }
+  const job = toCrawlJob(updated);
+  await publish(pool, {
+    event: 'job_complete',
+    jobId: job.job_id,
+    kind: 'crawl',
+    state: 'cancelled',
+    counters: countersOf(job),
+    rate: job.pages_per_second,
+    etaSeconds: null,
+    currentUrl: null,
+    error: null,
+  });
+  return job;
+}
+
+export function countersOf(job: CrawlJob): Record<string, number> {
+  return {
+    pages_found: job.pages_found,
+    pages_crawled: job.pages_crawled,
+    pages_skipped: job.pages_skipped,
+    pages_failed: job.pages_failed,
+    snippets_stored: job.snippets_stored,
+  };
+}
+
+async function controllerAlive(pool: pg.Pool, id: string): Promise<boolean> {
+  const { rows } = await pool.query<{ alive: boolean }>('SELECT crawl_worker_alive(controller_worker_id) AS alive FROM crawl_jobs WHERE id = $1', [id]);
+  return rows[0]?.alive ?? false;
+}
+
+/**
+ * Continues a failed or cancelled job from its frontier, or a running one whose controlling worker died.
+ * Completed pages are not fetched again; pages that failed transiently (no answer, 429, 5xx) are retried;
+ * claims of dead workers go back to pending. Any worker then adopts the job.
+ */
+export async function resumeCrawl(db: { pool: pg.Pool; info?: ConnectionInfo }, _config: Config, id: string): Promise<CrawlJob> {
+  const pool = db.pool;
+  const row = await selectJob(pool, id);
+  if (!row) throw notFound(id);
+  if (row.status === 'completed') {
+    throw new ConflictError(`Crawl job ${row.id} already completed.`, { hint: 'Start a new crawl of the source to refresh it (`docdex sources recrawl`).' });
+  }
+  if ((row.status === 'running' || row.status === 'queued') && (await controllerAlive(pool, row.id))) {
+    throw new ConflictError(`Crawl job ${row.id} is ${row.status} on a live worker.`, { hint: `Follow it with \`docdex crawl status ${row.id}\`.` });
+  }
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const locked = await client.query<{ status: string }>('SELECT status FROM crawl_jobs WHERE id = $1 FOR UPDATE', [row.id]);
+    if (locked.rows[0]?.status === 'completed') throw new ConflictError(`Crawl job ${row.id} already completed.`);
+    await client.query(
+      `UPDATE crawl_frontier SET status = 'pending', worker_id = NULL, claim_token = NULL, updated_at = now()
+        WHERE job_id = $1 AND status = 'fetching' AND NOT crawl_worker_alive(worker_id)`,
+      [row.id],
+    );
+    await client.query(
+      `UPDATE crawl_frontier SET status = 'pending', worker_id = NULL, claim_token = NULL, attempts = 0, updated_at = now()
+        WHERE job_id = $1 AND status = 'failed' AND (http_status IS NULL OR http_status = 429 OR http_status >= 500)`,
+      [row.id],
+    );
+    await client.query(
+      `UPDATE crawl_jobs SET status = 'queued', error = NULL, completed_at = NULL, controller_worker_id = NULL, eta_seconds = NULL,
+         heartbeat_at = now(), updated_at = now()
+        WHERE id = $1`,
+      [row.id],
+    );
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+  await wakeWorkers(pool, row.id);
+  return getCrawlJob(pool, row.id);
+}
+
+export interface LiveWorker {
+  worker_id: string;
+  client_addr: string | null;
+  connected_at: string;
+}
+
+/** Worker processes connected to this database right now (see crawl_worker_alive). */
+export async function liveWorkers(pool: pg.Pool): Promise<LiveWorker[]> {
+  const { rows } = await pool.query<{ worker_id: string; client_addr: string | null; connected_at: Date }>(
+    `SELECT substring(application_name FROM 15) AS worker_id, host(client_addr) AS client_addr, backend_start AS connected_at
+       FROM pg_stat_activity WHERE application_name LIKE 'docdex-worker:%' AND datname = current_database()
+      ORDER BY backend_start`,
+  );
+  return rows.map((r) => ({ worker_id: r.worker_id, client_addr: r.client_addr, connected_at: r.connected_at.toISOString() }));
+}
+
+/** A job is stalled when its heartbeat is older than this (the controller ticks every second). */
+export const STALL_SECONDS = 60;
+
+export interface StalledJob {
+  job_id: string;
+  name: string;
+  status: CrawlJobStatus;
+  heartbeat_at: string | null;
+  seconds_since_heartbeat: number | null;
+  reason: string;
+}
+
+export interface CrawlHealth {
+  healthy: boolean;
+  workers: { live: number; pages_in_flight: number; list: Array<LiveWorker & { pages_in_flight: number; controlling: number }> };
+  queue: { queued: number; active: number; retry: number; failed: number };
+  jobs: { queued: number; running: number };
+  stalled: StalledJob[];
+}
+
+/**
+ * Workers (live sessions), pg-boss page-queue depth, active jobs, and stalled jobs: running with no heartbeat
+ * for 60 s, or queued/running with nobody to run them.
+ */
+export async function crawlHealth(db: { pool: pg.Pool; info?: ConnectionInfo }): Promise<CrawlHealth> {
+  const pool = db.pool;
+  const workers = await liveWorkers(pool);
+  const inFlight = await pool.query<{ worker_id: string; n: number }>(
+    `SELECT worker_id::text, count(DISTINCT claim_token)::int AS n FROM crawl_frontier WHERE status = 'fetching' AND worker_id IS NOT NULL GROUP BY worker_id`,
+  );
+  const controlling = await pool.query<{ worker_id: string; n: number }>(
+    `SELECT controller_worker_id::text AS worker_id, count(*)::int AS n FROM crawl_jobs
+      WHERE status IN ('queued', 'running') AND controller_worker_id IS NOT NULL GROUP BY controller_worker_id`,
+  );
+  const flight = new Map(inFlight.rows.map((r) => [r.worker_id, r.n]));
+  const ctl = new Map(controlling.rows.map((r) => [r.worker_id, r.n]));
+  const list = workers.map((w) => ({ ...w, pages_in_flight: flight.get(w.worker_id) ?? 0, controlling: ctl.get(w.worker_id) ?? 0 }));
+
+  const queue = { queued: 0, active: 0, retry: 0, failed: 0 };
+  const bossTable = await pool.query<{ ok: boolean }>(`SELECT to_regclass('${BOSS_SCHEMA}.job') IS NOT NULL AS ok`);
+  if (bossTable.rows[0]?.ok) {
+    const q = await pool.query<{ state: string; n: number }>(`SELECT state::text, count(*)::int AS n FROM ${BOSS_SCHEMA}.job WHERE name = $1 GROUP BY state`, [PAGE_QUEUE]);
+    for (const r of q.rows) {
+      if (r.state === 'created') queue.queued += r.n;
+      else if (r.state === 'active') queue.active += r.n;
+      else if (r.state === 'retry') queue.retry += r.n;
+      else if (r.state === 'failed') queue.failed += r.n;
+    }
+  }
+
+  const active = await pool.query<{
+    id: string;
+    name: string;
+    status: CrawlJobStatus;
+    heartbeat_at: Date | null;
+    age: number | null;
+    controller_alive: boolean;
+  }>(
+    `SELECT id, name, status, heartbeat_at, extract(epoch FROM now() - heartbeat_at)::float8 AS age,
+            crawl_worker_alive(controller_worker_id) AS controller_alive
+       FROM crawl_jobs WHERE status IN ('queued', 'running') ORDER BY created_at`,
+  );
+  const stalled: StalledJob[] = [];
+  for (const j of active.rows) {
+    let reason: string | null = null;
+    if (j.status === 'running' && (j.age === null || j.age > STALL_SECONDS)) reason = `no heartbeat for ${STALL_SECONDS} s`;
+    else if (j.status === 'running' && !j.controller_alive) reason = 'its controlling worker is gone; another worker will adopt it, or run `docdex crawl resume`';
+    else if (j.status === 'queued' && workers.length === 0) reason = 'queued but no worker is running (start `docdex worker` or `docdex serve`)';
+    if (reason) {
+      stalled.push({
+        job_id: j.id,
+        name: j.name,
+        status: j.status,
+        heartbeat_at: iso(j.heartbeat_at),
+        seconds_since_heartbeat: j.age === null ? null : Math.round(j.age),
+        reason,
+      });
+    }
+  }
+  return {
+    healthy: stalled.length === 0,
+    workers: { live: workers.length, pages_in_flight: list.reduce((a, w) => a + w.pages_in_flight, 0), list },
+    queue,
+    jobs: { queued: active.rows.filter((j) => j.status === 'queued').length, running: active.rows.filter((j) => j.status === 'running').length },
+    stalled,
+  };
+}

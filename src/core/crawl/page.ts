@@ -1,0 +1,352 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { extractDocument } from '../extract/index.js';
+import { fillSourceDescription } from '../sources/upsert.js';
+import { removePage, storePage, onPageWrite } from '../store/pages.js';
+import type { PageWrite } from '../store/pages.js';
+import type { FetchOutcome, PageFetcher } from './fetch.js';
+import {
+  ClaimLostError,
+  claimAlias,
+  claimPage,
+  expandLinks,
+  forgetFetch,
+  previousFetch,
+  recordFetch,
+  releaseClaim,
+  settleRows,
+} from './frontier.js';
+import type { ExpandContext, FetchRecord, PreviousFetch, SettleRow } from './frontier.js';
+import { confirmHostRequest, waitForHostSlot } from './politeness.js';
+import type { Enqueue, PageJobData } from './queue.js';
+import type { RobotsStore } from './robots-store.js';
+import { RobotsUnavailableError } from './robots-store.js';
+import type { Scope } from './scope.js';
+import { sleep } from './sleep.js';
+import { cleanUrl, hostKey, normalizeUrl, sameOrigin } from './url.js';
+
+/**
+ * One page of a crawl, start to finish: claim it (the exact concurrency gate), check robots.txt, take the
+ * host's politeness slot, fetch (conditionally when a previous crawl stored it), and then one of:
+ * unchanged (304 or same MD5: no extraction, no rewrite, links from the last crawl), stored (extracted and
+ * written with storePage, the frontier update and the new links in the SAME transaction), gone (404/410 on
+ * a page the source had: removed with its snippets), skipped or failed. Every write is fenced by the claim
+ * token, so a page is stored once even when a worker presumed dead comes back.
+ */
+
+export interface JobInfo {
+  id: string;
+  sourceId: string;
+  maxDepth: number;
+  maxConcurrent: number;
+  scope: Scope;
+  startKeys: Set<string>;
+  firstStartKey: string;
+}
+
+export interface PageContext {
+  pool: pg.Pool;
+  workerId: string;
+  fetcher: PageFetcher;
+  robots: RobotsStore;
+  enqueue: Enqueue;
+  delaySeconds: number;
+  /** How long a throttled page waits before asking for a slot again. */
+  throttleWaitMs: number;
+}
+
+// storePage runs registered hooks inside its transaction with the PageWrite object it was given; the crawler
+// finds the frontier work for that write here, keyed by the very object.
+const pageHooks = new WeakMap<PageWrite, (client: pg.ClientBase, newSnippetIds: number[]) => Promise<void>>();
+onPageWrite(async (client, write, newSnippetIds) => {
+  const hook = pageHooks.get(write);
+  if (hook) await hook(client, newSnippetIds);
+});
+
+const RETRY_TX_CODES = new Set(['40P01', '40001']);
+
+/** Runs a transaction, retrying deadlocks (two pages linking each other, committing at once) a few times. */
+async function retryTransaction<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (attempt >= 4 || !RETRY_TX_CODES.has((error as { code?: string }).code ?? '')) throw error;
+      await sleep(10 + Math.random() * 40 * (attempt + 1));
+    }
+  }
+}
+
+async function inTransaction(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+  await retryTransaction(async () => {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await fn(client);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  });
+}
+
+export type PageResult = 'stored' | 'unchanged' | 'skipped' | 'failed' | 'not-claimed' | 'released' | 'lost';
+
+function expandContext(ctx: PageContext, job: JobInfo): ExpandContext {
+  return { jobId: job.id, sourceId: job.sourceId, maxDepth: job.maxDepth, maxConcurrent: job.maxConcurrent, scope: job.scope, enqueue: ctx.enqueue };
+}
+
+/**
+ * Settles the claim without storing a document: outcome rows, optionally the fetch record and the links of
+ * an unchanged page, in one transaction.
+ */
+async function settle(
+  ctx: PageContext,
+  job: JobInfo,
+  token: string,
+  rows: SettleRow[],
+  extra: { record?: { keys: string[]; value: FetchRecord }; links?: string[]; forget?: string } = {},
+): Promise<void> {
+  await inTransaction(ctx.pool, async (client) => {
+    const depth = await settleRows(client, job.id, token, rows);
+    if (extra.forget) await forgetFetch(client, job.sourceId, extra.forget);
+    if (extra.record) await recordFetch(client, job.sourceId, extra.record.keys, extra.record.value);
+    if (extra.links) await expandLinks(client, expandContext(ctx, job), depth, rows.map((r) => r.url), extra.links);
+  });
+}
+
+function md5(body: Buffer): string {
+  return createHash('md5').update(body).digest('hex');
+}
+
+/**
+ * Processes the page job. `signal` aborts on worker stop or job cancel; the claim then goes back to pending
+ * (and back on the queue when only this worker is stopping). Returns what happened, for the caller's
+ * bookkeeping; every failure of the page itself is recorded in the frontier, not thrown.
+ */
+export async function processPage(ctx: PageContext, job: JobInfo, data: PageJobData, signal: AbortSignal, jobCancelled: () => boolean): Promise<PageResult> {
+  const token = randomUUID();
+  let depth: number;
+  let fetchUrl: string;
+  for (;;) {
+    if (signal.aborted) {
+      // This job came off the queue but its page was never claimed: put it back unless the job was cancelled.
+      if (!jobCancelled()) await ctx.enqueue(ctx.pool, job.id, [{ url: data.url, depth: 1 }]);
+      return 'released';
+    }
+    const claim = await claimPage(ctx.pool, job.id, data.url, ctx.workerId, token);
+    if (claim.outcome === 'claimed') {
+      depth = claim.depth ?? 0;
+      fetchUrl = claim.fetchUrl ?? data.url;
+      break;
+    }
+    if (claim.outcome !== 'throttled') return 'not-claimed';
+    await sleep(ctx.throttleWaitMs * (0.5 + Math.random()), signal).catch(() => undefined);
+  }
+  try {
+    return await fetchAndStore(ctx, job, data.url, fetchUrl, depth, token, signal);
+  } catch (error) {
+    if (error instanceof ClaimLostError) return 'lost';
+    if (signal.aborted) {
+      const released = await releaseClaim(ctx.pool, job.id, token);
+      if (!jobCancelled() && released.length > 0) await ctx.enqueue(ctx.pool, job.id, released);
+      return 'released';
+    }
+    // A bug or a database error: record it on the page so the job can still finish, then let the worker log it.
+    await ctx.pool
+      .query(
+        `UPDATE crawl_frontier SET status = 'failed', last_error = $3, updated_at = now()
+          WHERE job_id = $1 AND claim_token = $2 AND status = 'fetching'`,
+        [job.id, token, `internal error: ${(error as Error).message}`.slice(0, 2000)],
+      )
+      .catch(() => undefined);
+    throw error;
+  }
+}
+
+async function fetchAndStore(ctx: PageContext, job: JobInfo, key: string, fetchUrl: string, depth: number, token: string, signal: AbortSignal): Promise<PageResult> {
+  const target = new URL(fetchUrl);
+  let robotsDelay: number;
+  try {
+    const robots = await ctx.robots.get(job.id, target.origin, signal);
+    if (!robots.allows(target)) {
+      await settle(ctx, job, token, [{ url: key, status: 'skipped', skipReason: 'disallowed by robots.txt' }]);
+      return 'skipped';
+    }
+    robotsDelay = robots.crawlDelaySeconds ?? 0;
+  } catch (error) {
+    if (!(error instanceof RobotsUnavailableError)) throw error;
+    await settle(ctx, job, token, [{ url: key, status: 'failed', error: error.message }]);
+    return 'failed';
+  }
+  const delay = Math.max(ctx.delaySeconds, robotsDelay);
+  const prev = await previousFetch(ctx.pool, job.sourceId, key);
+  // Validators only make sense while the document they describe still exists.
+  const validators = prev && prev.documentHash !== null ? { etag: prev.etag, lastModified: prev.lastModified } : {};
+  const isStart = job.startKeys.has(key);
+  const result = await ctx.fetcher.fetch(fetchUrl, {
+    ...validators,
+    signal,
+    // A start URL may move (http to https, a docs subdomain); any other page must stay in scope.
+    allowRedirect: (u) => isStart || job.scope.allows(u),
+    beforeRequest: (u, s) => waitForHostSlot(ctx.pool, hostKey(u), u.origin === target.origin ? delay : ctx.delaySeconds, s),
+    afterSend: (u) => confirmHostRequest(ctx.pool, hostKey(u), u.origin === target.origin ? delay : ctx.delaySeconds),
+  });
+  return handleOutcome(ctx, job, key, depth, token, prev, result);
+}
+
+async function handleOutcome(
+  ctx: PageContext,
+  job: JobInfo,
+  key: string,
+  depth: number,
+  token: string,
+  prev: PreviousFetch | null,
+  result: FetchOutcome,
+): Promise<PageResult> {
+  switch (result.kind) {
+    case 'error':
+      await settle(ctx, job, token, [{ url: key, status: 'failed', error: result.message }]);
+      return 'failed';
+    case 'http_error': {
+      const gone = result.status === 404 || result.status === 410;
+      // A page the source had is gone: its document and the snippets only it showed go too.
+      if (gone && prev?.documentUrl) await removePage(ctx.pool, job.sourceId, prev.documentUrl);
+      await settle(ctx, job, token, [{ url: key, status: 'failed', httpStatus: result.status || null, error: result.message }], gone && prev ? { forget: key } : {});
+      return 'failed';
+    }
+    case 'skipped':
+      await settle(ctx, job, token, [{ url: key, status: 'skipped', httpStatus: result.status, skipReason: result.reason }]);
+      return 'skipped';
+    case 'not_modified': {
+      if (!prev) {
+        await settle(ctx, job, token, [{ url: key, status: 'failed', httpStatus: 304, error: 'HTTP 304 to a request without validators' }]);
+        return 'failed';
+      }
+      await settle(
+        ctx,
+        job,
+        token,
+        [{ url: key, status: 'unchanged', httpStatus: 304, documentUrl: prev.documentUrl, contentHash: prev.documentHash, etag: result.etag, lastModified: result.lastModified }],
+        {
+          record: { keys: [key], value: { documentUrl: prev.documentUrl, contentHash: prev.documentHash, etag: result.etag, lastModified: result.lastModified, links: prev.links } },
+          links: prev.links,
+        },
+      );
+      return 'unchanged';
+    }
+    case 'ok':
+      return storeOk(ctx, job, key, depth, token, prev, result);
+  }
+}
+
+async function storeOk(
+  ctx: PageContext,
+  job: JobInfo,
+  key: string,
+  depth: number,
+  token: string,
+  prev: PreviousFetch | null,
+  result: Extract<FetchOutcome, { kind: 'ok' }>,
+): Promise<PageResult> {
+  const isStart = job.startKeys.has(key);
+  const keys = [key];
+  let docKey = key;
+  let documentUrl = cleanUrl(result.url)!;
+  let aliasReason = '';
+  const finalKey = normalizeUrl(result.url)!;
+  if (finalKey !== key) {
+    if (!isStart && !job.scope.allows(new URL(result.url))) {
+      await settle(ctx, job, token, [{ url: key, status: 'skipped', httpStatus: result.status, skipReason: `redirected out of scope to ${result.url}` }]);
+      return 'skipped';
+    }
+    const owned = await claimAlias(ctx.pool, { jobId: job.id, url: finalKey, fetchUrl: documentUrl, depth, workerId: ctx.workerId, token, from: key });
+    if (!owned) {
+      await settle(ctx, job, token, [{ url: key, status: 'skipped', httpStatus: result.status, skipReason: `redirected to ${result.url}, crawled separately` }]);
+      return 'skipped';
+    }
+    keys.push(finalKey);
+    docKey = finalKey;
+    aliasReason = `redirected to ${documentUrl}`;
+  }
+  const contentHash = md5(result.body);
+  const before = docKey === key ? prev : ((await previousFetch(ctx.pool, job.sourceId, docKey)) ?? prev);
+  const record = (links: string[], docUrl: string | null): FetchRecord => ({ documentUrl: docUrl, contentHash, etag: result.etag, lastModified: result.lastModified, links });
+  const aliasRows = (reason: string): SettleRow[] =>
+    keys.filter((k) => k !== docKey).map((k) => ({ url: k, status: 'skipped' as const, httpStatus: result.status, skipReason: reason }));
+
+  if (before && before.documentHash === contentHash && before.documentUrl) {
+    // Same bytes as the stored document: nothing to extract or rewrite; follow the links stored last time.
+    await settle(
+      ctx,
+      job,
+      token,
+      [
+        ...aliasRows(aliasReason),
+        { url: docKey, status: 'unchanged', httpStatus: result.status, contentHash, etag: result.etag, lastModified: result.lastModified, documentUrl: before.documentUrl },
+      ],
+      { record: { keys, value: record(before.links, before.documentUrl) }, links: before.links },
+    );
+    return 'unchanged';
+  }
+
+  const extracted = extractDocument({ url: result.url, contentType: result.contentType, body: result.body });
+  const page = extracted.page;
+  const canonical = page.canonicalUrl ? cleanUrl(page.canonicalUrl) : null;
+  const canonicalKey = canonical ? normalizeUrl(canonical) : null;
+  if (canonical && canonicalKey && !keys.includes(canonicalKey) && sameOrigin(canonical, result.url) && (isStart || job.scope.allows(new URL(canonical)))) {
+    const owned = await claimAlias(ctx.pool, { jobId: job.id, url: canonicalKey, fetchUrl: canonical, depth, workerId: ctx.workerId, token, from: key });
+    if (!owned) {
+      await settle(
+        ctx,
+        job,
+        token,
+        keys.map((k) => ({ url: k, status: 'skipped' as const, httpStatus: result.status, skipReason: `duplicate of canonical ${canonical}` })),
+      );
+      return 'skipped';
+    }
+    keys.push(canonicalKey);
+    docKey = canonicalKey;
+    documentUrl = canonical;
+    aliasReason = `canonical is ${canonical}`;
+  }
+  const links = page.noFollow ? [] : page.links;
+  const write: PageWrite = {
+    sourceId: job.sourceId,
+    url: documentUrl,
+    title: page.title,
+    markdown: page.markdown,
+    contentHash,
+    etag: result.etag,
+    lastModified: result.lastModified,
+    job: { kind: 'crawl', id: job.id },
+    snippets: extracted.snippets,
+  };
+  pageHooks.set(write, async (client, newSnippetIds) => {
+    const d = await settleRows(client, job.id, token, [
+      ...aliasRows(aliasReason),
+      {
+        url: docKey,
+        status: 'done',
+        httpStatus: result.status,
+        contentHash,
+        etag: result.etag,
+        lastModified: result.lastModified,
+        documentUrl,
+        snippets: newSnippetIds.length,
+      },
+    ]);
+    await recordFetch(client, job.sourceId, keys, record(links, documentUrl));
+    if (keys.includes(job.firstStartKey)) await fillSourceDescription(client, job.sourceId, page.description);
+    await expandLinks(client, expandContext(ctx, job), d, keys, links);
+  });
+  try {
+    await retryTransaction(() => storePage(ctx.pool, write));
+  } finally {
+    pageHooks.delete(write);
+  }
+  return 'stored';
+}

@@ -1,0 +1,70 @@
+import type pg from 'pg';
+import type { JobInsert, PgBoss } from 'pg-boss';
+
+/**
+ * Pages as pg-boss jobs. One queue for every crawl: a job's data names the crawl job and the page's key.
+ * - Policy `short` with a per-page singleton key: at most one queued job per page, so re-enqueueing
+ *   (resume, sweeps) never piles up duplicates. A duplicate that slips through (one queued, one active)
+ *   is harmless: the frontier claim lets only one of them work.
+ * - The crawl job is the pg-boss group, so a worker can skip crawls whose concurrency cap is in use
+ *   (`ignoreGroups`); the exact gate is the frontier claim (`crawl_claim_page`).
+ * - Priority 3 - depth: shallow pages first, so pages tend to be found at their shortest depth.
+ */
+
+export const PAGE_QUEUE = 'docdex-crawl-page';
+
+export interface PageJobData {
+  crawlJobId: string;
+  url: string;
+}
+
+export async function ensurePageQueue(boss: PgBoss): Promise<void> {
+  const existing = await boss.getQueue(PAGE_QUEUE);
+  if (existing) return;
+  try {
+    await boss.createQueue(PAGE_QUEUE, {
+      policy: 'short',
+      // Our handler settles every outcome itself; a retry only covers a crash inside pg-boss's own calls.
+      retryLimit: 2,
+      retryDelay: 1,
+      // A page takes at most a few minutes (timeouts, retries, politeness); a job held longer belonged to
+      // a dead worker, and the controller's sweep has already re-queued its page.
+      expireInSeconds: 900,
+      // Completed page jobs are bookkeeping only; keeping them a day is plenty for `crawl health`.
+      deleteAfterSeconds: 86_400,
+    });
+  } catch (error) {
+    // Two workers starting at once both try to create it.
+    if (!(await boss.getQueue(PAGE_QUEUE))) throw error;
+  }
+}
+
+export function pageJob(crawlJobId: string, url: string, depth: number): JobInsert<PageJobData> {
+  return {
+    data: { crawlJobId, url },
+    singletonKey: `${crawlJobId} ${url}`,
+    priority: Math.max(0, 3 - depth),
+    group: { id: crawlJobId },
+  };
+}
+
+/** pg-boss runs its insert on our client, so page jobs commit (or roll back) with the frontier rows. */
+export function bossDb(client: pg.ClientBase | pg.Pool) {
+  return {
+    executeSql: async (text: string, values?: unknown[]) => {
+      const result = await client.query(text, values as unknown[]);
+      return { rows: result.rows as unknown[] };
+    },
+  };
+}
+
+export type Enqueue = (client: pg.ClientBase | pg.Pool, crawlJobId: string, rows: Array<{ url: string; depth: number }>) => Promise<void>;
+
+export function createEnqueue(boss: PgBoss): Enqueue {
+  return async (client, crawlJobId, rows) => {
+    for (let i = 0; i < rows.length; i += 1000) {
+      const chunk = rows.slice(i, i + 1000).map((r) => pageJob(crawlJobId, r.url, r.depth));
+      await boss.insert(PAGE_QUEUE, chunk, { db: bossDb(client) });
+    }
+  };
+}

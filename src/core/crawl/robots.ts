@@ -1,0 +1,112 @@
+/**
+ * robots.txt after RFC 9309: the group for our product token (else `*`), Allow/Disallow with `*` and `$`,
+ * longest match wins and Allow wins a tie. Crawl-delay is not in the RFC but widely used; the crawler honours
+ * it when it is larger than CRAWL_DELAY. Sitemap lines seed the frontier when the job asks for it.
+ */
+
+export const ROBOTS_TOKEN = 'docdex';
+/** RFC 9309 asks crawlers to parse at least 500 KiB. */
+export const ROBOTS_MAX_BYTES = 512 * 1024;
+
+interface Rule {
+  allow: boolean;
+  pattern: string;
+  re: RegExp;
+}
+
+export interface RobotsRules {
+  allows(url: URL): boolean;
+  crawlDelaySeconds: number | null;
+  sitemaps: string[];
+}
+
+export const ALLOW_ALL: RobotsRules = { allows: () => true, crawlDelaySeconds: null, sitemaps: [] };
+export const DISALLOW_ALL: RobotsRules = { allows: () => false, crawlDelaySeconds: null, sitemaps: [] };
+
+function patternToRegExp(pattern: string): RegExp {
+  const anchored = pattern.endsWith('$');
+  const body = anchored ? pattern.slice(0, -1) : pattern;
+  const source = body
+    .split('*')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${source}${anchored ? '$' : ''}`);
+}
+
+// Compare percent-encoded forms so `/a%20b` in robots.txt matches the path a URL object yields.
+function encodePath(path: string): string {
+  try {
+    return encodeURI(decodeURI(path));
+  } catch {
+    return path;
+  }
+}
+
+export function parseRobots(text: string, token = ROBOTS_TOKEN): RobotsRules {
+  type Group = { agents: string[]; rules: Rule[]; delay: number | null };
+  const groups: Group[] = [];
+  const sitemaps: string[] = [];
+  let current: Group | null = null;
+  let lastWasAgent = false;
+  for (const rawLine of text.slice(0, ROBOTS_MAX_BYTES).split(/\r\n|\r|\n/)) {
+    const line = rawLine.replace(/#.*$/, '').trim();
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const key = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    if (key === 'user-agent') {
+      if (!current || !lastWasAgent) {
+        current = { agents: [], rules: [], delay: null };
+        groups.push(current);
+      }
+      current.agents.push(value.toLowerCase());
+      lastWasAgent = true;
+      continue;
+    }
+    lastWasAgent = false;
+    if (key === 'sitemap') {
+      if (value) sitemaps.push(value);
+      continue;
+    }
+    if (!current) continue;
+    if (key === 'allow' || key === 'disallow') {
+      // An empty Disallow allows everything; it adds no rule.
+      if (value === '') continue;
+      const pattern = encodePath(value);
+      current.rules.push({ allow: key === 'allow', pattern, re: patternToRegExp(pattern) });
+    } else if (key === 'crawl-delay') {
+      const n = Number(value);
+      if (Number.isFinite(n) && n >= 0) current.delay = n;
+    }
+  }
+  const ours = token.toLowerCase();
+  let chosen = groups.filter((g) => g.agents.some((a) => a !== '*' && (ours.startsWith(a) || a.startsWith(ours))));
+  if (chosen.length === 0) chosen = groups.filter((g) => g.agents.includes('*'));
+  const rules = chosen.flatMap((g) => g.rules);
+  const delays = chosen.map((g) => g.delay).filter((d): d is number => d !== null);
+  return {
+    allows(url: URL): boolean {
+      const path = encodePath(url.pathname) + url.search;
+      if (path === '/robots.txt') return true;
+      let best: Rule | null = null;
+      for (const rule of rules) {
+        if (!rule.re.test(path)) continue;
+        if (!best || rule.pattern.length > best.pattern.length || (rule.pattern.length === best.pattern.length && rule.allow)) best = rule;
+      }
+      return best ? best.allow : true;
+    },
+    crawlDelaySeconds: delays.length > 0 ? Math.max(...delays) : null,
+    sitemaps,
+  };
+}
+
+/**
+ * What a robots.txt response means (RFC 9309 section 2.3.1): 2xx is parsed, 4xx means no restrictions, and
+ * 5xx or no answer means "unreachable", which the caller turns into a retryable page failure rather than
+ * caching a full disallow for the whole job.
+ */
+export function robotsFromResponse(status: number, body: string): RobotsRules | 'unreachable' {
+  if (status >= 200 && status < 300) return parseRobots(body);
+  if (status >= 400 && status < 500) return ALLOW_ALL;
+  return 'unreachable';
+}

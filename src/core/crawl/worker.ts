@@ -1,0 +1,422 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import pg from 'pg';
+import type { Job, PgBoss } from 'pg-boss';
+import type { Config } from '../config.js';
+import type { ConnectionInfo } from '../db/connect.js';
+import type { JobEvent } from '../events/notify.js';
+import { createBoss } from '../queue/boss.js';
+import { runController } from './controller.js';
+import { PageFetcher } from './fetch.js';
+import type { FetchSettings } from './fetch.js';
+import { finishIfDone } from './frontier.js';
+import { WAKE_CHANNEL } from './jobs.js';
+import { processPage } from './page.js';
+import type { JobInfo, PageContext } from './page.js';
+import { publishCompletion } from './progress.js';
+import { createEnqueue, ensurePageQueue, PAGE_QUEUE } from './queue.js';
+import type { PageJobData } from './queue.js';
+import { RobotsStore } from './robots-store.js';
+import { createScope } from './scope.js';
+import { sleep } from './sleep.js';
+import { normalizeUrl } from './url.js';
+
+/**
+ * A crawl worker process (or part of one: `docdex serve`, `crawl start --wait`). It
+ * - holds a presence session named docdex-worker:<id>, which is how every other worker and `crawl health`
+ *   know it is alive (see crawl_worker_alive), and listens on it for cancellations and wake-ups;
+ * - takes page jobs from pg-boss up to its concurrency, fetching as many as it has free slots, right after
+ *   a page finishes or a wake-up, else polling with backoff;
+ * - adopts jobs that need a controller and runs them.
+ * Stopping is graceful: no new work, controllers hand their jobs back, pages in flight get a grace period
+ * and are then aborted and given back to the queue.
+ */
+
+export interface CrawlWorkerOptions {
+  /** Pages in flight in this process, across all jobs. Default: MAX_CONCURRENT_CRAWLS. */
+  concurrency?: number;
+  /** Run pg-boss maintenance (expiring jobs of dead workers). Long-lived processes only. Default true. */
+  supervise?: boolean;
+  /** Adopt and control jobs (default true). */
+  controllers?: boolean;
+  maxControllers?: number;
+  fetch?: Partial<FetchSettings>;
+  /** Controller tick: progress events, heartbeat, dead-claim sweep. Default 1000 ms. */
+  tickMs?: number;
+  /** Longest wait between polls of an empty queue. Default 1000 ms. */
+  idlePollMs?: number;
+  /** How long pages in flight may finish when stopping before they are aborted. Default 10 s. */
+  stopGraceMs?: number;
+  /** Wait before a page retries a claim refused by the concurrency cap. Default 100 ms. */
+  throttleWaitMs?: number;
+  onError?: (error: Error) => void;
+  onEvent?: (event: WorkerEvent) => void;
+}
+
+export type WorkerEvent =
+  | { type: 'started'; workerId: string; concurrency: number }
+  | { type: 'adopted'; jobId: string }
+  | { type: 'controller-ended'; jobId: string; reason: 'finished' | 'lost' | 'stopped' }
+  | { type: 'job-finished'; jobId: string; status: string }
+  | { type: 'presence-lost'; error: string }
+  | { type: 'stopped'; workerId: string };
+
+export interface CrawlWorkers {
+  id: string;
+  stop(): Promise<void>;
+}
+
+/** A promise-based doorbell: loops wait on it, anything may ring it. */
+class Doorbell {
+  private waiters: Array<() => void> = [];
+  ring(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+  wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | null = null;
+      const done = () => {
+        if (timer) clearTimeout(timer);
+        this.waiters = this.waiters.filter((f) => f !== done);
+        resolve();
+      };
+      if (Number.isFinite(ms)) timer = setTimeout(done, ms);
+      this.waiters.push(done);
+    });
+  }
+}
+
+async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null> {
+  const { rows } = await pool.query<{
+    id: string;
+    source_id: string;
+    max_depth: number;
+    max_concurrent: number;
+    start_urls: string[];
+    domain_filter: string | null;
+    url_patterns: string[];
+    exclude_patterns: string[];
+  }>('SELECT id, source_id, max_depth, max_concurrent, start_urls, domain_filter, url_patterns, exclude_patterns FROM crawl_jobs WHERE id = $1', [jobId]);
+  const r = rows[0];
+  if (!r) return null;
+  const startKeys = r.start_urls.map((u) => normalizeUrl(u)).filter((u): u is string => u !== null);
+  return {
+    id: r.id,
+    sourceId: r.source_id,
+    maxDepth: r.max_depth,
+    maxConcurrent: r.max_concurrent,
+    scope: createScope({ startUrls: r.start_urls, domainFilter: r.domain_filter, urlPatterns: r.url_patterns, excludePatterns: r.exclude_patterns }),
+    startKeys: new Set(startKeys),
+    firstStartKey: startKeys[0] ?? '',
+  };
+}
+
+/** Running crawl jobs with their cap and the pages other live workers are fetching for them right now. */
+async function runningCaps(pool: pg.Pool, workerId: string): Promise<Map<string, { cap: number; others: number }>> {
+  const { rows } = await pool.query<{ id: string; cap: number; others: number }>(
+    `SELECT j.id, j.max_concurrent AS cap,
+            count(DISTINCT f.claim_token) FILTER (WHERE f.worker_id <> $1 AND crawl_worker_alive(f.worker_id))::int AS others
+       FROM crawl_jobs j LEFT JOIN crawl_frontier f ON f.job_id = j.id AND f.status = 'fetching'
+      WHERE j.status = 'running'
+      GROUP BY j.id`,
+    [workerId],
+  );
+  return new Map(rows.map((r) => [r.id, { cap: r.cap, others: r.others }]));
+}
+
+export async function startCrawlWorkers(
+  db: { pool: pg.Pool; info: ConnectionInfo },
+  config: Config,
+  options: CrawlWorkerOptions = {},
+): Promise<CrawlWorkers> {
+  const workerId = randomUUID();
+  const pool = db.pool;
+  const concurrency = Math.max(1, options.concurrency ?? config.crawl.maxConcurrent);
+  const tickMs = options.tickMs ?? 1000;
+  const idlePollMs = options.idlePollMs ?? 1000;
+  const stopGraceMs = options.stopGraceMs ?? 10_000;
+  const maxControllers = options.controllers === false ? 0 : (options.maxControllers ?? 10);
+  const onError = (error: Error) => options.onError?.(error);
+  const emit = (event: WorkerEvent) => options.onEvent?.(event);
+
+  let stopping = false;
+  const pagesStop = new AbortController();
+  const controllersStop = new AbortController();
+  const pageBell = new Doorbell();
+  const adoptBell = new Doorbell();
+  const jobAborts = new Map<string, AbortController>();
+  const jobInfos = new Map<string, Promise<JobInfo | null>>();
+  const inFlight = new Set<Promise<void>>();
+  const controllers = new Map<string, Promise<void>>();
+
+  const fetcher = new PageFetcher(options.fetch ?? {});
+  const robots = new RobotsStore(pool, fetcher, config.crawl.delaySeconds);
+
+  const jobInfo = (jobId: string): Promise<JobInfo | null> => {
+    let p = jobInfos.get(jobId);
+    if (!p) {
+      if (jobInfos.size > 500) jobInfos.clear();
+      p = loadJobInfo(pool, jobId);
+      jobInfos.set(jobId, p);
+      p.catch(() => jobInfos.delete(jobId));
+    }
+    return p;
+  };
+  const jobAbort = (jobId: string): AbortController => {
+    let c = jobAborts.get(jobId);
+    if (!c) {
+      c = new AbortController();
+      jobAborts.set(jobId, c);
+    }
+    return c;
+  };
+  const onJobEnded = (jobId: string, state: string) => {
+    // Cancel (or a peer finishing or failing the job) stops this worker's fetches for it within one fetch.
+    if (state === 'cancelled' || state === 'failed') jobAborts.get(jobId)?.abort(new Error(`job ${state}`));
+    jobAborts.delete(jobId);
+    jobInfos.delete(jobId);
+    robots.forgetJob(jobId);
+  };
+
+  // --- presence -------------------------------------------------------------------------------------------
+  let presence: pg.Client | null = null;
+  let presenceUp = false;
+  const connectPresence = async (): Promise<void> => {
+    const client = new pg.Client({ ...db.info.config, application_name: `docdex-worker:${workerId}` });
+    client.on('notification', (message) => {
+      if (message.channel === WAKE_CHANNEL) {
+        pageBell.ring();
+        adoptBell.ring();
+        return;
+      }
+      if (!message.payload) return;
+      try {
+        const event = JSON.parse(message.payload) as JobEvent;
+        if (event.kind === 'crawl') onJobEnded(event.jobId, event.state);
+      } catch {
+        // Another writer's malformed payload is not ours to crash on.
+      }
+    });
+    client.on('error', () => undefined);
+    client.on('end', () => {
+      if (presence !== client) return;
+      presenceUp = false;
+      presence = null;
+      if (stopping) return;
+      emit({ type: 'presence-lost', error: 'connection closed' });
+      void reconnectPresence();
+    });
+    await client.connect();
+    await client.query(`LISTEN ${WAKE_CHANNEL}`);
+    await client.query('LISTEN job_complete');
+    presence = client;
+    presenceUp = true;
+  };
+  const reconnectPresence = async (): Promise<void> => {
+    // While the session is down, peers see this worker as dead and take its work over; the claim tokens
+    // make whatever it finishes meanwhile a no-op.
+    for (let delay = 500; !stopping; delay = Math.min(delay * 2, 10_000)) {
+      try {
+        await connectPresence();
+        adoptBell.ring();
+        return;
+      } catch (error) {
+        onError(error as Error);
+        await sleep(delay);
+      }
+    }
+  };
+  await connectPresence();
+
+  // --- queue ----------------------------------------------------------------------------------------------
+  let boss: PgBoss;
+  try {
+    boss = createBoss(db.info, { supervise: options.supervise ?? true, max: 4, instanceName: `docdex-crawl-worker ${hostname()}` });
+    boss.on('error', (error: Error) => onError(error));
+    await boss.start();
+    await ensurePageQueue(boss);
+  } catch (error) {
+    stopping = true;
+    await (presence as pg.Client | null)?.end().catch(() => undefined);
+    await fetcher.close();
+    throw error;
+  }
+  const enqueue = createEnqueue(boss);
+
+  const pageCtx: PageContext = {
+    pool,
+    workerId,
+    fetcher,
+    robots,
+    enqueue,
+    delaySeconds: config.crawl.delaySeconds,
+    throttleWaitMs: options.throttleWaitMs ?? 100,
+  };
+
+  const finishJob = async (jobId: string) => {
+    const finished = await finishIfDone(pool, jobId);
+    if (finished) {
+      await publishCompletion(pool, jobId);
+      emit({ type: 'job-finished', jobId, status: finished.status });
+    }
+  };
+
+  const runPageJob = async (job: Job<PageJobData>): Promise<void> => {
+    const jobId = job.data.crawlJobId;
+    let settled = false;
+    try {
+      const info = await jobInfo(jobId);
+      if (info) {
+        const jobSignal = jobAbort(jobId).signal;
+        const signal = AbortSignal.any([pagesStop.signal, jobSignal]);
+        const result = await processPage(pageCtx, info, job.data, signal, () => jobSignal.aborted);
+        settled = result === 'stored' || result === 'unchanged' || result === 'skipped' || result === 'failed';
+      }
+      await boss.complete(PAGE_QUEUE, job.id);
+    } catch (error) {
+      onError(error as Error);
+      settled = true;
+      await boss.fail(PAGE_QUEUE, job.id, { message: (error as Error).message }).catch(() => undefined);
+    }
+    if (settled) await finishJob(jobId).catch((error: unknown) => onError(error as Error));
+  };
+
+  // Pages of this process per crawl job (fetched from the queue, claimed or not yet).
+  const localActive = new Map<string, number>();
+
+  const startPage = (job: Job<PageJobData>) => {
+    const id = job.data.crawlJobId;
+    localActive.set(id, (localActive.get(id) ?? 0) + 1);
+    const p: Promise<void> = runPageJob(job).finally(() => {
+      const n = (localActive.get(id) ?? 1) - 1;
+      if (n <= 0) localActive.delete(id);
+      else localActive.set(id, n);
+      inFlight.delete(p);
+      pageBell.ring();
+    });
+    inFlight.add(p);
+  };
+
+  /**
+   * Takes up to `free` page jobs, one at a time, skipping crawl jobs whose cap is already used by live claims
+   * of other workers plus this process's own pages. The cap is counted from live claims, not from pg-boss's
+   * active jobs, because the active jobs of a killed worker stay "active" until pg-boss expires them and
+   * would block the crawl that long.
+   */
+  const fill = async (free: number): Promise<number> => {
+    const caps = await runningCaps(pool, workerId);
+    let taken = 0;
+    while (taken < free && !stopping) {
+      const ignoreGroups = [...caps].filter(([id, c]) => c.others + (localActive.get(id) ?? 0) >= c.cap).map(([id]) => id);
+      const jobs = await boss.fetch<PageJobData>(PAGE_QUEUE, { batchSize: 1, ...(ignoreGroups.length > 0 ? { ignoreGroups } : {}) });
+      const job = jobs[0];
+      if (!job) break;
+      if (stopping) {
+        await boss.fail(PAGE_QUEUE, job.id, { message: 'worker stopping' }).catch(() => undefined);
+        break;
+      }
+      startPage(job);
+      taken++;
+    }
+    return taken;
+  };
+
+  const pageLoop = async (): Promise<void> => {
+    let idle = 25;
+    while (!stopping) {
+      const free = concurrency - inFlight.size;
+      if (free <= 0) {
+        await pageBell.wait(idlePollMs);
+        continue;
+      }
+      let taken = 0;
+      try {
+        taken = await fill(free);
+      } catch (error) {
+        if (stopping) break;
+        onError(error as Error);
+      }
+      if (taken === free) {
+        idle = 25;
+        continue;
+      }
+      if (taken > 0) idle = 25;
+      await pageBell.wait(idle);
+      if (taken === 0) idle = Math.min(idle * 2, idlePollMs);
+    }
+  };
+
+  const adoptLoop = async (): Promise<void> => {
+    while (!stopping && maxControllers > 0) {
+      if (presenceUp && controllers.size < maxControllers) {
+        try {
+          const { rows } = await pool.query<{ id: string }>('SELECT id FROM crawl_adopt_job($1) AS id', [workerId]);
+          const id = rows[0]?.id;
+          if (id) {
+            emit({ type: 'adopted', jobId: id });
+            const run = runController(
+              { pool, workerId, enqueue, fetcher, robots, delaySeconds: config.crawl.delaySeconds, tickMs, jobInfo, onError },
+              id,
+              controllersStop.signal,
+            )
+              .then((reason) => {
+                emit({ type: 'controller-ended', jobId: id, reason });
+                pageBell.ring();
+              })
+              .catch((error: unknown) => {
+                onError(error as Error);
+                // Let another worker (or this one, after a pause) take over rather than leave the job headless.
+                return pool.query('UPDATE crawl_jobs SET controller_worker_id = NULL WHERE id = $1 AND controller_worker_id = $2', [id, workerId]);
+              })
+              .then(
+                () => undefined,
+                () => undefined,
+              )
+              .finally(() => {
+                controllers.delete(id);
+                adoptBell.ring();
+              });
+            controllers.set(id, run);
+            continue;
+          }
+        } catch (error) {
+          if (stopping) break;
+          onError(error as Error);
+        }
+      }
+      await adoptBell.wait(Math.max(idlePollMs, 2000));
+    }
+  };
+
+  const loops = Promise.all([pageLoop(), adoptLoop()]).catch((error: unknown) => onError(error as Error));
+  emit({ type: 'started', workerId, concurrency });
+
+  let stopped: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      stopping = true;
+      pageBell.ring();
+      adoptBell.ring();
+      controllersStop.abort(new Error('worker stopping'));
+      await loops;
+      await Promise.allSettled([...controllers.values()]);
+      if (inFlight.size > 0) {
+        await Promise.race([Promise.allSettled([...inFlight]), sleep(stopGraceMs)]);
+        pagesStop.abort(new Error('worker stopping'));
+        await Promise.allSettled([...inFlight]);
+      }
+      await boss.stop({ graceful: false, close: true, timeout: 5000 }).catch((error: unknown) => onError(error as Error));
+      const client = presence;
+      presence = null;
+      presenceUp = false;
+      await client?.end().catch(() => undefined);
+      await fetcher.close();
+      emit({ type: 'stopped', workerId });
+    })();
+    return stopped;
+  };
+
+  return { id: workerId, stop };
+}

@@ -1,0 +1,290 @@
+// A lightweight element tree built straight from htmlparser2's callbacks.
+// domhandler's DOM costs about half of the parser's own throughput on the doc
+// corpus (33 vs 64 MB/s); these plain objects cost a tenth, which is what lets
+// extraction stay above half the bare tokeniser's speed (bench/extract.ts).
+import { Parser } from 'htmlparser2';
+
+export interface HElement {
+  tag: string;
+  /** What the walkers do with this tag (see Kind), looked up once when the element is built. */
+  kind: Kind;
+  attrs: Record<string, string>;
+  children: HNode[];
+  parent: HElement | null;
+}
+
+// A plain object rather than an enum: type-stripping tools (Node, esbuild) handle it as is.
+export const Kind = {
+  Inline: 0,
+  Block: 1,
+  Junk: 2,
+  CodeBlock: 3,
+  Heading: 4,
+  Code: 5,
+  Table: 6,
+  Br: 7,
+  Hr: 8,
+  List: 9,
+  Blockquote: 10,
+  Dl: 11,
+  Dt: 12,
+  Link: 13,
+  Img: 14,
+  Strong: 15,
+  Em: 16,
+  Del: 17,
+  Kbd: 18,
+  Caption: 19,
+  Aside: 20,
+} as const;
+export type Kind = (typeof Kind)[keyof typeof Kind];
+
+const KINDS = new Map<string, Kind>([
+  ['pre', Kind.CodeBlock], ['programlisting', Kind.CodeBlock], ['screen', Kind.CodeBlock],
+  ['h1', Kind.Heading], ['h2', Kind.Heading], ['h3', Kind.Heading], ['h4', Kind.Heading], ['h5', Kind.Heading], ['h6', Kind.Heading],
+  ['code', Kind.Code], ['table', Kind.Table], ['br', Kind.Br], ['hr', Kind.Hr], ['ul', Kind.List], ['ol', Kind.List],
+  ['blockquote', Kind.Blockquote], ['dl', Kind.Dl], ['dt', Kind.Dt], ['a', Kind.Link], ['img', Kind.Img],
+  ['strong', Kind.Strong], ['b', Kind.Strong], ['em', Kind.Em], ['i', Kind.Em], ['cite', Kind.Em],
+  ['del', Kind.Del], ['s', Kind.Del], ['strike', Kind.Del], ['kbd', Kind.Kbd], ['samp', Kind.Kbd], ['var', Kind.Kbd],
+  ['tt', Kind.Kbd], ['summary', Kind.Caption], ['figcaption', Kind.Caption], ['caption', Kind.Caption],
+  ['aside', Kind.Aside],
+]);
+for (const t of [
+  'script', 'style', 'noscript', 'template', 'head', 'button', 'nav', 'footer', 'form', 'input', 'select', 'textarea',
+  'iframe', 'object', 'embed', 'canvas', 'svg', 'math', 'label', 'dialog', 'meta', 'link', 'title', 'audio', 'video',
+  'map', 'frame', 'frameset',
+]) {
+  KINDS.set(t, Kind.Junk);
+}
+for (const t of [
+  'address', 'article', 'body', 'center', 'dd', 'details', 'dir', 'div', 'fieldset', 'figure', 'header', 'hgroup',
+  'html', 'legend', 'li', 'main', 'menu', 'p', 'section', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'starlight-tabs',
+  '#root',
+]) {
+  KINDS.set(t, Kind.Block);
+}
+
+export function kindOf(tag: string): Kind {
+  return KINDS.get(tag) ?? Kind.Inline;
+}
+export type HNode = HElement | string;
+
+export interface HtmlTree {
+  root: HElement;
+  /** Raw href of every <a> in document order (whole document). */
+  hrefs: string[];
+  /** Every pre / programlisting / screen element, in document order. */
+  codeElements: HElement[];
+  /** Elements that may hold the main content (main, article, role=main, known theme containers). */
+  mainCandidates: HElement[];
+  h1s: HElement[];
+  title: HElement | null;
+  metas: Array<Record<string, string>>;
+  linkTags: Array<Record<string, string>>;
+  baseHref: string | null;
+  /** role=tab elements and labels, for tab-label lookup. */
+  tabs: HElement[];
+}
+
+// Deeper elements are flattened into their ancestor at this depth: text is kept,
+// structure is not. Real pages stay far below it; it bounds the walkers'
+// recursion on adversarial input (10,000 nested divs).
+export const MAX_DEPTH = 300;
+
+const RAW_TEXT = new Set(['script', 'style', 'template', 'noscript', 'iframe', 'xmp', 'noembed', 'noframes']);
+
+const MAIN_CLASS_RE =
+  /(?:^|\s)(?:theme-doc-markdown|md-content__inner|md-content|sl-markdown-content|markdown-body|markdown-section|rst-content|body|document|docs-content|doc-content|main-content|page-content|post-content|article-content|entry-content|content|markdown|docMainContainer|contentContainer|content-container|docblock|book-body|page-inner|prose|docs-body|api-content)(?:\s|$)/;
+// Only block containers can be the main content; testing every <span class> would cost.
+const CONTAINER_TAGS = new Set(['div', 'section', 'body', 'td']);
+const MAIN_ID_RE = /^(?:main-content|content|main|apicontent|docContent|doc-content|page-content|article|docs-content|primary)$/;
+
+// DocBook (XML) elements mapped onto their HTML equivalents, so one walker serves both.
+const DOCBOOK_TAGS: Record<string, string> = {
+  para: 'p', simpara: 'p', formalpara: 'div', itemizedlist: 'ul', orderedlist: 'ol', listitem: 'li',
+  variablelist: 'dl', varlistentry: 'div', term: 'dt', emphasis: 'em', literal: 'code', code: 'code',
+  command: 'code', filename: 'code', function: 'code', varname: 'code', option: 'code', replaceable: 'code',
+  userinput: 'code', computeroutput: 'code', systemitem: 'code', classname: 'code', methodname: 'code',
+  parameter: 'code', type: 'code', envar: 'code', constant: 'code', structname: 'code', structfield: 'code',
+  ulink: 'a', link: 'a', xref: 'span', note: 'blockquote', warning: 'blockquote', tip: 'blockquote',
+  important: 'blockquote', caution: 'blockquote', informaltable: 'table', tgroup: 'tbody', row: 'tr',
+  entry: 'td', info: 'header', bookinfo: 'header', articleinfo: 'header', programlisting: 'programlisting',
+  screen: 'screen', literallayout: 'pre', synopsis: 'pre', blockquote: 'blockquote', example: 'figure',
+  informalexample: 'div', figure: 'figure', mediaobject: 'div', imageobject: 'div', indexterm: 'script',
+  remark: 'script', abstract: 'div', quote: 'q', citetitle: 'em', firstterm: 'em', acronym: 'span',
+};
+const DOCBOOK_SECTIONS = new Set([
+  'book', 'article', 'chapter', 'appendix', 'preface', 'part', 'section', 'sect1', 'sect2', 'sect3', 'sect4',
+  'sect5', 'refentry', 'refsect1', 'refsect2', 'refsect3', 'refsection', 'simplesect', 'glossary', 'reference',
+  'colophon', 'dedication', 'bibliography', 'index',
+]);
+const DOCBOOK_CAPTIONED = new Set(['example', 'figure', 'table', 'informalexample', 'equation', 'procedure']);
+
+export function buildTree(html: string, xmlMode: boolean): HtmlTree {
+  const root: HElement = { tag: '#root', kind: Kind.Block, attrs: {}, children: [], parent: null };
+  const tree: HtmlTree = {
+    root, hrefs: [], codeElements: [], mainCandidates: [], h1s: [], title: null, metas: [], linkTags: [],
+    baseHref: null, tabs: [],
+  };
+  let cur = root;
+  let depth = 0;
+  let overflow = 0;
+  let rawText = 0;
+  // DocBook section nesting, to turn <title> into h1..h6.
+  let sectionDepth = 0;
+  const sectionStack: boolean[] = [];
+
+  const parser = new Parser(
+    {
+      onopentag(name, attrs) {
+        if (xmlMode) {
+          const isSection = DOCBOOK_SECTIONS.has(name);
+          sectionStack.push(isSection);
+          if (isSection) {
+            sectionDepth++;
+            name = 'section';
+          } else if (name === 'title') {
+            const parentTag = cur.attrs['data-docbook'] ?? cur.tag;
+            name = DOCBOOK_CAPTIONED.has(parentTag) ? 'figcaption' : `h${Math.min(6, Math.max(1, sectionDepth))}`;
+          } else {
+            const mapped = DOCBOOK_TAGS[name];
+            if (mapped !== undefined) {
+              if (mapped === 'a') attrs = { ...attrs, href: attrs.url ?? attrs['xlink:href'] ?? (attrs.linkend ? `#${attrs.linkend}` : '') };
+              if (mapped === 'programlisting' || mapped === 'screen') {
+                if (attrs.language) attrs = { ...attrs, 'data-language': attrs.language };
+              }
+              if (DOCBOOK_CAPTIONED.has(name)) attrs = { ...attrs, 'data-docbook': name };
+              name = mapped;
+            }
+          }
+          if (attrs['xml:id'] && !attrs.id) attrs = { ...attrs, id: attrs['xml:id'] };
+        }
+        if (depth >= MAX_DEPTH) {
+          overflow++;
+          if (name === 'a' && attrs.href) tree.hrefs.push(attrs.href);
+          return;
+        }
+        const el: HElement = { tag: name, kind: KINDS.get(name) ?? Kind.Inline, attrs, children: [], parent: cur };
+        cur.children.push(el);
+        cur = el;
+        depth++;
+        switch (name) {
+          case 'a':
+            if (attrs.href) tree.hrefs.push(attrs.href);
+            if (attrs.role === 'tab') tree.tabs.push(el);
+            break;
+          case 'pre':
+          case 'programlisting':
+          case 'screen':
+            tree.codeElements.push(el);
+            break;
+          case 'h1':
+            tree.h1s.push(el);
+            break;
+          case 'main':
+          case 'article':
+            tree.mainCandidates.push(el);
+            break;
+          case 'meta':
+            tree.metas.push(attrs);
+            break;
+          case 'link':
+            tree.linkTags.push(attrs);
+            break;
+          case 'base':
+            if (tree.baseHref === null && attrs.href) tree.baseHref = attrs.href;
+            break;
+          case 'title':
+            if (tree.title === null) tree.title = el;
+            break;
+          case 'label':
+            tree.tabs.push(el);
+            break;
+          default:
+            break;
+        }
+        if (RAW_TEXT.has(name)) rawText++;
+        if (attrs.role !== undefined) {
+          if (attrs.role === 'main') tree.mainCandidates.push(el);
+          else if (attrs.role === 'tab' && name !== 'a') tree.tabs.push(el);
+        } else if (CONTAINER_TAGS.has(name)) {
+          const cls = attrs.class;
+          const id = attrs.id;
+          if ((cls !== undefined && MAIN_CLASS_RE.test(cls)) || (id !== undefined && MAIN_ID_RE.test(id))) {
+            tree.mainCandidates.push(el);
+          }
+        }
+      },
+      ontext(text) {
+        if (rawText > 0 && RAW_TEXT.has(cur.tag) && cur.tag !== 'noscript') return;
+        const c = cur.children;
+        const last = c.length - 1;
+        if (last >= 0 && typeof c[last] === 'string') c[last] = (c[last] as string) + text;
+        else c.push(text);
+      },
+      onclosetag(name) {
+        if (xmlMode) {
+          const wasSection = sectionStack.pop();
+          if (wasSection === true) sectionDepth--;
+        }
+        if (overflow > 0) {
+          overflow--;
+          return;
+        }
+        if (cur.parent === null) return;
+        if (RAW_TEXT.has(cur.tag)) rawText--;
+        void name;
+        cur = cur.parent;
+        depth--;
+      },
+    },
+    { xmlMode, decodeEntities: true, recognizeCDATA: true },
+  );
+  parser.end(html);
+  return tree;
+}
+
+/** Concatenated text of a subtree (iterative: safe on any depth). */
+export function textOf(node: HNode): string {
+  if (typeof node === 'string') return node;
+  let out = '';
+  const stack: HNode[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop() as HNode;
+    if (typeof n === 'string') {
+      out += n;
+      continue;
+    }
+    if (n.tag === 'script' || n.tag === 'style') continue;
+    if (n.tag === 'br') out += '\n';
+    for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i] as HNode);
+  }
+  return out;
+}
+
+export function isAncestor(ancestor: HElement, node: HElement): boolean {
+  let p: HElement | null = node;
+  while (p !== null) {
+    if (p === ancestor) return true;
+    p = p.parent;
+  }
+  return false;
+}
+
+export function classOf(el: HElement): string {
+  return el.attrs.class ?? '';
+}
+
+export function hasClassToken(el: HElement, token: string): boolean {
+  const c = el.attrs.class;
+  if (c === undefined) return false;
+  const i = c.indexOf(token);
+  if (i < 0) return false;
+  return c.split(/\s+/).includes(token);
+}
+
+export function elementChildren(el: HElement): HElement[] {
+  const out: HElement[] = [];
+  for (const c of el.children) if (typeof c !== 'string') out.push(c);
+  return out;
+}

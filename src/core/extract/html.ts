@@ -1,0 +1,182 @@
+// HTML (and DocBook XML) pages: metadata, links, main content, code blocks.
+import { plainText, resolveContexts } from './context.js';
+import { chooseMainRoot } from './html-main.js';
+import { HtmlMarkdownRenderer, substituteCode } from './html-markdown.js';
+import { buildTree, type HElement, type HtmlTree, isAncestor, textOf } from './html-tree.js';
+import { fence, finaliseSnippets, type RawBlock } from './snippet.js';
+import type { ExtractedPage, ExtractResult, SkippedBlock } from './types.js';
+
+/** DocBook sources are XML without an <html> root; XHTML (PostgreSQL's docs) stays HTML. */
+export function isDocBookXml(text: string): boolean {
+  const head = text.slice(0, 4096);
+  if (!/^\s*(?:<\?xml|<!DOCTYPE\s+(?:book|article|chapter|section|refentry)|<(?:book|article|chapter|section|refentry)\b)/i.test(head)) return false;
+  if (/<html[\s>]/i.test(head)) return false;
+  return /<(?:book|article|chapter|section|sect1|refentry|part|appendix)[\s>]/.test(head);
+}
+
+// Title suffixes: "Page — Site", "Page | Site", "Page - Site", "Page · Site".
+const TITLE_SEPARATORS = [' — ', ' – ', ' | ', ' - ', ' · ', ' :: ', ' » '];
+
+export function splitTitle(title: string): { page: string; site: string | null } {
+  let best = -1;
+  let sepLen = 0;
+  for (const sep of TITLE_SEPARATORS) {
+    const i = title.lastIndexOf(sep);
+    if (i > best) {
+      best = i;
+      sepLen = sep.length;
+    }
+  }
+  if (best <= 0) return { page: title, site: null };
+  const page = title.slice(0, best).trim();
+  const site = title.slice(best + sepLen).trim();
+  if (page.length === 0 || site.length === 0) return { page: title, site: null };
+  return { page, site };
+}
+
+export interface Resolver {
+  (href: string): string | null;
+  /** The page an href points to: absolute, without its fragment. */
+  page(href: string): string | null;
+}
+
+/** Resolves hrefs against the page (or its <base>), caching by href without fragment. */
+export function makeResolver(pageUrl: string, baseHref: string | null): Resolver {
+  let base: URL | null = null;
+  try {
+    base = new URL(pageUrl);
+    if (baseHref) base = new URL(baseHref.trim(), base);
+  } catch {
+    base = null;
+  }
+  const cache = new Map<string, string | null>();
+  const page = (href: string): string | null => {
+    const hash = href.indexOf('#');
+    let path = hash >= 0 ? href.slice(0, hash) : href;
+    let resolved = cache.get(path);
+    if (resolved !== undefined) return resolved;
+    const key = path;
+    path = path.trim();
+    if (base === null) resolved = null;
+    else {
+      try {
+        const u = new URL(path, base);
+        u.hash = '';
+        resolved = u.href;
+      } catch {
+        resolved = null;
+      }
+    }
+    cache.set(key, resolved);
+    return resolved;
+  };
+  const resolve = ((href: string): string | null => {
+    const resolved = page(href);
+    if (resolved === null) return null;
+    const hash = href.indexOf('#');
+    if (hash < 0) return resolved;
+    const frag = href.slice(hash).trim();
+    return frag.length > 1 ? `${resolved}${frag}` : resolved;
+  }) as Resolver;
+  resolve.page = page;
+  return resolve;
+}
+
+function metaContent(tree: HtmlTree, key: string): string | null {
+  for (const m of tree.metas) {
+    const name = (m.name ?? m.property ?? '').toLowerCase();
+    if (name === key && m.content !== undefined) return m.content;
+  }
+  return null;
+}
+
+function collapse(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+export function extractHtml(text: string, url: string, contentHash: string): ExtractResult {
+  const xml = isDocBookXml(text);
+  const tree = buildTree(text, xml);
+  const resolve = makeResolver(url, tree.baseHref);
+
+  // Links: every <a href> in the document, absolute http(s), no fragment, first occurrence order.
+  const links: string[] = [];
+  const seen = new Set<string>();
+  for (const href of tree.hrefs) {
+    const u = resolve.page(href);
+    if (u === null) continue;
+    if (!(u.startsWith('http://') || u.startsWith('https://'))) continue;
+    if (seen.has(u)) continue;
+    seen.add(u);
+    links.push(u);
+  }
+
+  const titleText = tree.title !== null ? collapse(textOf(tree.title)) : '';
+  const split = splitTitle(titleText);
+  const ogSite = metaContent(tree, 'og:site_name');
+  const robots = (metaContent(tree, 'robots') ?? '').toLowerCase();
+  let canonicalUrl: string | null = null;
+  for (const l of tree.linkTags) {
+    if (l.href && (l.rel ?? '').toLowerCase().split(/\s+/).includes('canonical')) {
+      const r = resolve(l.href);
+      if (r !== null && /^https?:/.test(r)) canonicalUrl = r;
+      break;
+    }
+  }
+
+  const mainRoot = chooseMainRoot(tree);
+  const rendered = new HtmlMarkdownRenderer(tree, mainRoot, resolve).render();
+  const heading = rendered.pageHeading ?? (xml ? firstHeading(tree.root) : null);
+  const pageHeading = heading !== null ? plainText(heading) : null;
+  const title = pageHeading ?? (split.page || '');
+
+  const contexts = resolveContexts(rendered.items, rendered.blocks.length);
+  const fin = finaliseSnippets(rendered.blocks, contexts, url, title);
+  const fences = rendered.blocks.map((b: RawBlock, i: number) => {
+    const lang = fin.blockLanguages[i] ?? '';
+    return lang === '' ? '' : fence(b.code.replace(/^\s*\n/, '').trimEnd(), lang);
+  });
+
+  const skipped: SkippedBlock[] = [...rendered.skipped, ...fin.skipped];
+  for (const el of tree.codeElements) {
+    if (rendered.visited.has(el)) continue;
+    skipped.push({ reason: isAncestor(mainRoot, el) ? 'interface' : 'outside-main', tag: el.tag, preview: textOf(el).slice(0, 40).replace(/\s+/g, ' ') });
+  }
+
+  const page: ExtractedPage = {
+    url,
+    title,
+    description: collapse(metaContent(tree, 'description') ?? metaContent(tree, 'og:description') ?? ''),
+    siteName: ogSite !== null && ogSite.trim().length > 0 ? collapse(ogSite) : split.site,
+    canonicalUrl,
+    links,
+    noFollow: /\b(?:nofollow|none)\b/.test(robots),
+    markdown: substituteCode(rendered.markdown, fences).trim(),
+    contentHash,
+    format: 'html',
+  };
+  return { page, snippets: fin.snippets, skipped, origins: fin.origins };
+}
+
+function firstHeading(root: HElement): string | null {
+  const stack: HElement[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop() as HElement;
+    if (/^h[1-6]$/.test(n.tag)) {
+      const t = collapse(textOf(n));
+      if (t) return t;
+    }
+    for (let i = n.children.length - 1; i >= 0; i--) {
+      const c = n.children[i];
+      if (c !== undefined && typeof c !== 'string') stack.push(c);
+    }
+  }
+  return null;
+}
+
+/** Code blocks of an HTML fragment (HTML embedded in markdown), without page-level processing. */
+export function htmlFragmentBlocks(fragment: string): RawBlock[] {
+  const tree = buildTree(fragment, false);
+  const rendered = new HtmlMarkdownRenderer(tree, tree.root, () => null).render();
+  return rendered.blocks;
+}

@@ -1,0 +1,606 @@
+// Language names and a rule-based content classifier. No model and no network:
+// every rule is a regular expression with a weight, tuned on the four real
+// documentation sites of the corpus test (see test/extract/corpus.test.ts).
+//
+// Canonical names: python, javascript, typescript, shell, console, sql, json,
+// yaml, html, xml, css, go, rust, java, c, cpp, csharp, ruby, php, toml,
+// dockerfile, diff, ini, markdown, text. Unknown declared names pass through
+// lowercased.
+//
+// shell vs console: `shell` is a script or a list of commands; `console` is a
+// terminal session where commands carry a prompt (`$ `, `% `, `PS C:\>`,
+// `C:\>`) and are usually followed by their output. A Python REPL session
+// (`>>> `) is `python`, because what a reader searches for there is Python.
+
+const ALIASES: Record<string, string> = {
+  py: 'python', py3: 'python', python3: 'python', python2: 'python', py2: 'python', pycon: 'python',
+  pyi: 'python', ipython: 'python', ipython3: 'python', 'python-repl': 'python', pytb: 'python', sage: 'python',
+  js: 'javascript', mjs: 'javascript', cjs: 'javascript', jsx: 'javascript', node: 'javascript', nodejs: 'javascript',
+  es6: 'javascript', ecmascript: 'javascript', 'javascript-repl': 'javascript',
+  ts: 'typescript', tsx: 'typescript', mts: 'typescript', cts: 'typescript',
+  sh: 'shell', bash: 'shell', zsh: 'shell', ksh: 'shell', fish: 'shell', shell: 'shell', shellscript: 'shell',
+  'shell-script': 'shell', posix: 'shell', csh: 'shell', tcsh: 'shell',
+  console: 'console', 'shell-session': 'console', 'sh-session': 'console', shellsession: 'console',
+  'bash-session': 'console', terminal: 'console', doscon: 'console', pwsh_session: 'console', 'ps1con': 'console',
+  sql: 'sql', psql: 'sql', pgsql: 'sql', plpgsql: 'sql', postgresql: 'sql', postgres: 'sql', mysql: 'sql',
+  sqlite: 'sql', sqlite3: 'sql', tsql: 'sql', plsql: 'sql', mssql: 'sql', mariadb: 'sql',
+  json: 'json', json5: 'json', jsonc: 'json', jsonl: 'json', 'json-object': 'json', javascriptreact: 'javascript',
+  typescriptreact: 'typescript',
+  yml: 'yaml', yaml: 'yaml',
+  html: 'html', htm: 'html', xhtml: 'html', 'html+django': 'html', 'html+jinja': 'html', vue: 'vue',
+  xml: 'xml', svg: 'xml', xsl: 'xml', xslt: 'xml', docbook: 'xml', rss: 'xml', atom: 'xml', wsdl: 'xml', plist: 'xml',
+  css: 'css',
+  go: 'go', golang: 'go',
+  rs: 'rust', rust: 'rust',
+  java: 'java',
+  c: 'c', h: 'c',
+  'c++': 'cpp', cpp: 'cpp', cxx: 'cpp', cc: 'cpp', hpp: 'cpp', hxx: 'cpp', hh: 'cpp',
+  cs: 'csharp', 'c#': 'csharp', csharp: 'csharp', dotnet: 'csharp',
+  rb: 'ruby', ruby: 'ruby', gemfile: 'ruby', podfile: 'ruby',
+  php: 'php', php3: 'php', php4: 'php', php5: 'php', php7: 'php', php8: 'php', 'html+php': 'php',
+  toml: 'toml',
+  dockerfile: 'dockerfile', docker: 'dockerfile', containerfile: 'dockerfile',
+  diff: 'diff', patch: 'diff', udiff: 'diff',
+  ini: 'ini', cfg: 'ini', conf: 'ini', dosini: 'ini', properties: 'ini', editorconfig: 'ini', gitconfig: 'ini',
+  md: 'markdown', markdown: 'markdown', mdx: 'markdown', gfm: 'markdown',
+  text: 'text', txt: 'text', none: 'text', plain: 'text', plaintext: 'text', nohighlight: 'text', output: 'text',
+  'no-highlight': 'text', raw: 'text', default: 'text', '': 'text',
+};
+
+export const CANONICAL_LANGUAGES: ReadonlySet<string> = new Set([
+  'python', 'javascript', 'typescript', 'shell', 'console', 'sql', 'json', 'yaml', 'html', 'xml', 'css', 'go',
+  'rust', 'java', 'c', 'cpp', 'csharp', 'ruby', 'php', 'toml', 'dockerfile', 'diff', 'ini', 'markdown', 'text',
+]);
+
+/**
+ * Canonical name for a declared language. Unknown names pass through lowercased
+ * and trimmed, with anything after whitespace or a brace dropped (`{.python}`
+ * and `python {linenos}` both mean python).
+ */
+export function normalizeLanguage(name: string): string {
+  let n = String(name ?? '').trim().toLowerCase();
+  if (n.startsWith('{') && n.endsWith('}')) n = n.slice(1, -1).trim();
+  if (n.startsWith('.')) n = n.slice(1);
+  const cut = n.search(/[\s{},;]/);
+  if (cut >= 0) n = n.slice(0, cut);
+  const alias = ALIASES[n];
+  if (alias !== undefined) return alias;
+  // GitHub's linguist scopes: `source-python`, `text-html-basic`.
+  if (n.startsWith('source-') || n.startsWith('source.')) return normalizeLanguage(n.slice(7));
+  if (n.startsWith('text-html') || n.startsWith('text.html')) return 'html';
+  // Highlighter variants such as `python-console` or `js-repl`.
+  const dash = n.indexOf('-');
+  if (dash > 0) {
+    const head = ALIASES[n.slice(0, dash)];
+    const tail = n.slice(dash + 1);
+    if (head !== undefined && /^(console|repl|session)$/.test(tail)) return head === 'shell' ? 'console' : head;
+  }
+  // Control characters would end up in an index column; drop them.
+  return n.replace(/[^\x20-\x7e]/g, '');
+}
+
+/** True when the name is a language we recognise (after normalisation). */
+export function isKnownLanguage(canonical: string): boolean {
+  return CANONICAL_LANGUAGES.has(canonical) || Object.prototype.hasOwnProperty.call(ALIASES, canonical);
+}
+
+/** Names that may appear as a bare class token (`<pre class="rust">`). */
+const BARE_CLASS_NAMES = new Set([
+  'python', 'py', 'javascript', 'js', 'typescript', 'ts', 'bash', 'sh', 'shell', 'console', 'sql', 'json', 'yaml',
+  'yml', 'html', 'xml', 'css', 'go', 'golang', 'rust', 'java', 'cpp', 'csharp', 'ruby', 'php', 'toml', 'dockerfile',
+  'diff', 'ini', 'markdown', 'kotlin', 'swift', 'scala', 'haskell', 'perl', 'lua', 'elixir', 'erlang', 'clojure',
+  'groovy', 'powershell', 'scss', 'less', 'graphql', 'protobuf', 'jsx', 'tsx', 'zsh', 'c', 'text', 'plaintext',
+]);
+
+const CLASS_PREFIX = /^(?:language|lang|highlight|brush|hljs|code|syntax|sourcecode)[-:_]([\w#+.-]+)$/;
+const HIGHLIGHT_NOISE = new Set(['source', 'default', 'notranslate', 'text-html']);
+
+/**
+ * The language a class attribute names, or null. `bare` allows a class token that
+ * is just a language name (`<pre class="rust">`), which is only trustworthy on
+ * the pre/code element itself.
+ */
+export function languageFromClass(className: string, bare: boolean): string | null {
+  if (className.length === 0) return null;
+  // SyntaxHighlighter: class="brush: js; gutter: false".
+  const brush = /(?:^|\s)brush:\s*([\w#+.-]+)/.exec(className);
+  if (brush?.[1]) return brush[1];
+  const tokens = className.split(/\s+/);
+  let sourceCode = false;
+  for (const t of tokens) {
+    if (t.length === 0) continue;
+    const m = CLASS_PREFIX.exec(t);
+    if (m?.[1] && !HIGHLIGHT_NOISE.has(m[1].toLowerCase())) {
+      // Sphinx's `highlight-default` means "whatever the project default is".
+      if (m[1] === 'default') continue;
+      return m[1];
+    }
+    if (t === 'sourceCode') sourceCode = true;
+  }
+  if (bare || sourceCode) {
+    for (const t of tokens) {
+      const lower = t.toLowerCase();
+      if (BARE_CLASS_NAMES.has(lower)) return lower;
+    }
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------
+// Content classifier.
+
+interface Rule {
+  lang: string;
+  re: RegExp;
+  weight: number;
+  /** Matches counted at most this many times. */
+  cap?: number;
+}
+
+const R = (lang: string, re: RegExp, weight: number, cap = 3): Rule => ({ lang, re, weight, cap });
+
+// Rules run with the `gm` flags over a bounded sample of the code, so every
+// pattern must be linear (no nested quantifiers over the same characters).
+const RULES: Rule[] = [
+  // python
+  R('python', /^[ \t]*(?:async )?def \w+\s*\(.*\)\s*(?:->\s*[^:]+)?:[ \t]*$/gm, 4),
+  R('python', /^[ \t]*class \w+(?:\([^)]*\))?:[ \t]*$/gm, 4),
+  R('python', /^[ \t]*(?:from [\w.]+ )?import [\w.]+(?: as \w+)?(?:, ?[\w.]+(?: as \w+)?)*[ \t]*$/gm, 2),
+  R('python', /^[ \t]*from [\w.]+ import \(?[\w*]/gm, 3),
+  R('python', /^[ \t]*(?:if|elif|while|for|with|try|except|else|finally|async def|async with|async for)\b[^{};]*:[ \t]*(?:#.*)?$/gm, 2),
+  R('python', /\bprint\(/g, 1),
+  R('python', /\bself\./g, 2),
+  R('python', /\b(?:None|True|False)\b/g, 1),
+  R('python', /^[ \t]*@[\w.]+(?:\(.*\))?[ \t]*$/gm, 1),
+  R('python', /\b(?:elif|lambda|nonlocal|yield from|is not|not in)\b/g, 2),
+  R('python', /\b__\w+__\b/g, 2),
+  R('python', /^[ \t]*raise \w+/gm, 2),
+  R('python', /^[ \t]*except(?: [\w.]+(?: as \w+)?)?:/gm, 3),
+  R('python', /(?:^|[^\w"'])[rbfRBF]{0,2}(?:"""|''')/gm, 2),
+  R('python', /^[ \t]+\w+=(?!=)[^=\n]/gm, 1.5),
+  R('python', /^[ \t]*[\w.]+ [-+*/%|&]?= [^;\n]*[^;,{\s][ \t]*$/gm, 0.5, 4),
+  R('python', /-\*- coding[:=]|^\(Pdb\)/gm, 5),
+  R('python', /\{'[\w -]+': /g, 1.5),
+  R('python', /^[ \t]*'[^'\n]+'\s*: /gm, 1, 4),
+  R('python', /^[ \t]*\w+: [\w.]+\[[^\]\n]*\]/gm, 2),
+  R('python', /^[ \t]*print [\w"']/gm, 1),
+  R('python', /^[ \t]*(?:assert|del|pass|global|yield) /gm, 2),
+  R('python', /^[ \t]*await [\w.]+\([^;\n]*\)[ \t]*$/gm, 1),
+  R('python', /^[ \t]*\w+(?:, ?\w+)+ = /gm, 2),
+  R('python', /\b\w+ (?:not )?in [\w(\[]/g, 0.5),
+  R('python', /\.(?:append|items|keys|join|split|strip|format)\(/g, 1),
+  R('python', /^[ \t]*\w+ = \w+\(.*\)[ \t]*$/gm, 0.5),
+  R('python', /^[ \t]*\.\.\. /gm, 1),
+  R('python', /^Traceback \(most recent call last\):/gm, 6),
+  R('python', /^[ \t]*(?:async )?def \w+\(/gm, 3),
+  R('python', /^[ \t]*with .+ as [\w, ()]+:[ \t]*$/gm, 3),
+  R('python', /^[ \t]*(?:match|case) [^\n{};]+:[ \t]*$/gm, 3),
+  R('python', /^[ \t]*\w+: [\w[\], .|]+ = [^;\n]+$/gm, 3),
+  R('python', /\.(?:execute|executemany|executescript|fetchone|fetchall)\(/g, 4),
+  R('python', /^[ \t]*[\w.]+(?:\[[^\]\n]*\])? = [^;\n]*[^;,{\s][ \t]*$/gm, 0.75, 4),
+  R('python', /\(\s*[^()\n]*?\b\w+=(?!=)[^=\n]/g, 1.5),
+  // Expression lines with calls and no statement terminator: Python more than anything else we know.
+  R('python', /^[ \t]*[\w.[\]'"]+(?: = [^;{}\n]+| ?\([^;{}\n]*\))[ \t]*(?:#.*)?$/gm, 0.5, 4),
+  R('python', /\b(?:len|range|isinstance|enumerate|str|int|dict|list|tuple|sorted|open)\(/g, 1),
+
+  // javascript
+  R('javascript', /\b(?:const|let|var) [\w${}\[\], ]+ = /g, 2),
+  R('javascript', /=>/g, 1),
+  R('javascript', /\bfunction\b(?:\s*\*)?\s*[\w$]*\s*\(/g, 2),
+  R('javascript', /\brequire\(\s*['"`][^'"`]+['"`]\s*\)/g, 4),
+  R('javascript', /^[ \t]*import\b[^;\n]*\bfrom\s+['"][^'"]+['"];?/gm, 3),
+  R('javascript', /^[ \t]*import\s+['"][^'"]+['"];?/gm, 3),
+  R('javascript', /^[ \t]*export (?:default |const |function |class |async |\{)/gm, 3),
+  R('javascript', /\bconsole\.(?:log|error|warn|info|dir)\(/g, 3),
+  R('javascript', /[!=]==/g, 2),
+  R('javascript', /\bmodule\.exports\b|\bexports\.\w+ =/g, 3),
+  R('javascript', /;[ \t]*$/gm, 0.5, 6),
+  R('javascript', /\bawait\b/g, 1),
+  R('javascript', /\bnew (?:Promise|Map|Set|Error|URL|Date|Array|Uint8Array|Buffer)\b/g, 2),
+  R('javascript', /^[ \t]*\}\);?[ \t]*$/gm, 2),
+  R('javascript', /\b(?:undefined|null)\b/g, 0.5),
+  R('javascript', /\.(?:then|catch|on|emit|forEach|map|filter|push|pipe)\(/g, 1),
+  R('javascript', /\bprocess\.(?:env|argv|stdout|exit|on|nextTick)\b/g, 2),
+  R('javascript', /(?:^|[;{})][ \t]*)\/\/ /gm, 0.5),
+  R('javascript', /\$\{[^}\n]+\}/g, 0.5),
+  // util.inspect output: `{ key: 'value', n: 1 }` across lines.
+  R('javascript', /^[ \t]*\{? ?(?:[\w$]+|'[\w$]*-[\w$-]*'): (?:'[^'\n]*'|-?\d[\w.]*|\[|\{|true|false|null|undefined|\[\w+\])[^\n]*,[ \t]*$/gm, 1.5, 4),
+  R('javascript', /^[ \t]*[\w$]+(?:\.[\w$]+)+(?:\(.*\))? = [^;\n]+;[ \t]*$/gm, 2),
+  R('javascript', /^[ \t]*[\w$]+(?:\.[\w$]+)*\(.*\);[ \t]*$/gm, 1, 4),
+
+  // typescript (scored separately, on top of javascript)
+  R('typescript', /[\w)]\??: (?:string|number|boolean|void|any|unknown|never|object|bigint)(?:\[\])?\b/g, 3),
+  R('typescript', /^[ \t]*(?:export )?(?:interface|type) \w+(?:<[^>]*>)? ?(?:=|\{|extends)/gm, 4),
+  R('typescript', /\bas (?:const|string|number|any|unknown)\b/g, 3),
+  R('typescript', /\bimplements \w+/g, 2),
+  R('typescript', /^[ \t]*(?:public|private|protected|readonly) \w+[?!]?[:(]/gm, 3),
+  R('typescript', /^[ \t]*(?:export )?enum \w+ \{/gm, 3),
+  R('typescript', /\bimport type\b/g, 4),
+  R('typescript', /\): (?:Promise<|[A-Z]\w*(?:<[^>]*>)?(?:\[\])? \{)/g, 3),
+  R('typescript', /<(?:string|number|boolean|any|unknown)>/g, 3),
+
+  // shell
+  R('shell', /^[ \t]*(?:sudo |npm |npx |yarn |pnpm |pip3? |pipx |python3? -m |cd |ls |mkdir |rm |cp |mv |export [A-Z_]+=|echo |cat |curl |wget |git |docker |kubectl |apt(?:-get)? |brew |make |chmod |chown |tar |source |unzip |ssh |scp |systemctl |service |tee |grep |sed |awk |cargo |go (?:get|run|build|install) |rustup |nvm |conda |virtualenv |gem |bundle |composer |mvn |gradle |dotnet |node |deno |bun |openssl |ln |touch |which |env |set -|unset |psql |createdb |dropdb |pg_ctl |initdb |pg_dump |mkdocs |pytest |tox |sphinx-build )/gm, 3, 5),
+  R('shell', /(?:^|\s)--?[a-z][\w-]*(?:=\S+)?/g, 0.5, 6),
+  R('shell', /\$\{?[A-Z_][A-Z0-9_]*\}?/g, 1),
+  R('shell', /\|\s*(?:grep|sed|awk|xargs|sort|uniq|head|tail|wc|tee|jq)\b/g, 3),
+  R('shell', /^[ \t]*(?:if \[\[? |fi$|then$|do$|done$|esac$|elif \[)/gm, 3),
+  R('shell', /\\[ \t]*$/gm, 1),
+  R('shell', /&&|\|\|/g, 0.5),
+  R('shell', /^#!\/(?:usr\/)?bin\/(?:env )?(?:ba|z|k)?sh\b/gm, 10),
+  R('shell', /^[ \t]*(?:python[\d.]*|py) (?:-[\w-]+ )*[\w./-]+\.py\b/gm, 4),
+  R('shell', /\s[12]?>\s?\/dev\/null|2>&1/g, 3),
+
+  // sql (upper-case keywords are much stronger evidence)
+  R('sql', /\b(?:SELECT|INSERT INTO|UPDATE|DELETE FROM|CREATE (?:TABLE|INDEX|VIEW|FUNCTION|OR REPLACE|TRIGGER|SCHEMA|DATABASE|EXTENSION|TYPE|ROLE|USER|SEQUENCE|AGGREGATE|OPERATOR|DOMAIN|POLICY|PUBLICATION|SUBSCRIPTION|RULE|PROCEDURE|MATERIALIZED|UNIQUE|TEMP)|ALTER (?:TABLE|INDEX|ROLE|DATABASE|SYSTEM|USER|SEQUENCE|FUNCTION|TYPE)|DROP (?:TABLE|INDEX|VIEW|FUNCTION|DATABASE|SCHEMA|ROLE|TYPE|EXTENSION)|GRANT|REVOKE|TRUNCATE|EXPLAIN|VACUUM|ANALYZE|BEGIN;|COMMIT;|ROLLBACK;|SET \w+ TO|COPY \w+|WITH RECURSIVE|PREPARE \w+|EXECUTE \w+|DECLARE \w+ CURSOR)\b/g, 4),
+  R('sql', /\b(?:FROM|WHERE|JOIN|GROUP BY|ORDER BY|VALUES|RETURNING|HAVING|LIMIT|UNION|AS|ON|AND|OR|NOT NULL|PRIMARY KEY|REFERENCES|INTEGER|VARCHAR|TEXT|BOOLEAN|SERIAL|DEFAULT|LANGUAGE|RETURNS)\b/g, 1, 8),
+  R('sql', /^[ \t]*(?:select|insert into|update \w+ set|delete from|create table|create index|alter table|drop table) /gim, 2),
+  R('sql', /\b(?:from|where|join|group by|order by|values)\b/g, 0.3, 5),
+  R('sql', /^[ \t]*--[ \t]/gm, 1),
+  R('sql', /;[ \t]*$/gm, 0.3, 5),
+  R('sql', /^\w+=[#>] /gm, 4),
+  R('sql', /^-{3,}\+-{3,}/gm, 4),
+  R('sql', /^\(\d+ rows?\)$/gm, 4),
+  R('sql', /\$\$|\$\d\b|::\w+/g, 1),
+
+  // json
+  R('json', /^[ \t]*"[^"\n]+"[ \t]*:[ \t]*(?:"|\d|-\d|\{|\[|true|false|null)/gm, 2, 6),
+  R('json', /^[ \t]*[}\]],?[ \t]*$/gm, 0.5),
+
+  // yaml
+  R('yaml', /^[ \t]*(?!(?:try|else|finally|except|do|default|public|private|protected)\b)[\w.-]+:[ \t]*$/gm, 1.5, 6),
+  R('yaml', /^[ \t]*[\w.-]+: (?![ \t]*$)[^;{}\n]*$/gm, 1.5, 8),
+  R('yaml', /^[ \t]*- [\w'"!.{$/-]/gm, 1, 6),
+  R('yaml', /^---[ \t]*$/gm, 1),
+  R('yaml', /^[ \t]*- [\w.-]+: /gm, 2),
+  R('yaml', /: [|>][-+]?[ \t]*$/gm, 2),
+
+  // ini / toml
+  R('ini', /^[ \t]*\[[\w .:/"-]+\][ \t]*$/gm, 3),
+  R('ini', /^[ \t]*[\w.-]+[ \t]*=[ \t]*[^"'\[{\s(][^\n(]*$/gm, 1.5, 6),
+  R('ini', /^[ \t]*;/gm, 1),
+  R('ini', /^[ \t]*[\w.-]+[ \t]*:[ \t]+\S/gm, 0.3, 4),
+  R('toml', /^[ \t]*\[\[?[\w.-]+\]\]?[ \t]*$/gm, 2),
+  R('toml', /^[ \t]*\[\[[\w.-]+\]\]/gm, 4),
+  R('toml', /^[ \t]*[\w.-]+[ \t]*=[ \t]*(?:"|'|\[|\{|true\b|false\b|\d)/gm, 2, 6),
+
+  // html / xml
+  R('html', /<(?:div|span|p|a|html|head|body|script|link|meta|ul|ol|li|table|tr|td|form|input|button|h[1-6]|img|br|section|nav|header|footer|main|article|label|select|option|textarea|iframe|style|title|strong|em|pre|code)\b[^>]*>/gi, 2, 6),
+  R('html', /<!DOCTYPE html/gi, 10),
+  R('html', /\{%-? *(?:if|for|block|extends|include|endif|endfor|endblock|set|macro) /g, 3),
+  R('html', /\{\{[^}\n]+\}\}/g, 0.5),
+  R('xml', /<\?xml\b/g, 10),
+  R('xml', /<\/?[\w]+:[\w-]+/g, 2),
+  R('xml', /\bxmlns(?::\w+)?=/g, 3),
+  R('xml', /<([a-z][\w.-]*)\b[^>]*>[^<\n]*<\/\1>/gi, 1, 5),
+  R('xml', /<[\w-]+\/>|<[\w-]+ [\w:-]+="[^"]*"\s*\/>/g, 1),
+
+  // css
+  R('css', /^[ \t]*(?!(?:try|catch|else|class|function|if|for|while|switch|do|import|export|const|let|var|return|new|struct|enum|union|namespace|impl|fn|interface|type|public|private|static)\b)[.#@:]?[\w-]+(?:[ \t]*[,>+~ ][ \t]*[.#:]?[\w-]+)*(?:::?[\w-]+(?:\([^)]*\))?)?[ \t]*\{[ \t]*$/gm, 2),
+  R('css', /^[ \t]*[a-z-]+[ \t]*:[ \t]*[^;\n{}]+;[ \t]*$/gm, 1.5, 6),
+  R('css', /@media\b|@import\b|@font-face\b|@keyframes\b|!important\b/g, 3),
+  R('css', /\b\d+(?:px|em|rem|vh|vw|pt)\b|#[0-9a-fA-F]{3,6}\b/g, 1),
+
+  // go
+  R('go', /^package \w+[ \t]*$/gm, 5),
+  R('go', /\bfunc (?:\([^)]*\) )?\w+\(/g, 4),
+  R('go', /:=/g, 1.5),
+  R('go', /\bfmt\.\w+\(/g, 3),
+  R('go', /\berr != nil\b/g, 4),
+  R('go', /^import \($/gm, 4),
+  R('go', /\b(?:go func|chan \w+|defer \w+)/g, 3),
+
+  // rust
+  R('rust', /\bfn \w+(?:<[^>]*>)?\(/g, 3),
+  R('rust', /\blet mut\b/g, 4),
+  R('rust', /\b(?:println|format|vec|panic|assert_eq|assert|write|writeln|macro_rules)!/g, 4),
+  R('rust', /^[ \t]*impl\b/gm, 3),
+  R('rust', /\bpub (?:fn|struct|enum|mod|trait|crate|use)\b/g, 4),
+  R('rust', /^[ \t]*use \w+(?:::[\w{}*, ]+)+;/gm, 3),
+  R('rust', /&mut |&'\w+|\bOption<|\bResult<|\bSome\(|\bOk\(|\.unwrap\(\)|\bBox<|\bVec<|#\[derive/g, 2),
+  R('rust', /\) -> [\w<>&]+ \{/g, 2),
+
+  // java
+  R('java', /\b(?:public|private|protected)(?: static)?(?: final)? (?:class|interface|enum|void|int|String|boolean|long|double|abstract|synchronized)\b/g, 3),
+  R('java', /\bSystem\.(?:out|err)\.print/g, 5),
+  R('java', /^[ \t]*import (?:static )?java[x]?\.[\w.*]+;/gm, 5),
+  R('java', /@Override|@Test\b|@Autowired|@Bean\b/g, 3),
+  R('java', /\bString\[\] args\b/g, 5),
+  R('java', /^[ \t]*package [\w.]+;/gm, 4),
+  R('java', /\bnew \w+<[^>]*>\(/g, 2),
+  R('java', /\b(?:final|extends|throws) \w+/g, 1),
+
+  // c / cpp
+  R('c', /^[ \t]*#[ \t]*include[ \t]*[<"][\w./]+\.h[>"]/gm, 4),
+  R('c', /^[ \t]*#[ \t]*(?:define|ifdef|ifndef|endif|if|pragma|undef)\b/gm, 3),
+  R('c', /\bint main\(/g, 3),
+  R('c', /\b(?:printf|fprintf|sprintf|malloc|calloc|free|sizeof|memcpy|strlen|strcmp)\(/g, 2),
+  R('c', /->\w/g, 1),
+  R('c', /\bNULL\b/g, 2),
+  R('c', /\b(?:struct|typedef|unsigned|static|const|extern|void|char|int|long|size_t|double) [\w*]/g, 1, 6),
+  R('c', /\b\w+ \*\*?\w+\s*[;=,)[]/g, 1.5),
+  R('c', /\b(?:Py\w+|napi_\w+|uv_\w+)\b/g, 2),
+  R('c', /^[ \t]*(?:const )?[A-Za-z_]\w*(?: \*+| )\*?\w+(?:\[\w*\])?(?:, ?\*?\w+)*;[ \t]*$/gm, 1.5),
+  R('c', /\((?:const )?\w+ ?\*+\)\s*[\w(&]/g, 2),
+  R('c', /[(,=] ?&\w/g, 1.5),
+  R('c', /^[ \t]*(?:static |extern )?(?:const )?(?:unsigned )?\w+ \**\w+\([^;]*\)(?: \{)?[ \t]*;?$/gm, 1),
+  R('c', /^\}[ \t]*$/gm, 0.5),
+  R('cpp', /\bstd::/g, 4),
+  R('cpp', /^[ \t]*#[ \t]*include[ \t]*<(?:iostream|vector|string|memory|map|unordered_map|algorithm|functional|thread|utility|cstdio|cstdlib)>/gm, 5),
+  R('cpp', /\btemplate\s*</g, 4),
+  R('cpp', /^[ \t]*#[ \t]*include[ \t]*[<"](?:node|v8|node_buffer|node_object_wrap|node_version|nan)\.h[>"]/gm, 5),
+  R('cpp', /\bnamespace \w+|using namespace\b/g, 4),
+  R('cpp', /^[ \t]*(?:public|private|protected):/gm, 4),
+  R('cpp', /\b[A-Za-z_]\w*::[A-Za-z_~]\w*/g, 1.5),
+  R('cpp', /\b(?:void|char|int|const \w+)\* \w/g, 1),
+  R('cpp', /\bnullptr\b|\bcout\s*<<|\bcerr\s*<<|\bv8::|\bLocal<|\bIsolate\b/g, 3),
+  R('cpp', /\bconst \w+(?:::\w+)*&/g, 2),
+  R('cpp', /\bclass \w+(?: final)? : (?:public|private|protected) [\w:]+/g, 3),
+  R('cpp', /\b(?:auto|override|virtual|constexpr|noexcept)\b/g, 2),
+
+  // csharp
+  R('csharp', /^[ \t]*using System(?:\.\w+)*;/gm, 6),
+  R('csharp', /\bConsole\.Write(?:Line)?\(/g, 6),
+  R('csharp', /\{ get; (?:private )?set; \}/g, 5),
+  R('csharp', /\basync Task\b|\bTask<\w+>/g, 3),
+  R('csharp', /\bnamespace [\w.]+;?/g, 1),
+  R('csharp', /\bvar \w+ = new \w+/g, 2),
+  R('csharp', /^[ \t]*\[\w+(?:\([^)]*\))?\][ \t]*$/gm, 1),
+
+  // ruby
+  R('ruby', /^[ \t]*def \w+[?!]?(?:\([^)]*\))?[ \t]*$/gm, 3),
+  R('ruby', /^[ \t]*end[ \t]*$/gm, 2),
+  R('ruby', /\bputs\b|\battr_(?:accessor|reader|writer)\b/g, 3),
+  R('ruby', /^[ \t]*require ['"][\w/]+['"]/gm, 3),
+  R('ruby', /\bdo \|[\w, ]+\|/g, 4),
+  R('ruby', /\.each\b|\bunless\b|\belsif\b|\bnil\b/g, 2),
+  R('ruby', /:\w+ => |\b\w+: :\w+/g, 2),
+  R('ruby', /^[ \t]*(?:module|class) [A-Z]\w*(?: < [\w:]+)?[ \t]*$/gm, 2),
+
+  // php
+  R('php', /<\?php/g, 10),
+  R('php', /\$\w+\s*=(?!=)/g, 1.5),
+  R('php', /\$this->\w+|->\w+\(/g, 2),
+  R('php', /\bfunction \w+\(\$\w+/g, 4),
+  R('php', /^[ \t]*(?:namespace|use) [\w\\]+;/gm, 3),
+  R('php', /\becho\b/g, 0.5),
+
+  // dockerfile
+  R('dockerfile', /^FROM [\w./:@-]+(?: AS \w+)?[ \t]*$/gm, 6),
+  R('dockerfile', /^(?:RUN|COPY|CMD|ENTRYPOINT|WORKDIR|ENV|EXPOSE|ADD|ARG|LABEL|USER|VOLUME|HEALTHCHECK) /gm, 3),
+
+  // diff
+  R('diff', /^(?:---|\+\+\+) [ab\/]?\S/gm, 4),
+  R('diff', /^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@/gm, 8),
+  R('diff', /^diff (?:--git )?\S/gm, 6),
+  R('diff', /^[+-](?![+-])/gm, 0.5, 8),
+
+  // markdown
+  R('markdown', /^#{2,6} \S/gm, 2),
+  R('markdown', /^# [A-Z][^\n(=]*$/gm, 0.5),
+  R('markdown', /^```/gm, 3),
+  R('markdown', /\[[^\]\n]+\]\([^)\n]+\)/g, 2),
+  R('markdown', /^[ \t]*[-*+] \S/gm, 0.5),
+  R('markdown', /\*\*[^*\n]+\*\*/g, 1),
+];
+
+// A language's rules only run when its cheap gate passes: with ~250 rules,
+// running them all on every block made detection the slowest part of
+// extracting an undeclared-language site (PostgreSQL's docs).
+const has = (s: string, ...needles: string[]): boolean => needles.some((n) => s.includes(n));
+const GATES: Record<string, (s: string) => boolean> = {
+  go: (s) => has(s, 'func ', ':=', 'package ', 'fmt.', 'err != nil', 'chan ', 'defer ', 'import ('),
+  rust: (s) => has(s, 'fn ', 'let ', '!(', '![', 'impl', 'pub ', '::', '&mut', '&\'', 'Option<', 'Result<', 'Some(', 'Ok(', 'unwrap', '#[', 'Box<', 'Vec<', ') ->'),
+  java: (s) => has(s, 'public ', 'private ', 'protected ', 'System.', 'import java', '@', 'String[]', 'package ', 'new ', 'final ', 'extends ', 'throws '),
+  csharp: (s) => has(s, 'using System', 'Console.', 'get;', 'Task', 'namespace ', 'var ', '['),
+  ruby: (s) => has(s, 'def ', 'end', 'puts', 'attr_', 'require', 'do |', '.each', 'unless', 'elsif', 'nil', '=>', ': :', 'module ', 'class '),
+  php: (s) => has(s, '<?php', '$', '->', 'echo', 'namespace ', 'use '),
+  dockerfile: (s) => /^(?:FROM|RUN|COPY|CMD|ENTRYPOINT|WORKDIR|ENV|EXPOSE|ADD|ARG|LABEL|USER|VOLUME|HEALTHCHECK) /m.test(s),
+  diff: (s) => has(s, '---', '+++', '@@', 'diff ') || /^[+-]/m.test(s),
+  markdown: (s) => has(s, '#', '```', '](', '- ', '* ', '**'),
+  css: (s) => s.includes('{') || s.includes('@'),
+  typescript: (s) => has(s, ': ', 'interface ', 'type ', ' as ', 'implements ', 'enum ', '<', 'public ', 'private ', 'protected ', 'readonly '),
+  html: (s) => s.includes('<') || s.includes('{%') || s.includes('{{'),
+  xml: (s) => s.includes('<'),
+  toml: (s) => s.includes('[') || s.includes('='),
+  ini: (s) => s.includes('[') || s.includes('=') || s.includes(';') || s.includes(':'),
+  yaml: (s) => s.includes(':') || s.includes('- ') || s.includes('---'),
+  json: (s) => s.includes('"') || s.includes('}') || s.includes(']'),
+  cpp: (s) => has(s, '::', 'template', 'namespace', 'public:', 'private:', 'protected:', 'nullptr', 'cout', 'cerr', 'v8', 'Local<', 'Isolate', '#include', 'auto', 'override', 'virtual', 'constexpr', 'noexcept', 'class ', '&', '* '),
+  sql: (s) => /select|insert|update|delete|create|alter|drop|grant|revoke|truncate|explain|vacuum|analyze|begin|commit|rollback|set |copy |prepare|execute|declare|from|where|join|values|--|\$\$|::|=[#>] |\(\d+ rows?\)|[A-Z]{3,}/i.test(s),
+};
+
+const RULES_BY_LANGUAGE: Array<[string, Rule[]]> = (() => {
+  const m = new Map<string, Rule[]>();
+  for (const r of RULES) {
+    const list = m.get(r.lang);
+    if (list) list.push(r);
+    else m.set(r.lang, [r]);
+  }
+  return [...m];
+})();
+
+const SAMPLE_CHARS = 8_000;
+const SAMPLE_LINES = 200;
+
+function sample(code: string): string {
+  let s = code.length > SAMPLE_CHARS ? code.slice(0, SAMPLE_CHARS) : code;
+  let nl = -1;
+  for (let i = 0; i < SAMPLE_LINES; i++) {
+    nl = s.indexOf('\n', nl + 1);
+    if (nl < 0) break;
+  }
+  if (nl >= 0) s = s.slice(0, nl);
+  return s;
+}
+
+const PROMPT_LINE = /^(?:\$|%|#(?=\s+(?:sudo|apt|yum|dnf|pip|npm|systemctl|service|cd|ls|mkdir|make|cp|mv|rm|chmod|chown|su)\b)|[\w.-]+@[\w.-]+(?::[^$#\n]*)?[$#]|\([\w.-]+\)\s*\$|PS [A-Za-z]:\\[^>\n]*>|[A-Za-z]:\\[^>\n]*>)(?:\s|$)/;
+const SHELL_COMMAND = /^(?:sudo|npm|npx|yarn|pnpm|pip3?|python[\d.]*|node|cd|ls|dir|mkdir|md|rm|del|cp|copy|mv|move|echo|set|export|git|curl|wget|docker|make|cat|type|chmod|brew|apt|apt-get|where|which|cl|gcc|clang)\b/;
+
+function firstNonBlankLines(s: string, n: number): string[] {
+  const out: string[] = [];
+  let start = 0;
+  while (out.length < n && start <= s.length) {
+    let end = s.indexOf('\n', start);
+    if (end < 0) end = s.length;
+    const line = s.slice(start, end);
+    if (line.trim().length > 0) out.push(line);
+    start = end + 1;
+  }
+  return out;
+}
+
+function looksLikeJson(trimmed: string): boolean {
+  const c = trimmed[0];
+  if (c !== '{' && c !== '[') return false;
+  if (trimmed.length > 200_000) return false;
+  try {
+    const v: unknown = JSON.parse(trimmed);
+    // `[1, 2]` or `{}` alone are as much Python or JavaScript as JSON.
+    return typeof v === 'object' && v !== null && /"\s*:/.test(trimmed);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Guess the language of a code block from its content. `confident` is false for
+ * short or ambiguous code; the returned language is then the best guess (or
+ * `text` when nothing matched at all).
+ */
+export function detectLanguage(code: string): { language: string; confident: boolean } {
+  const s = sample(String(code ?? '')).replace(/\r\n?/g, '\n');
+  const trimmed = s.trim();
+  if (trimmed.length === 0) return { language: 'text', confident: false };
+
+  // Decisive markers first: they settle the question whatever else is there.
+  if (trimmed.startsWith('<?php')) return { language: 'php', confident: true };
+  if (trimmed.startsWith('<?xml')) return { language: 'xml', confident: true };
+  if (/^<!doctype html/i.test(trimmed)) return { language: 'html', confident: true };
+  const shebang = /^#!\s*(?:\S*\/)?(?:env\s+(?:-\S+\s+)*)?([\w.-]+)/.exec(trimmed);
+  if (shebang?.[1]) {
+    const interp = shebang[1];
+    if (/^(?:ba|z|k|da)?sh$/.test(interp)) return { language: 'shell', confident: true };
+    if (/^python/.test(interp)) return { language: 'python', confident: true };
+    if (interp === 'node') return { language: 'javascript', confident: true };
+    if (interp === 'ruby') return { language: 'ruby', confident: true };
+  }
+  const head = firstNonBlankLines(s, 3);
+  const first = head[0] ?? '';
+  if (/^\s*>>>(?: |$)/.test(first)) return { language: 'python', confident: true };
+  if (PROMPT_LINE.test(first) || (head.length > 1 && head.every((l) => PROMPT_LINE.test(l)))) {
+    return { language: 'console', confident: true };
+  }
+  if (/^>>>(?: |$)/m.test(s)) return { language: 'python', confident: true };
+  // `> expr` lines: the Node.js REPL, or a Windows/generic prompt running a command.
+  if (/^> \S/.test(first)) {
+    if (SHELL_COMMAND.test(first.slice(2))) return { language: 'console', confident: true };
+    if (/[(.=]|\b(?:const|let|var|await|require)\b/.test(first)) return { language: 'javascript', confident: true };
+  }
+  if (looksLikeJson(trimmed)) return { language: 'json', confident: true };
+  if (/^diff --git /m.test(s) || (/^--- \S/m.test(s) && /^\+\+\+ \S/m.test(s) && /^@@ /m.test(s))) {
+    return { language: 'diff', confident: true };
+  }
+
+  const scores = languageScores(s, trimmed);
+  let best = 'text';
+  let bestScore = 0;
+  let second = 0;
+  for (const [lang, score] of scores) {
+    if (score > bestScore) {
+      second = bestScore;
+      bestScore = score;
+      best = lang;
+    } else if (score > second) {
+      second = score;
+    }
+  }
+  if (bestScore < 0.5) return { language: 'text', confident: false };
+  const confident = bestScore >= 4 && bestScore >= second * 1.5;
+  return { language: best, confident };
+}
+
+/**
+ * Score of each language for a code sample (diagnostics and tests); only the
+ * relative order matters.
+ */
+export function languageScores(s: string, trimmed = s.trim()): Map<string, number> {
+  const scores = new Map<string, number>();
+  for (const [lang, rules] of RULES_BY_LANGUAGE) {
+    const gate = GATES[lang];
+    if (gate !== undefined && !gate(s)) continue;
+    let score = 0;
+    for (const rule of rules) {
+      rule.re.lastIndex = 0;
+      let count = 0;
+      const cap = rule.cap ?? 3;
+      while (count < cap && rule.re.exec(s) !== null) {
+        count++;
+        // Zero-width matches would loop forever.
+        if (rule.re.lastIndex === 0) break;
+      }
+      score += count * rule.weight;
+    }
+    if (score > 0) scores.set(lang, score);
+  }
+  adjustScores(scores, s, trimmed);
+  return scores;
+}
+
+function commasAtEnd(s: string): number {
+  return (s.match(/,[ \t]*$/gm) ?? []).length;
+}
+
+/** Cross-language corrections that a flat sum of rules cannot express. */
+function adjustScores(scores: Map<string, number>, s: string, trimmed: string): void {
+  const get = (l: string): number => scores.get(l) ?? 0;
+  const js = get('javascript');
+  const ts = get('typescript');
+  // TypeScript is JavaScript plus types: it wins only with type evidence.
+  if (ts > 0) scores.set('typescript', ts >= 3 ? js + ts : 0);
+  // C++ is a superset of most C evidence.
+  const cpp = get('cpp');
+  if (cpp >= 4) scores.set('cpp', cpp + get('c') * 0.8);
+  // Curly-brace languages end statements with `;`: not YAML, INI or Python.
+  const semis = (s.match(/;[ \t]*$/gm) ?? []).length;
+  if (semis >= 1) {
+    scores.set('yaml', get('yaml') * 0.3);
+    scores.set('python', get('python') * (semis >= 2 ? 0.4 : 0.6));
+    scores.set('ini', get('ini') * 0.2);
+    scores.set('toml', get('toml') * 0.2);
+  }
+  if (/^[ \t]*\/\/ /m.test(s)) scores.set('python', get('python') * 0.3);
+  if (commasAtEnd(s) >= 1) {
+    scores.set('ini', get('ini') * 0.3);
+    scores.set('toml', get('toml') * 0.3);
+  }
+  // INI and TOML without a [section] are usually assignments in some program.
+  if (!/^[ \t]*\[[\w .:/"-]+\][ \t]*$/m.test(s)) {
+    scores.set('ini', get('ini') * 0.3);
+    scores.set('toml', get('toml') * 0.3);
+  }
+  // YAML values don't end with commas; object literals do.
+  const commas = commasAtEnd(s);
+  if (commas >= 2) scores.set('yaml', get('yaml') * 0.3);
+  // CSS is declarations; without one it is some other brace language.
+  if (get('css') > 0 && !/^[ \t]*[a-z-]+[ \t]*:[ \t]*[^;\n{}]+;[ \t]*$/m.test(s)) scores.set('css', get('css') * 0.3);
+  // A JSON-looking document that failed to parse (comments, `...`) is still JSON.
+  if (/^[{[]/.test(trimmed) && /[}\]]$/.test(trimmed) && get('json') >= 2 && /^[ \t]*[{[]?[ \t]*"[^"\n]+"[ \t]*:/m.test(s)) {
+    scores.set('json', get('json') + 4);
+  }
+  // TOML and INI share `[section]`; quoted values and arrays mean TOML.
+  const toml = get('toml');
+  const ini = get('ini');
+  if (toml > 0 && ini > 0) {
+    const quoted = (s.match(/^[ \t]*[\w.-]+[ \t]*=[ \t]*(?:"|'|\[|\{)/gm) ?? []).length;
+    if (quoted === 0) scores.set('toml', toml * 0.4);
+    else scores.set('ini', ini * 0.5);
+  }
+  // Ruby's `def x` without a colon also matches nothing in Python; Python's with a colon.
+  if (get('ruby') > 0 && /^[ \t]*def \w+.*:[ \t]*$/m.test(s)) scores.set('ruby', get('ruby') * 0.3);
+  // HTML/XML: markup everywhere and no code keywords.
+  if (/^</.test(trimmed) && />$/.test(trimmed)) {
+    scores.set('html', get('html') * 1.5);
+    scores.set('xml', get('xml') * 1.5);
+  }
+}

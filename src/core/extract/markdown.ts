@@ -1,0 +1,319 @@
+// Markdown, MDX and plain-text documents (mdast-util-from-markdown with GFM and
+// frontmatter).
+//
+// MDX is read as markdown, without micromark-extension-mdxjs: that extension
+// needs acorn and rejects the whole file on one bad expression, while CommonMark
+// already parses JSX lines as HTML blocks or paragraphs. We drop `import` and
+// `export` lines from the context, read Docusaurus `<TabItem label="...">` tags
+// for tab labels, and run HTML blocks that hold <pre>/<code> through the HTML
+// extractor.
+//
+// Python-Markdown's indented containers (MkDocs admonitions `!!! note` and
+// Material content tabs `=== "Label"`) parse as indented code under CommonMark;
+// an indented block right after such a marker is parsed again as markdown.
+import type { Code, Heading, Html, Nodes, Paragraph, Root } from 'mdast';
+import { fromMarkdown } from 'mdast-util-from-markdown';
+import { frontmatterFromMarkdown } from 'mdast-util-frontmatter';
+import { gfmFromMarkdown } from 'mdast-util-gfm';
+import { frontmatter } from 'micromark-extension-frontmatter';
+import { gfm } from 'micromark-extension-gfm';
+import { parse as parseYaml } from 'yaml';
+import { resolveContexts, type StreamItem } from './context.js';
+import { asFilename } from './filename.js';
+import { htmlFragmentBlocks } from './html.js';
+import { finaliseSnippets, type RawBlock } from './snippet.js';
+import type { ExtractedPage, ExtractResult } from './types.js';
+
+const MAX_REPARSE_DEPTH = 3;
+
+/** Plain text of an mdast subtree (inline code kept with its text). */
+function mdText(node: Nodes): string {
+  let out = '';
+  const stack: Nodes[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop() as Nodes;
+    if ('value' in n && typeof n.value === 'string' && n.type !== 'html') {
+      out += n.type === 'inlineCode' ? `\`${n.value}\`` : n.value;
+    } else if (n.type === 'break') {
+      out += ' ';
+    } else if (n.type === 'image') {
+      out += n.alt ?? '';
+    }
+    if ('children' in n) {
+      const ch = n.children as Nodes[];
+      for (let i = ch.length - 1; i >= 0; i--) stack.push(ch[i] as Nodes);
+    }
+  }
+  return out;
+}
+
+/** GitHub-style heading slugs (what most markdown hosts use as heading ids). */
+export class Slugger {
+  private readonly seen = new Map<string, number>();
+  slug(text: string): string {
+    const base = text
+      .toLowerCase()
+      .trim()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const n = this.seen.get(base);
+    this.seen.set(base, (n ?? 0) + 1);
+    return n === undefined ? base : `${base}-${n}`;
+  }
+}
+
+const CUSTOM_ID = /\s*\{\s*#([\w:.-]+)[^}]*\}\s*$/;
+
+/** Filename from a fence: `js:app.js`, `title="app.py"`, `filename=app.py`, `[app.js]`. */
+export function fenceFilename(lang: string | null | undefined, meta: string | null | undefined): { lang: string | null; filename: string | null } {
+  let language = lang ?? null;
+  let filename: string | null = null;
+  if (language !== null) {
+    const colon = language.indexOf(':');
+    if (colon > 0) {
+      const f = asFilename(language.slice(colon + 1));
+      if (f !== null) filename = f;
+      language = language.slice(0, colon);
+    }
+  }
+  if (meta) {
+    const m =
+      /(?:^|[\s{,])(?:title|filename|file|name|path)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s},]+))/.exec(meta) ?? null;
+    const v = m ? (m[1] ?? m[2] ?? m[3] ?? '') : null;
+    if (v) filename = asFilename(v) ?? filename;
+    if (filename === null) {
+      const bracket = /\[([^\]\s]+)\]/.exec(meta);
+      if (bracket?.[1]) filename = asFilename(bracket[1]);
+    }
+  }
+  return { lang: language, filename };
+}
+
+interface MdState {
+  items: StreamItem[];
+  blocks: RawBlock[];
+  slugger: Slugger;
+  tab: string | null;
+  h1: string | null;
+  frontmatter: Record<string, unknown> | null;
+  mdx: boolean;
+}
+
+const ADMONITION = /^(?:!!!|\?\?\?\+?)\s*[\w-]+(?:\s+"[^"]*")?\s*$/;
+const MATERIAL_TAB = /^===\+?\s*"([^"]+)"\s*$/;
+const TAB_ITEM = /<TabItem\b[^>]*?\b(?:label|value)\s*=\s*(?:"([^"]+)"|'([^']+)'|\{\s*["'`]([^"'`]+)["'`]\s*\})/;
+
+function parseTree(text: string): Root {
+  return fromMarkdown(text, {
+    extensions: [gfm(), frontmatter(['yaml', 'toml'])],
+    mdastExtensions: [gfmFromMarkdown(), frontmatterFromMarkdown(['yaml', 'toml'])],
+  });
+}
+
+function readFrontmatter(value: string): Record<string, unknown> | null {
+  try {
+    const v: unknown = parseYaml(value, { maxAliasCount: 50 });
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function walkChildren(children: readonly Nodes[], st: MdState, depth: number): void {
+  let marker: 'admonition' | 'tab' | null = null;
+  let markerTab: string | null = null;
+  for (const node of children) {
+    const prevMarker = marker;
+    marker = null;
+    switch (node.type) {
+      case 'yaml':
+        if (st.frontmatter === null) st.frontmatter = readFrontmatter(node.value);
+        break;
+      case 'heading': {
+        const h = node as Heading;
+        let text = mdText(h).replace(/\s+/g, ' ').trim();
+        const custom = CUSTOM_ID.exec(text);
+        let anchor: string;
+        if (custom?.[1]) {
+          text = text.slice(0, custom.index).trim();
+          anchor = custom[1];
+        } else {
+          anchor = st.slugger.slug(text);
+        }
+        if (h.depth === 1 && st.h1 === null) st.h1 = text;
+        st.items.push({ kind: 'heading', level: h.depth, text, anchor: anchor || null });
+        st.tab = null;
+        break;
+      }
+      case 'paragraph': {
+        const text = mdText(node as Paragraph).trim();
+        const tab = MATERIAL_TAB.exec(text);
+        if (tab?.[1]) {
+          marker = 'tab';
+          markerTab = tab[1];
+          break;
+        }
+        if (ADMONITION.test(text)) {
+          marker = 'admonition';
+          break;
+        }
+        const lines = text
+          .split('\n')
+          .filter((l) => !/^\s*:::/.test(l) && !(st.mdx && /^\s*(?:import|export)\s/.test(l)));
+        const prose = lines.join(' ').trim();
+        if (prose.length > 0) st.items.push({ kind: 'prose', text: prose });
+        break;
+      }
+      case 'code': {
+        const c = node as Code;
+        const indented = !fencedHint.has(c);
+        if (indented && prevMarker !== null && depth < MAX_REPARSE_DEPTH) {
+          const saved = st.tab;
+          if (prevMarker === 'tab') st.tab = markerTab;
+          walkChildren(safeParse(c.value).children as Nodes[], st, depth + 1);
+          st.tab = saved;
+          break;
+        }
+        const { lang, filename } = fenceFilename(c.lang, c.meta);
+        addBlock(st, {
+          code: c.value,
+          origin: indented ? 'indented' : 'fenced',
+          declaredLanguage: lang,
+          filename,
+          tab: st.tab,
+          caption: null,
+        });
+        break;
+      }
+      case 'html': {
+        const v = (node as Html).value;
+        const item = TAB_ITEM.exec(v);
+        if (item) st.tab = item[1] ?? item[2] ?? item[3] ?? null;
+        else if (/<\/TabItem>|<\/?Tabs\b/.test(v)) st.tab = null;
+        if (/<(?:pre|code|programlisting|screen)\b/i.test(v)) {
+          for (const b of htmlFragmentBlocks(v)) addBlock(st, { ...b, tab: b.tab ?? st.tab });
+        }
+        break;
+      }
+      case 'list':
+      case 'listItem':
+      case 'blockquote':
+      case 'root':
+        walkChildren(node.children as Nodes[], st, depth);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+// Fenced code nodes (by their source), to tell them from indented ones: mdast
+// gives both `lang: null` when the fence has no info string.
+const fencedHint = new WeakSet<Code>();
+
+function markFenced(tree: Root, text: string): void {
+  const stack: Nodes[] = [tree];
+  while (stack.length > 0) {
+    const n = stack.pop() as Nodes;
+    if (n.type === 'code') {
+      let off = n.position?.start.offset;
+      if (off !== undefined) {
+        while (text[off] === ' ' || text[off] === '\t') off++;
+        const ch = text.slice(off, off + 3);
+        if (ch === '```' || ch === '~~~') fencedHint.add(n);
+      }
+    }
+    if ('children' in n) for (const c of n.children as Nodes[]) stack.push(c);
+  }
+}
+
+function safeParse(text: string): Root {
+  try {
+    const tree = parseTree(text);
+    markFenced(tree, text);
+    return tree;
+  } catch {
+    return fallbackTree(text);
+  }
+}
+
+function addBlock(st: MdState, block: RawBlock): void {
+  st.items.push({ kind: 'code', block: st.blocks.length });
+  st.blocks.push(block);
+}
+
+/** When the parser gives up: fenced blocks found line by line, everything else is prose. */
+function fallbackTree(text: string): Root {
+  const children: Nodes[] = [];
+  const lines = text.split('\n');
+  let i = 0;
+  let para: string[] = [];
+  const flush = (): void => {
+    if (para.length > 0) children.push({ type: 'paragraph', children: [{ type: 'text', value: para.join('\n') }] });
+    para = [];
+  };
+  while (i < lines.length) {
+    const line = lines[i] as string;
+    const open = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)\s*(.*)$/.exec(line);
+    if (open) {
+      flush();
+      const fenceStr = open[1] as string;
+      const body: string[] = [];
+      i++;
+      while (i < lines.length && !(lines[i] as string).trimStart().startsWith(fenceStr)) body.push(lines[i++] as string);
+      i++;
+      const code: Code = { type: 'code', lang: open[2] || null, meta: open[3] || null, value: body.join('\n') };
+      fencedHint.add(code);
+      children.push(code);
+      continue;
+    }
+    const heading = /^(#{1,6})\s+(.*)$/.exec(line);
+    if (heading) {
+      flush();
+      children.push({ type: 'heading', depth: (heading[1] as string).length as 1, children: [{ type: 'text', value: heading[2] ?? '' }] });
+    } else if (line.trim().length === 0) {
+      flush();
+    } else {
+      para.push(line);
+    }
+    i++;
+  }
+  flush();
+  return { type: 'root', children: children as Root['children'] };
+}
+
+function stripFrontmatter(text: string): string {
+  const m = /^(?:---|\+\+\+)\r?\n[\s\S]*?\r?\n(?:---|\+\+\+|\.\.\.)[ \t]*(?:\r?\n|$)/.exec(text);
+  return m ? text.slice(m[0].length) : text;
+}
+
+export function extractMarkdown(
+  text: string,
+  url: string,
+  contentHash: string,
+  format: 'markdown' | 'text',
+  mdx: boolean,
+): ExtractResult {
+  const tree = safeParse(text);
+  const st: MdState = { items: [], blocks: [], slugger: new Slugger(), tab: null, h1: null, frontmatter: null, mdx };
+  walkChildren(tree.children as Nodes[], st, 0);
+  const fm = st.frontmatter ?? {};
+  const fmTitle = typeof fm.title === 'string' ? fm.title.trim() : '';
+  const fmDescription = typeof fm.description === 'string' ? fm.description.trim() : '';
+  const title = st.h1 ?? fmTitle;
+  const contexts = resolveContexts(st.items, st.blocks.length);
+  const fin = finaliseSnippets(st.blocks, contexts, url, title);
+  const page: ExtractedPage = {
+    url,
+    title,
+    description: fmDescription.replace(/\s+/g, ' '),
+    siteName: null,
+    canonicalUrl: null,
+    links: [],
+    noFollow: false,
+    markdown: stripFrontmatter(text).trim(),
+    contentHash,
+    format,
+  };
+  return { page, snippets: fin.snippets, skipped: fin.skipped, origins: fin.origins };
+}

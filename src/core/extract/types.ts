@@ -1,0 +1,82 @@
+// The extraction engine's public records. index.ts re-exports these; other
+// modules code against them, so fields are only ever added, never changed.
+
+export interface ExtractInput {
+  url: string;
+  contentType?: string | null;
+  body: string | Uint8Array;
+}
+
+export type LanguageConfidence = 'declared' | 'filename' | 'detected' | 'unknown';
+
+export interface ExtractedSnippet {
+  title: string;
+  description: string;
+  language: string;
+  code: string;
+  filename: string | null;
+  /** md5 hex of the normalised code (trailing whitespace per line trimmed, blank edge lines dropped). */
+  codeHash: string;
+  /** 0-based order on the page. */
+  position: number;
+  /** Page url + '#anchor' of the nearest heading with an id, else the page url. */
+  sourceUrl: string;
+  languageConfidence: LanguageConfidence;
+  // Added fields are optional in the type so that code building snippets by hand
+  // (tests, other pipelines) keeps compiling; extractDocument always sets them.
+  /** Label of the tab the block sits in (MkDocs, Docusaurus, Starlight, Sphinx tabs), else null. */
+  tab?: string | null;
+  /** Text of the nearest section heading, '' before any heading. */
+  section?: string;
+}
+
+export type PageFormat = 'html' | 'markdown' | 'text' | 'rst' | 'adoc';
+
+export interface ExtractedPage {
+  url: string;
+  /** h1, else <title> without site suffix, else frontmatter title. */
+  title: string;
+  /** Meta description ('' if none). */
+  description: string;
+  /** og:site_name, else the <title> suffix after ' — ', ' - ', ' | ', else null. */
+  siteName: string | null;
+  /** Absolute rel=canonical. */
+  canonicalUrl: string | null;
+  /** Absolute http(s) URLs of every <a href> in the whole document, fragments stripped, deduplicated, in order. */
+  links: string[];
+  /** <meta name=robots content=nofollow|none>. */
+  noFollow: boolean;
+  /** Main-content markdown rendition (for get_page_markdown). */
+  markdown: string;
+  /** md5 hex of the raw body bytes. */
+  contentHash: string;
+  format: PageFormat;
+}
+
+/** Why a code-looking element did not become a snippet. */
+export type SkipReason =
+  | 'empty'
+  | 'duplicate'
+  | 'outside-main'
+  | 'line-number-gutter'
+  | 'nested'
+  | 'too-large'
+  | 'not-code'
+  | 'interface';
+
+export interface SkippedBlock {
+  reason: SkipReason;
+  /** Element name for HTML (`pre`, `code`, `programlisting`, ...), or the block kind for text formats. */
+  tag: string;
+  /** First characters of the block's text, for diagnostics. */
+  preview: string;
+}
+
+export interface ExtractResult {
+  page: ExtractedPage;
+  snippets: ExtractedSnippet[];
+  /** Code-looking blocks that were deliberately not emitted, each with a reason (always set by extractDocument). */
+  skipped?: SkippedBlock[];
+  /** Per emitted snippet, the element or block kind it came from, parallel to `snippets` (always set). */
+  origins?: string[];
+}

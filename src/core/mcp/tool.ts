@@ -1,0 +1,122 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type pg from 'pg';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import type { ConnectionInfo } from '../db/connect.js';
+import { isUserError } from '../errors.js';
+
+/** What every docdex MCP tool may use. The transports build it once and share it between sessions. */
+export interface McpDeps {
+  pool: pg.Pool;
+  info: ConnectionInfo;
+  config: Config;
+  /** Called with every unexpected (non-user) error a tool hits; the transport logs it. Core never prints. */
+  onError?: (error: unknown, context: { tool: string }) => void;
+}
+
+/** A tool's answer: text written for a model to read, and optionally the same facts as structured data. */
+export interface ToolOutput {
+  text: string;
+  structured?: Record<string, unknown>;
+}
+
+/**
+ * Machine-readable error facts carried in an isError result's `_meta`, so that the REST tool endpoint can
+ * choose an HTTP status without parsing the text. MCP clients ignore unknown `_meta` keys.
+ */
+export const ERROR_META_KEY = 'docdex/error';
+export interface ToolErrorMeta {
+  code: string;
+  details: unknown[];
+}
+
+export interface DocdexTool {
+  name: string;
+  /** The tool as tools/list describes it (JSON Schemas as the SDK renders them: draft-7, input side). */
+  listing: Tool;
+  /** Validates the raw arguments and runs the tool; never throws: every failure is an isError result. */
+  call(args: unknown): Promise<CallToolResult>;
+}
+
+export interface ToolDefinition<S extends z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: S;
+  outputSchema?: z.ZodObject;
+  annotations: ToolAnnotations;
+  run(args: z.output<S>): Promise<ToolOutput>;
+}
+
+function errorResult(text: string, meta: ToolErrorMeta): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true, _meta: { [ERROR_META_KEY]: meta } };
+}
+
+function describePath(path: ReadonlyArray<PropertyKey>): string {
+  return path.length === 0 ? 'arguments' : path.map(String).join('.');
+}
+
+/** A validation failure phrased so a model can fix its call: which argument, what is wrong, what to do. */
+export function validationErrorResult(tool: string, error: z.ZodError): CallToolResult {
+  const lines = error.issues.map((issue) => `- ${describePath(issue.path)}: ${issue.message}`);
+  const details = error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message, code: issue.code }));
+  return errorResult(`Invalid arguments for ${tool}:\n${lines.join('\n')}\nFix these arguments and call ${tool} again.`, { code: 'validation_error', details });
+}
+
+export function toolErrorResult(tool: string, error: unknown, deps: Pick<McpDeps, 'onError'>): CallToolResult {
+  if (isUserError(error)) {
+    const text = error.hint ? `${error.message}\n${error.hint}` : error.message;
+    return errorResult(text, { code: error.code, details: error.details ?? [] });
+  }
+  deps.onError?.(error, { tool });
+  return errorResult(`docdex failed while running ${tool} (internal error; it has been logged). Retrying will probably fail the same way.`, {
+    code: 'internal_error',
+    details: [],
+  });
+}
+
+/**
+ * Registers one tool on the server and returns its validated entry point. Validation runs here (not only in
+ * the SDK) so that every path into a tool, including the REST endpoint and the server's own dispatcher,
+ * reports bad arguments the same way: as an isError result a model can act on.
+ */
+export function registerDocdexTool<S extends z.ZodObject>(server: McpServer, deps: McpDeps, def: ToolDefinition<S>): DocdexTool {
+  const call = async (args: unknown): Promise<CallToolResult> => {
+    const parsed = await def.inputSchema.safeParseAsync(args ?? {});
+    if (!parsed.success) return validationErrorResult(def.name, parsed.error);
+    try {
+      const output = await def.run(parsed.data);
+      return {
+        content: [{ type: 'text', text: output.text }],
+        ...(output.structured === undefined ? {} : { structuredContent: output.structured }),
+      };
+    } catch (error) {
+      return toolErrorResult(def.name, error, deps);
+    }
+  };
+  const annotations = { title: def.title, ...def.annotations };
+  // Widened to the non-generic object type: the SDK's callback type is conditional on the schema type and
+  // cannot be resolved for a type parameter.
+  const inputSchema: z.ZodObject = def.inputSchema;
+  server.registerTool(
+    def.name,
+    {
+      title: def.title,
+      description: def.description,
+      inputSchema,
+      ...(def.outputSchema === undefined ? {} : { outputSchema: def.outputSchema }),
+      annotations,
+    },
+    (args) => call(args),
+  );
+  const listing: Tool = {
+    name: def.name,
+    title: def.title,
+    description: def.description,
+    inputSchema: z.toJSONSchema(def.inputSchema, { target: 'draft-7', io: 'input' }) as Tool['inputSchema'],
+    ...(def.outputSchema === undefined ? {} : { outputSchema: z.toJSONSchema(def.outputSchema, { target: 'draft-7', io: 'output' }) as Tool['outputSchema'] }),
+    annotations,
+  };
+  return { name: def.name, listing, call };
+}

@@ -1,0 +1,100 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { UserError } from '../../errors.js';
+import { searchSnippets } from '../../search/search.js';
+import { SEPARATOR, formatSnippets } from '../format.js';
+import type { SnippetForModel } from '../format.js';
+import { libraryLabel, resolveLibrary } from '../libraries.js';
+import { listLibrarySnippets } from '../queries.js';
+import { registerDocdexTool } from '../tool.js';
+import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
+import { limitArg, pageArg, plural } from './common.js';
+
+export const GET_CONTENT = 'get_content';
+
+// searchSnippets accepts offsets up to 1000 (src/core/search/search.ts): deeper pages of one query are noise.
+const MAX_SEARCH_DEPTH = 1000;
+
+const inputSchema = z.object({
+  library_id: z
+    .string()
+    .trim()
+    .min(1)
+    .max(300)
+    .describe('The library: its id from search_libraries, its name ("fastapi"; fuzzy, typos tolerated) or name@version ("react@18.2").'),
+  query: z
+    .string()
+    .max(500)
+    .optional()
+    .describe('What to look for inside the library, e.g. "dependency injection" or "useEffect cleanup". Omit to browse the library\'s snippets.'),
+  limit: limitArg,
+  page: pageArg,
+});
+
+export async function getContent(deps: McpDeps, args: z.output<typeof inputSchema>): Promise<ToolOutput> {
+  const { library, note } = await resolveLibrary(deps.pool, args.library_id);
+  const query = args.query?.trim() ?? '';
+  const offset = (args.page - 1) * args.limit;
+  const label = libraryLabel(library);
+
+  let snippets: SnippetForModel[];
+  let total: number;
+  const remarks: string[] = [];
+  if (query) {
+    if (offset > MAX_SEARCH_DEPTH) {
+      throw new UserError(`page ${args.page} is too deep: query results can be paged through their first ${MAX_SEARCH_DEPTH} matches only.`, {
+        code: 'validation_error',
+        hint: 'Use a more specific query, or a lower page number.',
+      });
+    }
+    const result = await searchSnippets(deps.pool, { query, source: library.id, limit: args.limit, offset });
+    snippets = result.items;
+    total = result.total;
+    if (result.corrected && result.corrected.length > 0) {
+      remarks.push(`Spelling corrected: ${result.corrected.map((c) => `"${c.from}" → "${c.to}"`).join(', ')}.`);
+    }
+    if (result.fallback) remarks.push('Few snippets matched the query itself; snippets marked "page match" come from pages whose text matches.');
+  } else {
+    const result = await listLibrarySnippets(deps.pool, library.id, { limit: args.limit, offset });
+    snippets = result.items;
+    total = result.total;
+  }
+
+  const totalPages = Math.max(1, Math.ceil(total / args.limit));
+  const what = query ? `${plural(total, 'snippet')} ${total === 1 ? 'matches' : 'match'} "${query}"` : plural(total, 'snippet');
+  const preamble = [note, ...remarks].filter((s): s is string => s !== undefined);
+
+  if (snippets.length === 0) {
+    const reason =
+      total > 0
+        ? `Page ${args.page} is past the end: ${label} has ${what} (${totalPages} page${totalPages === 1 ? '' : 's'} of ${args.limit}).`
+        : query
+          ? `No snippets in ${label} match "${query}". Try other or fewer words, or call get_content without query to browse ${label}.`
+          : `${label} has no snippets yet${library.kind === 'crawl' ? ' (its crawl may still be running: check it with get_crawl_status)' : ''}.`;
+    return { text: [...preamble, reason].join('\n') };
+  }
+
+  const first = offset + 1;
+  const header = `${label} (library_id ${library.id}) — ${what} — page ${args.page} of ${totalPages}, showing ${first}–${first + snippets.length - 1}.`;
+  const parts = [[header, ...preamble].join('\n'), formatSnippets(snippets, first)];
+  if (args.page < totalPages) {
+    parts.push(`More results: call get_content with library_id="${library.id}"${query ? `, query=${JSON.stringify(query)}` : ''}, page=${args.page + 1}.`);
+  }
+  return { text: parts.join(SEPARATOR) };
+}
+
+export function registerGetContentTool(server: McpServer, deps: McpDeps): DocdexTool {
+  return registerDocdexTool(server, deps, {
+    name: GET_CONTENT,
+    title: 'Get code snippets from a library',
+    description:
+      'Returns code examples from an indexed library\'s documentation: each with its title, description, language, source URL and the code in a fenced block. ' +
+      'library_id is the id from search_libraries, or a library name (fuzzy) or name@version. ' +
+      'With query, returns the snippets that best match it (e.g. "streaming response", "useEffect cleanup"); without, browses the library. ' +
+      'Results are paginated (limit up to 100, page from 1). Very long code is cut with a marker; get_page_markdown with the snippet\'s source URL returns the full page. ' +
+      'An unknown library gets a message listing the closest names.',
+    inputSchema,
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    run: (args) => getContent(deps, args),
+  });
+}

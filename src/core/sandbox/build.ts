@@ -1,0 +1,96 @@
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { UserError } from '../errors.js';
+
+/** The guest-side sources and build scripts; the same relative place from src/ and from dist/. */
+export const SANDBOX_SOURCE_DIR = fileURLToPath(new URL('../../../sandbox/', import.meta.url));
+
+export interface BootFiles {
+  dir: string;
+  /** Uncompressed vmlinux, booted through its PVH entry. */
+  kernel: string;
+  initramfs: string;
+  key: string;
+  kernelRelease: string;
+  kernelPackage: string;
+  agent: string;
+}
+
+export type ImageFlavor = 'busybox' | 'debian';
+
+export interface BuiltImage {
+  ref: string;
+  path: string;
+  digest: string;
+}
+
+export interface BuildOptions {
+  /** Receives the scripts' progress lines (stderr). */
+  onLog?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+function parseKeyValues(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const at = line.indexOf('=');
+    if (at > 0) out[line.slice(0, at)] = line.slice(at + 1);
+  }
+  return out;
+}
+
+async function runScript(script: string, args: string[], options: BuildOptions): Promise<Record<string, string>> {
+  const child = execa(`${SANDBOX_SOURCE_DIR}scripts/${script}`, args, {
+    reject: false,
+    stdin: 'ignore',
+    ...(options.signal ? { cancelSignal: options.signal } : {}),
+  });
+  let tail = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    tail = (tail + text).slice(-4000);
+    if (options.onLog) for (const line of text.split('\n')) if (line.trim()) options.onLog(line);
+  });
+  const result = await child;
+  if (result.exitCode !== 0) {
+    const last = tail.trim().split('\n').slice(-5).join('\n');
+    throw new UserError(`sandbox/scripts/${script} failed (exit ${String(result.exitCode ?? result.signal)}): ${last}`, {
+      code: 'sandbox_build_failed',
+      hint: 'The sandbox build needs: apt-get install --no-install-recommends qemu-system-x86 busybox-static bubblewrap gcc libc6-dev e2fsprogs xz-utils (and debootstrap for the Debian image).',
+    });
+  }
+  return parseKeyValues(String(result.stdout));
+}
+
+/** Kernel + initramfs, built once and cached under `<cacheDir>/boot/<inputs hash>`. */
+export async function ensureBootFiles(cacheDir: string, options: BuildOptions = {}): Promise<BootFiles> {
+  const kv = await runScript('build-boot.sh', [cacheDir], options);
+  const need = (k: string): string => {
+    const v = kv[k];
+    if (v === undefined) throw new Error(`build-boot.sh did not report ${k}`);
+    return v;
+  };
+  return {
+    dir: need('dir'),
+    kernel: need('kernel'),
+    initramfs: need('initramfs'),
+    key: need('key'),
+    kernelRelease: need('kernel_release'),
+    kernelPackage: need('kernel_package'),
+    agent: need('agent'),
+  };
+}
+
+export async function buildImage(
+  cacheDir: string,
+  image: { flavor: ImageFlavor; name?: string; suite?: string; mirror?: string },
+  options: BuildOptions = {},
+): Promise<BuiltImage> {
+  const args = ['--flavor', image.flavor];
+  if (image.name) args.push('--name', image.name);
+  if (image.suite) args.push('--suite', image.suite);
+  if (image.mirror) args.push('--mirror', image.mirror);
+  const kv = await runScript('build-image.sh', [...args, cacheDir], options);
+  if (!kv.ref || !kv.path || !kv.digest) throw new Error('build-image.sh did not report ref, path and digest');
+  return { ref: kv.ref, path: kv.path, digest: kv.digest };
+}

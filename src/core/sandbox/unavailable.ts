@@ -1,0 +1,27 @@
+import { UserError } from '../errors.js';
+
+/**
+ * The one message every fail-closed path starts with (spec: Errors). The agent sees it as the tool call's
+ * output, so it must read as a sentence on its own and never be reworded.
+ */
+export const UNAVAILABLE_PREFIX = 'Sandbox enforcement is on but the sandbox is unavailable';
+
+/** Exit code of `sandbox exec` (and the shim) when nothing ran: 125, as docker uses for its own failures. */
+export const UNAVAILABLE_EXIT_CODE = 125;
+
+export function unavailableMessage(reason: string): string {
+  return `${UNAVAILABLE_PREFIX}: ${reason}`;
+}
+
+/** The refusal for a working directory outside the mounted roots; it names both roots. */
+export function outsideRootsMessage(cwd: string, roots: readonly string[]): string {
+  const named = roots.length === 2 ? `${roots[0]} and ${roots[1]}` : roots.join(', ');
+  return unavailableMessage(`the working directory ${cwd} is outside the project roots ${named}`);
+}
+
+/** Capability detection, planning, boot, attestation or working-directory pinning failed: nothing ran. */
+export class SandboxUnavailableError extends UserError {
+  constructor(reason: string, options: { hint?: string; cause?: unknown } = {}) {
+    super(unavailableMessage(reason), { ...options, code: 'sandbox_unavailable', exitCode: UNAVAILABLE_EXIT_CODE });
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Query text to tsquery text. Every token becomes one term; a term matches when any of its alternatives does.
+ * Identifiers mirror `code_search_text` (migrations/001): `json.dumps`, `readFileSync` and `tokio::spawn` are
+ * indexed whole AND split into adjacent parts, so a term for them is `whole | part <-> part`, which matches
+ * the identifier itself and also `json dumps` written out. Quoted text is one phrase term.
+ *
+ * The output is tsquery source for `to_tsquery('english', ...)`: the database applies the same stemming and
+ * stop words to the query as to the documents, and drops stop-word operands by itself.
+ */
+
+export interface QueryTerm {
+  /** The token as typed (an identifier, a word, or a quoted phrase). */
+  text: string;
+  /** Lower-cased words the token consists of: what typo correction checks against the lexicon. */
+  words: string[];
+  /** True for `json.dumps`, `read_file`, `readFileSync`, `tokio::spawn`: kept whole and split. */
+  identifier: boolean;
+  /** True for a "quoted phrase". */
+  phrase: boolean;
+}
+
+export interface ParsedQuery {
+  raw: string;
+  terms: QueryTerm[];
+}
+
+/** Word corrections: lower-cased query word → close lexicon words that are matched as well. */
+export type Corrections = ReadonlyMap<string, readonly string[]>;
+
+// A token is a run of letters, digits, `_` and `$`, joined by the separators identifiers use.
+const TOKEN = /[\p{L}\p{N}_$]+(?:(?:\.|::|->|\/|-|#)[\p{L}\p{N}_$]+)*/gu;
+const PHRASE = /"([^"]*)"/g;
+// Query text is user input; anything beyond this is not a search, and would only make huge tsqueries.
+const MAX_QUERY_CHARS = 1000;
+const MAX_TERMS = 16;
+
+/** The parts code_search_text splits an identifier into, lower-cased (camelCase, `.`, `_`, `::`, `-`, `/`). */
+export function identifierParts(token: string): string[] {
+  return token
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((p) => p.length > 0)
+    .map((p) => p.toLowerCase());
+}
+
+function tokenTerm(token: string): QueryTerm {
+  const words = identifierParts(token);
+  return { text: token, words, identifier: words.length > 1, phrase: false };
+}
+
+export function parseQuery(text: string): ParsedQuery {
+  const raw = text.slice(0, MAX_QUERY_CHARS);
+  const terms: QueryTerm[] = [];
+  const rest = raw.replace(PHRASE, (_m, inner: string) => {
+    const words = (inner.match(TOKEN) ?? []).flatMap((t) => identifierParts(t));
+    if (words.length > 1) terms.push({ text: inner.trim(), words, identifier: false, phrase: true });
+    else if (words.length === 1) terms.push(tokenTerm(inner.match(TOKEN)![0]!));
+    return ' ';
+  });
+  for (const token of rest.match(TOKEN) ?? []) terms.push(tokenTerm(token));
+  // The same term twice adds nothing but weight the user did not ask for.
+  const seen = new Set<string>();
+  const unique = terms.filter((t) => {
+    const key = `${t.phrase ? '"' : ''}${t.words.join(' ')}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return { raw, terms: unique.slice(0, MAX_TERMS) };
+}
+
+/** A tsquery operand: quoted, so the database's parser and dictionary see exactly this text. */
+function operand(text: string, weight: string): string {
+  return `'${text.replace(/['\\]/g, '')}'${weight}`;
+}
+
+function wordOrCorrections(word: string, corrections: Corrections | undefined, weight: string): string {
+  const alternatives = [word, ...(corrections?.get(word) ?? [])];
+  const ops = alternatives.map((w) => operand(w, weight));
+  return ops.length === 1 ? ops[0]! : `(${ops.join(' | ')})`;
+}
+
+/**
+ * tsquery source for one term. `weight` restricts every operand to a label ('A' = title). A misspelt word
+ * inside an identifier is corrected inside the split phrase (the whole identifier cannot be).
+ */
+export function termQuery(term: QueryTerm, corrections?: Corrections, weight = ''): string {
+  const w = weight ? `:${weight}` : '';
+  const parts = term.words.map((word) => wordOrCorrections(word, corrections, w));
+  if (term.phrase) return `(${parts.join(' <-> ')})`;
+  if (!term.identifier) return parts[0]!;
+  return `(${operand(term.text, w)} | ${parts.join(' <-> ')})`;
+}
+
+export interface TsQueries {
+  /** Every term must match. */
+  all: string;
+  /** Any term may match. */
+  any: string;
+  /** One tsquery per term, for coverage counting. */
+  perTerm: string[];
+  /** The same, restricted to titles (weight A). */
+  perTermTitle: string[];
+  /** The terms in order as one phrase (stop words in between keep their distance): proximity bonus. */
+  phrase: string;
+}
+
+export function buildTsQueries(parsed: ParsedQuery, corrections?: Corrections): TsQueries {
+  const perTerm = parsed.terms.map((t) => termQuery(t, corrections));
+  const perTermTitle = parsed.terms.map((t) => termQuery(t, corrections, 'A'));
+  return {
+    all: perTerm.join(' & '),
+    any: perTerm.join(' | '),
+    perTerm,
+    perTermTitle,
+    phrase: perTerm.length > 1 ? perTerm.join(' <-> ') : '',
+  };
+}
+
+/** Identifiers as typed (`json.dumps`, `readFileSync`): an exact occurrence in the code is a strong signal. */
+export function exactIdentifiers(parsed: ParsedQuery): string[] {
+  return parsed.terms.filter((t) => t.identifier && t.text.length >= 4).map((t) => t.text);
+}

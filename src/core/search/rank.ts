@@ -1,0 +1,75 @@
+/**
+ * The snippet score, as one SQL expression over a candidate row `s` and the query row `q` (see search.ts).
+ * Every signal is normalised to about 0..1 so the weights read as their relative importance:
+ *
+ * - coverage: share of the query's terms the snippet matches anywhere. Dominant, so a snippet matching every
+ *   term beats one matching fewer whatever its other merits (relaxed searches mix both).
+ * - title coverage: share of the terms found in the title (weight A). The title names what the snippet is
+ *   about (page heading and section); code that merely mentions a word ranks below it.
+ * - page title coverage: share of the terms in the title of the snippet's page: the whole page is about them
+ *   (`json — JSON encoder and decoder`), which a section heading alone does not say.
+ * - proximity: the terms appear in query order next to each other (stop words keep their distance).
+ * - exact identifier: an identifier typed in full (`json.dumps`, `readFileSync`) occurs verbatim in the code.
+ * - text rank: ts_rank with title A > description B > code C, length-normalised (a long block mentioning a
+ *   word many times is not more relevant than a short example of it). Breaks ties between equal coverages.
+ * - page context: when the snippets alone do not match every term, pages whose text does are searched too;
+ *   their snippets get half credit for the terms only the page has, plus the page's relevance (ts_rank
+ *   normalised by length, so a focused page beats a long one that mentions everything once).
+ * - page count: code shown on many pages of a site is a canonical example; logarithmic and small, it only
+ *   orders otherwise equal snippets.
+ */
+export const WEIGHTS = {
+  coverage: 4,
+  titleCoverage: 1.5,
+  pageTitleCoverage: 1.5,
+  proximity: 0.6,
+  exactIdentifier: 0.8,
+  textRank: 1,
+  pageRelevance: 1,
+  pageCount: 0.05,
+} as const;
+
+// A term missing from the snippet but present on its page (when the page matches every term) counts half: the
+// page's prose explains the code ("Recursively copy an entire directory tree" above `copytree`), but a term in
+// the snippet itself is closer evidence.
+const PAGE_CONTEXT_CREDIT = 0.5;
+
+// ts_rank weights in {D, C, B, A} order: code C, description B, title A.
+const RANK_WEIGHTS = '{0.05, 0.2, 0.5, 1.0}';
+// Normalisation 1: divide by 1 + log(length), so long blocks do not win on repetition alone.
+const RANK_NORMALISATION = 1;
+
+function sum(parts: string[]): string {
+  return parts.length === 0 ? '0' : `(${parts.join(' + ')})`;
+}
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+/**
+ * The score expression over snippet `s`, its page `d`, `h.hits` (terms the snippet matches, see termHitsSql)
+ * and `tp`, the page's row among the best pages matching every term (NULL when it is not one; `relevance` 0..1
+ * relative to the best). Needs `q` with: terms tsquery[], titles tsquery[], n int, phrase tsquery, any tsquery,
+ * identifiers text[]. The per-term checks are unrolled for the query's term count: a subquery per row costs
+ * more than all the checks together.
+ */
+export function scoreSql(termCount: number, identifierCount: number): string {
+  const terms = range(termCount);
+  const titleHits = sum(terms.map((i) => `(s.search_vector @@ q.titles[${i}])::int`));
+  const pageTitleHits = sum(terms.map((i) => `(d.title_vector @@ q.terms[${i}])::int`));
+  const exact = identifierCount === 0 ? '0' : `(CASE WHEN ${range(identifierCount).map((i) => `strpos(s.code, q.identifiers[${i}]) > 0`).join(' OR ')} THEN 1 ELSE 0 END)`;
+  return `(
+  ${WEIGHTS.coverage} * (h.hits + ${PAGE_CONTEXT_CREDIT} * (q.n - h.hits) * (CASE WHEN tp.id IS NULL THEN 0 ELSE 1 END)) / greatest(q.n, 1)
+  + ${WEIGHTS.pageRelevance} * COALESCE(tp.relevance, 0)
+  + ${WEIGHTS.titleCoverage} * ${titleHits}::float8 / greatest(q.n, 1)
+  + ${WEIGHTS.pageTitleCoverage} * ${pageTitleHits}::float8 / greatest(q.n, 1)
+  + ${WEIGHTS.proximity} * (CASE WHEN q.n > 1 AND numnode(q.phrase) > 0 AND s.search_vector @@ q.phrase THEN 1 ELSE 0 END)
+  + ${WEIGHTS.exactIdentifier} * ${exact}
+  + ${WEIGHTS.textRank} * ts_rank('${RANK_WEIGHTS}', s.search_vector, q.any, ${RANK_NORMALISATION})
+  + ${WEIGHTS.pageCount} * ln(s.page_count)
+)`;
+}
+
+/** How many of the query's terms snippet `s` matches (float8). */
+export function termHitsSql(termCount: number): string {
+  return `${sum(range(termCount).map((i) => `(s.search_vector @@ q.terms[${i}])::int`))}::float8`;
+}

@@ -1,0 +1,357 @@
+import type pg from 'pg';
+import { ValidationError } from '../errors.js';
+import { normalizeLanguage } from '../extract/language.js';
+import { resolveSources } from '../sources/resolve.js';
+import { buildTsQueries, exactIdentifiers, parseQuery } from './query.js';
+import type { ParsedQuery, TsQueries } from './query.js';
+import { scoreSql, termHitsSql } from './rank.js';
+import { correctWords } from './typo.js';
+
+/**
+ * The one snippet search behind the CLI, REST, MCP and the TUI.
+ *
+ * Retrieval runs in tiers inside one statement, each only when the tiers before it found too little:
+ * every term (AND); then all terms but one (n-1 of n); then any term (OR). Candidates are ranked by SCORE_SQL
+ * (rank.ts), where coverage dominates, so relaxed matches only fill in below full ones. When snippets still
+ * come up short, the pages whose markdown matches are searched and their snippets returned, marked
+ * `match: 'page'`.
+ */
+
+export interface SearchOptions {
+  query: string;
+  /** Source UUID or name (exact, then fuzzy). */
+  source?: string;
+  version?: string;
+  /** Any spelling normalizeLanguage knows (`py`, `Python`, `js`). */
+  language?: string;
+  limit?: number;
+  offset?: number;
+}
+
+export interface SearchResult {
+  id: number;
+  title: string;
+  description: string;
+  language: string;
+  code: string;
+  /** Page URL with the anchor of the nearest heading. */
+  source_url: string;
+  source_id: string;
+  source_name: string;
+  version: string;
+  score: number;
+  /** 'snippet': the snippet itself matched; 'page': its page's text matched (fallback). */
+  match: 'snippet' | 'page';
+}
+
+export interface SearchResponse {
+  items: SearchResult[];
+  /** Matches found; counting stops at MAX_CANDIDATES per tier, so a very broad query reports a floor. */
+  total: number;
+  limit: number;
+  offset: number;
+  /** Query words not in the index's vocabulary and what they were read as. */
+  corrected?: Array<{ from: string; to: string }>;
+  /** True when page-text matches were added because snippets matched too little. */
+  fallback: boolean;
+}
+
+export const DEFAULT_LIMIT = 10;
+export const MAX_LIMIT = 100;
+const MAX_OFFSET = 1000;
+// Ranking cost grows with the candidates; beyond this many matches of a tier the query is too broad for the
+// order among the rest to matter, and a broad one-word query stays within the latency budget at 1M snippets.
+export const MAX_CANDIDATES = 1000;
+// A tier that found fewer matches than this lets the next, looser tier add candidates.
+const RELAX_BELOW = 30;
+// Fewer snippet matches than this and the page-text fallback runs.
+const FALLBACK_BELOW = 3;
+const FALLBACK_PAGES = 10;
+// Pages whose text matches every term, considered when the snippets alone match too few: ranking a page reads its
+// whole (large) vector, so both how many are ranked and how many lend their snippets are bounded.
+const MAX_PAGE_MATCHES = 200;
+const CONTEXT_PAGES = 10;
+// Relaxed tiers match broadly (any one word); their extra candidates only fill in below full matches, so fewer
+// of them are ranked. A page lends at most this many of its matching snippets (an all-in-one page has thousands).
+const MAX_RELAXED_CANDIDATES = 300;
+const SNIPPETS_PER_CONTEXT_PAGE = 30;
+// ts_rank normalisation 2: divide by the document length, so a page focused on the terms beats a long one.
+const PAGE_RANK_NORMALISATION = 2;
+
+interface Filters {
+  sourceIds: string[] | null;
+  language: string | null;
+}
+
+function checkOptions(options: SearchOptions): { limit: number; offset: number } {
+  const limit = options.limit ?? DEFAULT_LIMIT;
+  const offset = options.offset ?? 0;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new ValidationError(`limit must be a whole number from 1 to ${MAX_LIMIT}, got ${limit}.`);
+  if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) throw new ValidationError(`offset must be a whole number from 0 to ${MAX_OFFSET}, got ${offset}.`);
+  if (typeof options.query !== 'string') throw new ValidationError('query must be a string.');
+  return { limit, offset };
+}
+
+async function resolveFilters(pool: pg.Pool, options: SearchOptions): Promise<Filters> {
+  let sourceIds: string[] | null = null;
+  if (options.source !== undefined && options.source.trim() !== '') {
+    sourceIds = (await resolveSources(pool, options.source, options.version)).map((s) => s.id);
+  } else if (options.version !== undefined && options.version !== '') {
+    const { rows } = await pool.query<{ id: string }>('SELECT id FROM sources WHERE version = $1', [options.version]);
+    sourceIds = rows.map((r) => r.id);
+  }
+  const language = options.language?.trim() ? normalizeLanguage(options.language) : null;
+  return { sourceIds, language };
+}
+
+/** (n-1)-of-n: every way of leaving one term out, ORed. Only worth it from three terms up. */
+function allButOne(q: TsQueries): string {
+  if (q.perTerm.length < 3) return '';
+  return q.perTerm.map((_, skip) => `(${q.perTerm.filter((__, i) => i !== skip).join(' & ')})`).join(' | ');
+}
+
+const RESULT_COLUMNS = `s.id, s.title, s.description, s.language, s.code, s.source_url, s.source_id, src.name AS source_name, src.version`;
+
+/**
+ * Code shown on several pages links to the first page it was stored from. When that page is an aggregate (Node's
+ * all.html, a single-page print version) several times the size of another page showing the same code, the
+ * smaller, focused page stands for the snippet instead: its title is what the code is about, and it is the
+ * better link. Its anchor for the code is not known, so the link is to the page.
+ */
+const FOCUSED_PAGE = `LEFT JOIN LATERAL (
+    SELECT d2.id, d2.url FROM snippet_occurrences o JOIN documents d2 ON d2.id = o.document_id
+     WHERE s.page_count > 1 AND o.snippet_id = s.id AND o.document_id <> s.document_id
+       AND octet_length(d2.markdown) * 3 < (SELECT octet_length(d1.markdown) FROM documents d1 WHERE d1.id = s.document_id)
+     ORDER BY octet_length(d2.markdown), d2.url
+     LIMIT 1
+  ) focused ON true`;
+
+type Row = Omit<SearchResult, 'match'> & { total: number };
+
+/**
+ * Parameters: $1 all, $2 all-but-one, $3 any, $4 per-term[], $5 per-term titles[], $6 phrase, $7 identifiers[],
+ * $8 source ids, $9 language, $10 candidate cap, $11 relax threshold, $12 limit, $13 offset, $14 page match cap,
+ * $15 pages searched for snippets, $16 candidate cap of the relaxed tiers, $17 snippets per context page.
+ */
+function snippetSearchSql(termCount: number, identifierCount: number): string {
+  return `
+WITH q AS MATERIALIZED (
+  SELECT to_tsquery('english', $1) AS qall,
+         to_tsquery('english', $2) AS qrelaxed,
+         to_tsquery('english', $3) AS any,
+         terms, titles,
+         (SELECT count(*)::int FROM unnest(terms) AS t WHERE numnode(t) > 0) AS n,
+         to_tsquery('english', $6) AS phrase,
+         $7::text[] AS identifiers
+    FROM (SELECT ARRAY(SELECT to_tsquery('english', t) FROM unnest($4::text[]) AS t) AS terms,
+                 ARRAY(SELECT to_tsquery('english', t) FROM unnest($5::text[]) AS t) AS titles) AS a
+),
+tier1 AS (
+  SELECT s.id FROM snippets s, q
+   WHERE numnode(q.qall) > 0 AND s.search_vector @@ q.qall
+     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
+   LIMIT $10
+),
+tier2 AS (
+  SELECT s.id FROM snippets s, q
+   WHERE (SELECT count(*) FROM tier1) < $11 AND numnode(q.qrelaxed) > 0 AND s.search_vector @@ q.qrelaxed
+     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
+   LIMIT $16
+),
+tier3 AS (
+  SELECT s.id FROM snippets s, q
+   WHERE (SELECT count(*) FROM tier1) + (SELECT count(*) FROM tier2) < $11 AND numnode(q.any) > 0 AND s.search_vector @@ q.any
+     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
+   LIMIT $16
+),
+page_matches AS (
+  SELECT d.id FROM documents d, q
+   WHERE q.n > 1 AND (SELECT count(*) FROM tier1) < $11 AND numnode(q.qall) > 0 AND d.search_vector @@ q.qall
+     AND ($8::uuid[] IS NULL OR d.source_id = ANY($8))
+   LIMIT $14
+),
+top_pages AS (
+  SELECT x.id, x.rank / NULLIF(max(x.rank) OVER (), 0) AS relevance
+    FROM (SELECT d.id, ts_rank(d.search_vector, q.qall, ${PAGE_RANK_NORMALISATION}) AS rank
+            FROM page_matches m JOIN documents d ON d.id = m.id, q
+           ORDER BY rank DESC, d.id LIMIT $15) AS x
+),
+tier_pages AS (
+  SELECT x.id FROM top_pages p, q, LATERAL (
+    SELECT o.snippet_id AS id FROM snippet_occurrences o JOIN snippets s ON s.id = o.snippet_id
+     WHERE o.document_id = p.id AND s.search_vector @@ q.any AND ($9::text IS NULL OR s.language = $9)
+     ORDER BY o.position LIMIT $17) AS x
+),
+candidates AS (SELECT id FROM tier1 UNION SELECT id FROM tier2 UNION SELECT id FROM tier3 UNION SELECT id FROM tier_pages),
+placed AS (
+  SELECT s.id, COALESCE(focused.id, s.document_id) AS document_id, focused.url AS page_url
+    FROM candidates c JOIN snippets s ON s.id = c.id
+    ${FOCUSED_PAGE}
+),
+ranked AS (
+  SELECT s.id, pl.page_url, ${scoreSql(termCount, identifierCount)} AS score
+    FROM placed pl JOIN snippets s ON s.id = pl.id JOIN documents d ON d.id = pl.document_id
+    LEFT JOIN top_pages tp ON tp.id = pl.document_id, q,
+    LATERAL (SELECT ${termHitsSql(termCount)} AS hits) AS h
+),
+paged AS (
+  SELECT r.id, r.page_url, r.score, count(*) OVER ()::int AS total FROM ranked r ORDER BY r.score DESC, r.id LIMIT $12 OFFSET $13
+)
+SELECT ${RESULT_COLUMNS.replace('s.source_url', 'COALESCE(p.page_url, s.source_url) AS source_url')}, p.score, p.total
+  FROM paged p JOIN snippets s ON s.id = p.id JOIN sources src ON src.id = s.source_id
+ ORDER BY p.score DESC, p.id`;
+}
+
+const sqlCache = new Map<string, string>();
+
+function cachedSql(termCount: number, identifierCount: number): string {
+  const key = `${termCount}/${identifierCount}`;
+  let sql = sqlCache.get(key);
+  if (sql === undefined) {
+    sql = snippetSearchSql(termCount, identifierCount);
+    sqlCache.set(key, sql);
+  }
+  return sql;
+}
+
+function snippetStatement(q: TsQueries, parsed: ParsedQuery, filters: Filters, limit: number, offset: number): { text: string; values: unknown[] } {
+  const identifiers = exactIdentifiers(parsed);
+  return {
+    text: cachedSql(q.perTerm.length, identifiers.length),
+    values: [
+      q.all,
+      allButOne(q),
+      q.any,
+      q.perTerm,
+      q.perTermTitle,
+      q.phrase,
+      identifiers,
+      filters.sourceIds,
+      filters.language,
+      MAX_CANDIDATES,
+      Math.max(RELAX_BELOW, offset + limit),
+      limit,
+      offset,
+      MAX_PAGE_MATCHES,
+      CONTEXT_PAGES,
+      MAX_RELAXED_CANDIDATES,
+      SNIPPETS_PER_CONTEXT_PAGE,
+    ],
+  };
+}
+
+async function searchSnippetRows(
+  pool: pg.Pool,
+  q: TsQueries,
+  parsed: ParsedQuery,
+  filters: Filters,
+  limit: number,
+  offset: number,
+): Promise<{ rows: Row[]; total: number }> {
+  const { rows } = await pool.query<Row>(snippetStatement(q, parsed, filters, limit, offset));
+  let total = rows[0]?.total ?? 0;
+  if (rows.length === 0 && offset > 0) {
+    // Past the end: count without paging so `total` stays right.
+    const again = await pool.query<Row>(snippetStatement(q, parsed, filters, 1, 0));
+    total = again.rows[0]?.total ?? 0;
+  }
+  return { rows, total };
+}
+
+/** Snippets of the pages whose text matches best, for queries the snippets themselves do not answer. */
+async function searchPages(pool: pg.Pool, q: TsQueries, filters: Filters, excludeIds: number[], take: number): Promise<Row[]> {
+  const { rows } = await pool.query<Row>(
+    `WITH q AS MATERIALIZED (SELECT to_tsquery('english', $1) AS any),
+     pages AS (
+       SELECT d.id, d.url, ts_rank(d.search_vector, q.any, 1) AS rank FROM documents d, q
+        WHERE numnode(q.any) > 0 AND d.search_vector @@ q.any AND ($2::uuid[] IS NULL OR d.source_id = ANY($2))
+        ORDER BY rank DESC, d.id LIMIT $5
+     ),
+     hits AS (
+       SELECT DISTINCT ON (o.snippet_id) o.snippet_id, p.id AS document_id, p.url, p.rank, o.position
+         FROM pages p JOIN snippet_occurrences o ON o.document_id = p.id
+        ORDER BY o.snippet_id, p.rank DESC
+     )
+     SELECT ${RESULT_COLUMNS.replace('s.source_url', 'CASE WHEN s.document_id = h.document_id THEN s.source_url ELSE h.url END AS source_url')},
+            h.rank AS score, count(*) OVER ()::int AS total
+       FROM hits h JOIN snippets s ON s.id = h.snippet_id JOIN sources src ON src.id = s.source_id
+      WHERE ($3::text IS NULL OR s.language = $3) AND s.id <> ALL($4::bigint[])
+      ORDER BY h.rank DESC, h.position, s.id
+      LIMIT $6`,
+    [q.any, filters.sourceIds, filters.language, excludeIds, FALLBACK_PAGES, take],
+  );
+  return rows;
+}
+
+function roundScore(n: number): number {
+  return Math.round(n * 10_000) / 10_000;
+}
+
+function toResult(row: Row, match: SearchResult['match']): SearchResult {
+  const { total: _total, ...rest } = row;
+  return { ...rest, score: roundScore(Number(row.score)), match };
+}
+
+interface PreparedSearch {
+  limit: number;
+  offset: number;
+  parsed: ParsedQuery;
+  filters: Filters;
+  q: TsQueries;
+  corrected: Array<{ from: string; to: string }>;
+}
+
+async function prepareSearch(pool: pg.Pool, options: SearchOptions): Promise<PreparedSearch | null> {
+  const { limit, offset } = checkOptions(options);
+  const parsed = parseQuery(options.query);
+  if (parsed.terms.length === 0) {
+    throw new ValidationError('The search query has no words to search for.', { hint: 'Search for a function, a concept or an error message.' });
+  }
+  const filters = await resolveFilters(pool, options);
+  if (filters.sourceIds !== null && filters.sourceIds.length === 0) return null;
+  const corrections = await correctWords(pool, parsed.terms.flatMap((t) => t.words));
+  const q = buildTsQueries(parsed, corrections);
+  return { limit, offset, parsed, filters, q, corrected: [...corrections].map(([from, to]) => ({ from, to: to[0]! })) };
+}
+
+/**
+ * EXPLAIN ANALYZE of the main ranking statement searchSnippets runs for these options (after typo correction
+ * and filter resolution): the bare database cost the benchmark compares the whole function against.
+ */
+export async function explainSearch(pool: pg.Pool, options: SearchOptions): Promise<{ executionMs: number; planningMs: number; plan: unknown }> {
+  const prepared = await prepareSearch(pool, options);
+  if (prepared === null) return { executionMs: 0, planningMs: 0, plan: null };
+  const statement = snippetStatement(prepared.q, prepared.parsed, prepared.filters, prepared.limit, prepared.offset);
+  const { rows } = await pool.query<{ 'QUERY PLAN': Array<{ 'Execution Time': number; 'Planning Time': number; Plan: unknown }> }>(
+    `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`,
+    statement.values,
+  );
+  const out = rows[0]!['QUERY PLAN'][0]!;
+  return { executionMs: out['Execution Time'], planningMs: out['Planning Time'], plan: out.Plan };
+}
+
+export async function searchSnippets(pool: pg.Pool, options: SearchOptions): Promise<SearchResponse> {
+  const { limit, offset } = checkOptions(options);
+  const prepared = await prepareSearch(pool, options);
+  if (prepared === null) return { items: [], total: 0, limit, offset, fallback: false };
+  const { parsed, filters, q, corrected } = prepared;
+
+  const snippets = await searchSnippetRows(pool, q, parsed, filters, limit, offset);
+  let items = snippets.rows.map((r) => toResult(r, 'snippet'));
+  let total = snippets.total;
+  let fallback = false;
+  if (snippets.total < FALLBACK_BELOW) {
+    // The few snippet matches come first; page matches fill the list after them.
+    const head =
+      snippets.rows.length === snippets.total
+        ? items
+        : (await searchSnippetRows(pool, q, parsed, filters, FALLBACK_BELOW, 0)).rows.map((r) => toResult(r, 'snippet'));
+    const pageRows = await searchPages(pool, q, filters, head.map((r) => r.id), offset + limit);
+    if (pageRows.length > 0) {
+      fallback = true;
+      items = [...head, ...pageRows.map((r) => toResult(r, 'page'))].slice(offset, offset + limit);
+      total = snippets.total + (pageRows[0]?.total ?? 0);
+    }
+  }
+  return { items, total, limit, offset, ...(corrected.length > 0 ? { corrected } : {}), fallback };
+}

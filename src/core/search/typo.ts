@@ -1,0 +1,200 @@
+import type pg from 'pg';
+
+/**
+ * Typo tolerance against the index's own vocabulary: search_terms holds the stemmed lexemes of every snippet's
+ * search vector (kept current by triggers on snippets, see migrations/002). A query word whose stem no snippet
+ * contains is expanded with the closest words that do: edit distance 1 (Damerau: a swap of neighbours counts
+ * as one edit, so "gahter" → "gather"), found by stemming every one-edit variant of the word and looking the
+ * stems up, which is exact and costs one index probe per variant; for longer words, edit distance 2 on the
+ * stem through the trigram index. A known but very rare word (a typo in the docs themselves) is expanded too
+ * when a one-edit neighbour is far more common. The original word always stays in the query, so a correction
+ * can add matches but never lose one.
+ */
+
+export interface WordCorrection {
+  from: string;
+  to: string[];
+}
+
+// Shorter words have too many one-edit neighbours for a correction to be a good guess ("cat" → "car", "cut").
+const MIN_WORD = 4;
+// Two edits only on longer words: on a 5-letter word two edits can turn any word into many others.
+const MIN_WORD_TWO_EDITS = 7;
+// A known word counts as a likely typo when it is this rare and a neighbour is RARE_RATIO times more common.
+const RARE_COUNT = 2;
+const RARE_RATIO = 50;
+// A second correction is kept when it is at least this common relative to the best one (ambiguous typo).
+const SECOND_RATIO = 0.5;
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
+
+/** Every string one edit (deletion, neighbour swap, substitution, insertion) away from `word`. */
+export function editsOne(word: string): string[] {
+  const out = new Set<string>();
+  for (let i = 0; i <= word.length; i++) {
+    const a = word.slice(0, i);
+    const b = word.slice(i);
+    if (b.length > 0) out.add(a + b.slice(1));
+    if (b.length > 1) out.add(a + b[1]! + b[0]! + b.slice(2));
+    for (const c of ALPHABET) {
+      if (b.length > 0) out.add(a + c + b.slice(1));
+      out.add(a + c + b);
+    }
+  }
+  out.delete(word);
+  return [...out];
+}
+
+/** Optimal string alignment distance (Damerau-Levenshtein with adjacent swaps), capped at `max + 1`. */
+export function editDistance(a: string, b: string, max = 3): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  const rows: number[][] = [];
+  for (let i = 0; i <= a.length; i++) {
+    const row: number[] = [i];
+    for (let j = 1; j <= b.length; j++) {
+      if (i === 0) {
+        row.push(j);
+        continue;
+      }
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(rows[i - 1]![j]! + 1, row[j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
+      row.push(d);
+    }
+    rows.push(row);
+  }
+  return Math.min(rows[a.length]![b.length]!, max + 1);
+}
+
+function correctable(word: string): boolean {
+  return word.length >= MIN_WORD && word.length <= 32 && /^[a-z]+$/.test(word);
+}
+
+type Db = pg.Pool | pg.ClientBase;
+
+/** Each word's stem (null for stop words) and the stem's snippet count in the lexicon (0 when absent). */
+async function stemsOf(db: Db, words: string[]): Promise<Map<string, { stem: string | null; count: number }>> {
+  const { rows } = await db.query<{ word: string; stem: string | null; count: number | null }>(
+    `SELECT x.word, x.stem, t.doc_count AS count
+       FROM (SELECT w AS word, (tsvector_to_array(to_tsvector('english', w)))[1] AS stem FROM unnest($1::text[]) AS w) AS x
+       LEFT JOIN search_terms t ON t.term = x.stem`,
+    [words],
+  );
+  return new Map(rows.map((r) => [r.word, { stem: r.stem, count: r.count ?? 0 }]));
+}
+
+/** Variants (spellings) whose stem is in the lexicon, with the stem's count. */
+async function knownVariants(db: Db, variants: string[]): Promise<Map<string, { stem: string; count: number }>> {
+  if (variants.length === 0) return new Map();
+  const { rows } = await db.query<{ word: string; stem: string; count: number }>(
+    `SELECT x.word, x.stem, t.doc_count AS count
+       FROM (SELECT w AS word, (tsvector_to_array(to_tsvector('english', w)))[1] AS stem FROM unnest($1::text[]) AS w) AS x
+       JOIN search_terms t ON t.term = x.stem`,
+    [variants],
+  );
+  return new Map(rows.map((r) => [r.word, { stem: r.stem, count: r.count }]));
+}
+
+async function nearStems(db: Db, stem: string): Promise<Array<{ term: string; doc_count: number }>> {
+  // The trigram index finds candidates (pg_trgm's default similarity threshold, 0.3, suits words of seven
+  // letters and more, the only ones corrected this way); the edit distance in the caller decides.
+  const { rows } = await db.query<{ term: string; doc_count: number }>(
+    `SELECT term, doc_count FROM search_terms
+      WHERE term % $1 AND length(term) BETWEEN length($1) - 2 AND length($1) + 2
+      ORDER BY similarity(term, $1) DESC, doc_count DESC
+      LIMIT 40`,
+    [stem],
+  );
+  return rows;
+}
+
+interface Candidate {
+  /** The spelling added to the query. */
+  word: string;
+  stem: string;
+  count: number;
+  distance: number;
+}
+
+function pick(candidates: Candidate[]): string[] {
+  // One candidate per stem (several spellings stem alike); fewest edits, then most common, then the spelling
+  // that is its own stem (a dictionary form), then alphabetical for determinism.
+  const byStem = new Map<string, Candidate>();
+  for (const c of candidates) {
+    const seen = byStem.get(c.stem);
+    const better = !seen || c.distance < seen.distance || (c.distance === seen.distance && (c.word === c.stem) > (seen.word === seen.stem));
+    if (better) byStem.set(c.stem, c);
+  }
+  const sorted = [...byStem.values()].sort((x, y) => x.distance - y.distance || y.count - x.count || (x.word < y.word ? -1 : 1));
+  const best = sorted[0];
+  if (!best) return [];
+  const second = sorted[1];
+  return second && second.distance === best.distance && second.count >= best.count * SECOND_RATIO ? [best.word, second.word] : [best.word];
+}
+
+/**
+ * Corrections for the words of a query: word → close spellings of lexicon words (best first). Words the
+ * lexicon knows (and that are not suspiciously rare) get none.
+ */
+export async function correctWords(db: Db, words: readonly string[]): Promise<Map<string, string[]>> {
+  const candidates = [...new Set(words.filter(correctable))];
+  const result = new Map<string, string[]>();
+  if (candidates.length === 0) return result;
+  const stems = await stemsOf(db, candidates);
+  // Stop words have no stem and need no correction.
+  const suspects = candidates.filter((w) => {
+    const s = stems.get(w);
+    return s !== undefined && s.stem !== null && s.count <= RARE_COUNT;
+  });
+  if (suspects.length === 0) return result;
+
+  const variants = new Map<string, string[]>();
+  for (const w of suspects) variants.set(w, editsOne(w));
+  const found = await knownVariants(db, [...new Set([...variants.values()].flat())]);
+  for (const w of suspects) {
+    const own = stems.get(w)!;
+    let near: Candidate[] = [];
+    for (const v of variants.get(w)!) {
+      const hit = found.get(v);
+      if (hit !== undefined && hit.stem !== own.stem) near.push({ word: v, stem: hit.stem, count: hit.count, distance: 1 });
+    }
+    if (own.count > 0) {
+      // Known but rare: only a much more common neighbour is a better guess than the word itself.
+      near = near.filter((c) => c.count >= own.count * RARE_RATIO && c.count >= RARE_RATIO);
+      const chosen = pick(near);
+      if (chosen.length > 0) result.set(w, chosen);
+      continue;
+    }
+    let chosen = pick(near);
+    if (chosen.length === 0 && w.length >= MIN_WORD_TWO_EDITS && own.stem !== null) {
+      const far = (await nearStems(db, own.stem))
+        .map((r) => ({ word: r.term, stem: r.term, count: r.doc_count, distance: editDistance(own.stem!, r.term, 2) }))
+        .filter((c) => c.distance <= 2);
+      chosen = pick(far);
+    }
+    if (chosen.length > 0) result.set(w, chosen);
+  }
+  return result;
+}
+
+/**
+ * Rebuilds the lexicon from the stored snippets (after a bulk load that bypassed the triggers, or to drop the
+ * words of deleted snippets). Runs in one transaction: searches keep the old lexicon until it commits.
+ */
+export async function rebuildSearchTerms(pool: pg.Pool): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('DELETE FROM search_terms');
+    const result = await client.query(
+      `INSERT INTO search_terms (term, doc_count)
+       SELECT w, count(*)::int FROM snippets s, LATERAL search_vector_terms(s.search_vector) AS w GROUP BY w`,
+    );
+    await client.query('COMMIT');
+    return result.rowCount ?? 0;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,240 @@
+import type pg from 'pg';
+import { ConflictError, ValidationError } from '../errors.js';
+import { resolveSource } from './resolve.js';
+
+/** Listing, showing, editing and deleting sources (a crawled site or an upload collection, per version). */
+
+export interface SourceSummary {
+  id: string;
+  name: string;
+  version: string;
+  description: string;
+  base_url: string | null;
+  kind: 'crawl' | 'upload';
+  snippet_count: number;
+  page_count: number;
+  /** How many versions of this library (sources with the same name) are indexed. */
+  version_count: number;
+  last_crawled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The stored crawl configuration recrawl reuses (sources.crawl_config). */
+export interface CrawlSettings {
+  start_urls?: string[];
+  max_depth?: number;
+  domain_filter?: string | null;
+  url_patterns?: string[];
+  exclude_patterns?: string[];
+  max_concurrent_crawls?: number;
+}
+
+export interface SourceJob {
+  id: string;
+  kind: 'crawl' | 'upload';
+  status: string;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export interface SourceDetails extends SourceSummary {
+  crawl_config: CrawlSettings;
+  metadata: Record<string, unknown>;
+  languages: Array<{ language: string; snippets: number }>;
+  jobs: SourceJob[];
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+const SUMMARY_COLUMNS = `s.id, s.name, s.version, s.description, s.base_url, s.kind, s.snippet_count,
+  s.document_count AS page_count, (SELECT count(*)::int FROM sources v WHERE lower(v.name) = lower(s.name)) AS version_count,
+  s.last_crawled_at, s.created_at, s.updated_at`;
+
+export const MAX_PAGE_SIZE = 100;
+
+export function checkPaging(limit: number | undefined, offset: number | undefined, defaultLimit = 20): { limit: number; offset: number } {
+  const l = limit ?? defaultLimit;
+  const o = offset ?? 0;
+  if (!Number.isInteger(l) || l < 1 || l > MAX_PAGE_SIZE) throw new ValidationError(`limit must be a whole number from 1 to ${MAX_PAGE_SIZE}, got ${l}.`);
+  if (!Number.isInteger(o) || o < 0 || o > 100_000) throw new ValidationError(`offset must be a whole number from 0 to 100000, got ${o}.`);
+  return { limit: l, offset: o };
+}
+
+/**
+ * Sources, by name then version. `query` filters by name: containment or trigram similarity, closest first
+ * (the MCP search_libraries tool).
+ */
+export async function listSources(
+  pool: pg.Pool,
+  options: { query?: string; limit?: number; offset?: number } = {},
+): Promise<Page<SourceSummary>> {
+  const { limit, offset } = checkPaging(options.limit, options.offset);
+  const query = options.query?.trim() ? options.query.trim() : null;
+  const where = `($1::text IS NULL OR strpos(lower(s.name), lower($1)) > 0 OR strpos(lower(s.description), lower($1)) > 0
+                 OR similarity(lower(s.name), lower($1)) >= 0.3)`;
+  const order = `CASE WHEN $1::text IS NULL THEN 0 ELSE similarity(lower(s.name), lower($1)) END DESC, lower(s.name), s.version DESC`;
+  const [items, count] = await Promise.all([
+    pool.query<SourceSummary>(`SELECT ${SUMMARY_COLUMNS} FROM sources s WHERE ${where} ORDER BY ${order} LIMIT $2 OFFSET $3`, [query, limit, offset]),
+    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM sources s WHERE ${where}`, [query]),
+  ]);
+  return { items: items.rows, total: count.rows[0]?.n ?? 0, limit, offset };
+}
+
+export async function getSource(pool: pg.Pool, ref: string, version?: string): Promise<SourceDetails> {
+  const { id } = await resolveSource(pool, ref, version);
+  const [row, languages, jobs] = await Promise.all([
+    pool.query<SourceSummary & { crawl_config: CrawlSettings; metadata: Record<string, unknown> }>(
+      `SELECT ${SUMMARY_COLUMNS}, s.crawl_config, s.metadata FROM sources s WHERE s.id = $1`,
+      [id],
+    ),
+    pool.query<{ language: string; snippets: number }>(
+      'SELECT language, count(*)::int AS snippets FROM snippets WHERE source_id = $1 GROUP BY language ORDER BY 2 DESC, 1',
+      [id],
+    ),
+    pool.query<SourceJob>(
+      `(SELECT id, 'crawl' AS kind, status, created_at, completed_at FROM crawl_jobs WHERE source_id = $1
+        UNION ALL
+        SELECT id, 'upload' AS kind, status, created_at, completed_at FROM upload_jobs WHERE source_id = $1)
+       ORDER BY created_at DESC LIMIT 10`,
+      [id],
+    ),
+  ]);
+  return { ...row.rows[0]!, languages: languages.rows, jobs: jobs.rows };
+}
+
+export interface SourceUpdate {
+  name?: string;
+  version?: string;
+  description?: string;
+  baseUrl?: string | null;
+  /** URL glob patterns added to the include list (url_patterns). */
+  addIncludePatterns?: string[];
+  /** URL glob patterns added to the exclude list (exclude_patterns). */
+  addExcludePatterns?: string[];
+  maxDepth?: number;
+  maxConcurrent?: number;
+}
+
+function checkUpdate(update: SourceUpdate): void {
+  if (update.name !== undefined && (update.name.trim().length === 0 || update.name.length > 200)) {
+    throw new ValidationError('name must be 1 to 200 characters.');
+  }
+  if (update.version !== undefined && update.version.length > 100) throw new ValidationError('version must be at most 100 characters.');
+  if (update.baseUrl) {
+    try {
+      const url = new URL(update.baseUrl);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
+    } catch {
+      throw new ValidationError(`base URL must be an http(s) URL, got ${JSON.stringify(update.baseUrl)}.`);
+    }
+  }
+  if (update.maxDepth !== undefined && (!Number.isInteger(update.maxDepth) || update.maxDepth < 0 || update.maxDepth > 3)) {
+    throw new ValidationError(`depth must be 0 to 3, got ${update.maxDepth}.`);
+  }
+  if (update.maxConcurrent !== undefined && (!Number.isInteger(update.maxConcurrent) || update.maxConcurrent < 1 || update.maxConcurrent > 20)) {
+    throw new ValidationError(`concurrency must be 1 to 20, got ${update.maxConcurrent}.`);
+  }
+  for (const p of [...(update.addIncludePatterns ?? []), ...(update.addExcludePatterns ?? [])]) {
+    if (p.trim().length === 0 || p.length > 500) throw new ValidationError(`URL patterns must be 1 to 500 characters, got ${JSON.stringify(p)}.`);
+  }
+}
+
+function merged(existing: unknown, added: string[] | undefined): string[] | undefined {
+  if (added === undefined || added.length === 0) return undefined;
+  const list = Array.isArray(existing) ? existing.filter((x): x is string => typeof x === 'string') : [];
+  return [...new Set([...list, ...added.map((p) => p.trim())])];
+}
+
+/** Edits a source. Pattern lists only grow here; the crawl settings apply from the next recrawl. */
+export async function updateSource(pool: pg.Pool, ref: string, update: SourceUpdate, options: { version?: string } = {}): Promise<SourceDetails> {
+  checkUpdate(update);
+  const { id } = await resolveSource(pool, ref, options.version);
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ crawl_config: CrawlSettings }>('SELECT crawl_config FROM sources WHERE id = $1 FOR UPDATE', [id]);
+    const config: CrawlSettings = { ...(rows[0]?.crawl_config ?? {}) };
+    const include = merged(config.url_patterns, update.addIncludePatterns);
+    const exclude = merged(config.exclude_patterns, update.addExcludePatterns);
+    if (include) config.url_patterns = include;
+    if (exclude) config.exclude_patterns = exclude;
+    if (update.maxDepth !== undefined) config.max_depth = update.maxDepth;
+    if (update.maxConcurrent !== undefined) config.max_concurrent_crawls = update.maxConcurrent;
+    await client.query(
+      `UPDATE sources SET
+         name = COALESCE($2, name), version = COALESCE($3, version), description = COALESCE($4, description),
+         base_url = CASE WHEN $5 THEN $6 ELSE base_url END, crawl_config = $7, updated_at = now()
+       WHERE id = $1`,
+      [
+        id,
+        update.name?.trim() ?? null,
+        update.version?.trim() ?? null,
+        update.description ?? null,
+        update.baseUrl !== undefined,
+        update.baseUrl ?? null,
+        JSON.stringify(config),
+      ],
+    );
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    if ((error as { code?: string }).code === '23505') {
+      throw new ConflictError(`A source named "${update.name ?? ref}" with version "${update.version ?? ''}" already exists.`, {
+        hint: 'Pick another name or version, or delete the other source first.',
+      });
+    }
+    throw error;
+  } finally {
+    client.release();
+  }
+  return getSource(pool, id);
+}
+
+export interface DeleteResult {
+  id: string;
+  name: string;
+  version: string;
+  documents: number;
+  snippets: number;
+  crawl_jobs: number;
+  upload_jobs: number;
+}
+
+/**
+ * Deletes a source and everything of it (documents, snippets, occurrences, relationships, crawl and upload
+ * jobs, frontier rows, upload files) in ONE transaction, through the foreign keys' cascades: a crash leaves
+ * either all of it or none. The counts are taken under the row lock, so they are what was deleted.
+ */
+export async function deleteSource(pool: pg.Pool, ref: string, options: { version?: string } = {}): Promise<DeleteResult> {
+  const source = await resolveSource(pool, ref, options.version);
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const locked = await client.query('SELECT 1 FROM sources WHERE id = $1 FOR UPDATE', [source.id]);
+    if (locked.rowCount === 0) {
+      await client.query('ROLLBACK');
+      return { ...source, documents: 0, snippets: 0, crawl_jobs: 0, upload_jobs: 0 };
+    }
+    const { rows } = await client.query<Omit<DeleteResult, 'id' | 'name' | 'version'>>(
+      `SELECT (SELECT count(*)::int FROM documents WHERE source_id = $1) AS documents,
+              (SELECT count(*)::int FROM snippets WHERE source_id = $1) AS snippets,
+              (SELECT count(*)::int FROM crawl_jobs WHERE source_id = $1) AS crawl_jobs,
+              (SELECT count(*)::int FROM upload_jobs WHERE source_id = $1) AS upload_jobs`,
+      [source.id],
+    );
+    await client.query('DELETE FROM sources WHERE id = $1', [source.id]);
+    await client.query('COMMIT');
+    return { ...source, ...rows[0]! };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

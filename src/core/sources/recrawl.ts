@@ -1,0 +1,61 @@
+import type pg from 'pg';
+import type { Config } from '../config.js';
+import type { ConnectionInfo } from '../db/connect.js';
+import { startCrawl } from '../crawl/index.js';
+import type { CrawlJob, CrawlRequestInput } from '../crawl/index.js';
+import { ValidationError } from '../errors.js';
+import type { CrawlSettings } from './manage.js';
+import { resolveSource } from './resolve.js';
+
+/** The crawl request of the spec, rebuilt from a source's stored configuration. */
+export type RecrawlRequest = CrawlRequestInput & { name: string; start_urls: string[] };
+
+export async function recrawlRequest(pool: pg.Pool, ref: string, options: { version?: string } = {}): Promise<{ sourceId: string; request: RecrawlRequest }> {
+  const { id } = await resolveSource(pool, ref, options.version);
+  const { rows } = await pool.query<{
+    name: string;
+    version: string;
+    kind: string;
+    base_url: string | null;
+    crawl_config: CrawlSettings & { use_sitemap?: boolean };
+    metadata: Record<string, unknown>;
+  }>('SELECT name, version, kind, base_url, crawl_config, metadata FROM sources WHERE id = $1', [id]);
+  const s = rows[0]!;
+  if (s.kind === 'upload') {
+    throw new ValidationError(`${s.name} is an upload collection; there is nothing to re-fetch.`, { hint: 'Upload the files again with `docdex upload`.' });
+  }
+  const c = s.crawl_config;
+  const startUrls = c.start_urls && c.start_urls.length > 0 ? c.start_urls : s.base_url ? [s.base_url] : [];
+  if (startUrls.length === 0) {
+    throw new ValidationError(`${s.name} has no stored start URLs to recrawl.`, { hint: 'Set one with `docdex sources update --base-url URL`.' });
+  }
+  return {
+    sourceId: id,
+    request: {
+      name: s.name,
+      start_urls: startUrls,
+      max_depth: c.max_depth ?? 1,
+      version: s.version,
+      domain_filter: c.domain_filter ?? null,
+      url_patterns: c.url_patterns ?? [],
+      exclude_patterns: c.exclude_patterns ?? [],
+      max_concurrent_crawls: c.max_concurrent_crawls ?? 3,
+      metadata: s.metadata,
+      ...(c.use_sitemap === undefined ? {} : { use_sitemap: c.use_sitemap }),
+    },
+  };
+}
+
+/**
+ * Re-fetches a source with its stored configuration through the crawler, which skips pages whose content hash
+ * is unchanged. Returns the crawler's job.
+ */
+export async function recrawlSource(
+  db: { pool: pg.Pool; info: ConnectionInfo },
+  config: Config,
+  ref: string,
+  options: { version?: string } = {},
+): Promise<CrawlJob> {
+  const { request } = await recrawlRequest(db.pool, ref, options);
+  return startCrawl(db, config, request);
+}

@@ -1,0 +1,257 @@
+import path from 'node:path';
+import type pg from 'pg';
+import type { Config } from '../config.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+import { subscribe } from '../events/notify.js';
+import type { JobEvent } from '../events/notify.js';
+import { isUuid } from '../sources/resolve.js';
+import { checkSourceUrl, contentFileName, decodeUpload, MAX_FILE_BYTES, scanPaths } from './files.js';
+import type { FileProblem, SkippedFile, UploadFileInput } from './files.js';
+import { queueFiles, withBoss } from './queue.js';
+import type { QueueDb } from './queue.js';
+
+/**
+ * Upload jobs: created with their files (bodies stored in upload_files) and queue entries in ONE transaction,
+ * then processed file by file by any worker (worker.ts). queued → processing → completed | failed; a job
+ * fails only when every file failed.
+ */
+
+export type UploadStatus = 'queued' | 'processing' | 'completed' | 'failed';
+
+export interface UploadJob {
+  id: string;
+  name: string;
+  source_type: string;
+  source_id: string | null;
+  source_name: string | null;
+  version: string | null;
+  status: UploadStatus;
+  /** Files of the job, including those rejected on intake (binary, too large, not UTF-8). */
+  file_count: number;
+  /** Files finished, successfully or not. */
+  processed_files: number;
+  failed_files: number;
+  snippets_extracted: number;
+  file_errors: FileProblem[];
+  /** Files of unsupported formats found in uploaded directories, not part of the job. */
+  skipped_files: SkippedFile[];
+  error: string | null;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  updated_at: string;
+}
+
+const JOB_COLUMNS = `j.id, j.name, j.source_type, j.source_id, src.name AS source_name, src.version, j.status, j.file_count,
+  j.processed_files, j.failed_files, j.snippets_extracted, j.file_errors, j.skipped_files, j.error, j.created_at,
+  j.started_at, j.completed_at, j.updated_at`;
+
+export async function getUploadJob(pool: pg.Pool | pg.ClientBase, id: string): Promise<UploadJob> {
+  if (!isUuid(id)) throw new ValidationError(`Upload job id must be a UUID, got ${JSON.stringify(id)}.`);
+  const { rows } = await pool.query<UploadJob>(
+    `SELECT ${JOB_COLUMNS} FROM upload_jobs j LEFT JOIN sources src ON src.id = j.source_id WHERE j.id = $1`,
+    [id],
+  );
+  if (!rows[0]) throw new NotFoundError(`Upload job ${id} not found.`);
+  return rows[0];
+}
+
+function checkName(name: string | undefined, fallback: string): string {
+  const n = (name ?? '').trim() || fallback.trim() || 'upload';
+  if (n.length > 200) throw new ValidationError('name must be at most 200 characters.');
+  return n;
+}
+
+function checkVersion(version: string | undefined): string {
+  const v = (version ?? '').trim();
+  if (v.length > 100) throw new ValidationError('version must be at most 100 characters.');
+  return v;
+}
+
+interface NewUpload {
+  name: string;
+  version: string;
+  sourceUrl: string | undefined;
+  files: UploadFileInput[];
+  errors: FileProblem[];
+  skipped: SkippedFile[];
+}
+
+async function createUpload(db: QueueDb, upload: NewUpload): Promise<UploadJob> {
+  if (upload.files.length === 0) {
+    const first = upload.errors[0];
+    throw new ValidationError(
+      upload.errors.length === 1 && first ? `${first.path}: ${first.error}.` : `None of the ${upload.errors.length} files can be uploaded.`,
+      { details: upload.errors, hint: 'Upload UTF-8 text files (.md .markdown .mdx .txt .rst .adoc) of at most 10 MB each.' },
+    );
+  }
+  return withBoss(db, async (boss) => {
+    const client = await db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // An upload into an existing (name, version) adds to that source: re-uploading a file replaces its page.
+      const source = await client.query<{ id: string }>(
+        `INSERT INTO sources (name, version, kind, base_url) VALUES ($1, $2, 'upload', $3)
+         ON CONFLICT (name, version) DO UPDATE SET updated_at = now(), base_url = COALESCE(sources.base_url, EXCLUDED.base_url)
+         RETURNING id`,
+        [upload.name, upload.version, upload.sourceUrl ?? null],
+      );
+      const sourceId = source.rows[0]!.id;
+      const fileCount = upload.files.length + upload.errors.length;
+      const job = await client.query<{ id: string }>(
+        `INSERT INTO upload_jobs (name, source_id, file_count, processed_files, failed_files, file_errors, skipped_files)
+         VALUES ($1, $2, $3, $4, $4, $5, $6) RETURNING id`,
+        [upload.name, sourceId, fileCount, upload.errors.length, JSON.stringify(upload.errors), JSON.stringify(upload.skipped.slice(0, 1000))],
+      );
+      const jobId = job.rows[0]!.id;
+      const files = await client.query<{ id: number }>(
+        `INSERT INTO upload_files (job_id, path, url, content, size_bytes)
+         SELECT $1, t.path, t.url, t.content, t.size FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]) AS t(path, url, content, size)
+         RETURNING id`,
+        [jobId, upload.files.map((f) => f.path), upload.files.map((f) => f.url), upload.files.map((f) => f.content), upload.files.map((f) => f.sizeBytes)],
+      );
+      await queueFiles(
+        boss,
+        client,
+        jobId,
+        files.rows.map((r) => r.id),
+      );
+      await client.query('COMMIT');
+      return getUploadJob(db.pool, jobId);
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  });
+}
+
+export interface UploadPathsRequest {
+  paths: string[];
+  /** Source name; defaults to the (first) file's or directory's name. */
+  name?: string;
+  /** Where the files are published: document URLs are built under it (a file's own URL when one file). */
+  sourceUrl?: string;
+  version?: string;
+}
+
+/** `docdex upload <file|dir>...`: reads and checks every file, then creates the job. */
+export async function createUploadFromPaths(db: QueueDb, _config: Config, request: UploadPathsRequest): Promise<UploadJob> {
+  const sourceUrl = checkSourceUrl(request.sourceUrl);
+  const first = request.paths[0];
+  const fallbackName = first === undefined ? 'upload' : path.basename(path.resolve(first)).replace(/\.(md|markdown|mdx|txt|rst|adoc)$/i, '');
+  const name = checkName(request.name, fallbackName);
+  const version = checkVersion(request.version);
+  const scan = await scanPaths(request.paths, sourceUrl);
+  return createUpload(db, { name, version, sourceUrl, files: scan.files, errors: scan.errors, skipped: scan.skipped });
+}
+
+export interface UploadContentRequest {
+  /** The document text (markdown unless the filename says otherwise), or its raw bytes from a multipart upload. */
+  content: string | Uint8Array;
+  title?: string;
+  sourceUrl?: string;
+  /** Source name; defaults to the title, the filename, or "uploads". */
+  name?: string;
+  /** The uploaded file's name (POST /upload/file); its extension picks the format. */
+  filename?: string;
+  version?: string;
+}
+
+const CONTENT_EXTENSIONS = /\.(md|markdown|mdx|txt|rst|adoc)$/i;
+
+/** POST /upload/markdown and POST /upload/file: one document from the request body. */
+export async function createUploadFromContent(db: QueueDb, _config: Config, request: UploadContentRequest): Promise<UploadJob> {
+  const sourceUrl = checkSourceUrl(request.sourceUrl);
+  const fileName = contentFileName(typeof request.content === 'string' ? request.content : '', request.title, request.filename);
+  if (request.filename !== undefined && !CONTENT_EXTENSIONS.test(fileName)) {
+    throw new ValidationError(`${fileName}: unsupported format.`, { hint: 'Supported formats: .md .markdown .mdx .txt .rst .adoc.' });
+  }
+  let text: string;
+  if (typeof request.content === 'string') {
+    if (Buffer.byteLength(request.content, 'utf8') > MAX_FILE_BYTES) {
+      throw new ValidationError(`${fileName}: content is larger than the ${MAX_FILE_BYTES / 1024 / 1024} MB limit.`);
+    }
+    if (request.content.includes('\u0000')) throw new ValidationError(`${fileName}: binary content (contains NUL bytes); upload text only.`);
+    text = request.content;
+  } else {
+    const decoded = decodeUpload(request.content);
+    if ('error' in decoded) throw new ValidationError(`${fileName}: ${decoded.error}.`);
+    text = decoded.text;
+  }
+  if (text.trim().length === 0) throw new ValidationError(`${fileName}: the content is empty.`);
+  const name = checkName(request.name, request.title ?? (request.filename ? fileName.replace(CONTENT_EXTENSIONS, '') : 'uploads'));
+  const url = sourceUrl ?? `upload://${encodeURIComponent(name)}/${encodeURIComponent(fileName)}`;
+  let body = text;
+  // A title without a heading in the text would otherwise be lost: the page title comes from the first heading.
+  if (request.title?.trim() && !/^\s*#\s/m.test(text.slice(0, 2000)) && /\.(md|markdown|mdx)$/i.test(fileName)) body = `# ${request.title.trim()}\n\n${text}`;
+  return createUpload(db, {
+    name,
+    version: checkVersion(request.version),
+    sourceUrl,
+    files: [{ path: fileName, url, content: body, sizeBytes: Buffer.byteLength(body, 'utf8') }],
+    errors: [],
+    skipped: [],
+  });
+}
+
+function isFinished(job: UploadJob): boolean {
+  return job.status === 'completed' || job.status === 'failed';
+}
+
+/**
+ * Resolves with the final job once it is completed or failed. Progress comes from NOTIFY events (any worker,
+ * any machine); the job row is also polled, because a notification sent while the listener was connecting
+ * is lost.
+ */
+export async function waitForUpload(
+  db: { pool: pg.Pool; info: QueueDb['info'] },
+  id: string,
+  onProgress?: (event: JobEvent) => void,
+  options: { pollMs?: number; signal?: AbortSignal } = {},
+): Promise<UploadJob> {
+  const initial = await getUploadJob(db.pool, id);
+  if (isFinished(initial)) return initial;
+  return new Promise<UploadJob>((resolve, reject) => {
+    let done = false;
+    let timer: NodeJS.Timeout | undefined;
+    let subscription: Awaited<ReturnType<typeof subscribe>> | undefined;
+    const finish = (error: unknown, job?: UploadJob) => {
+      if (done) return;
+      done = true;
+      if (timer) clearInterval(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      void subscription?.close();
+      if (job) resolve(job);
+      else reject(error instanceof Error ? error : new Error(String(error)));
+    };
+    const check = () => {
+      getUploadJob(db.pool, id).then(
+        (job) => {
+          if (isFinished(job)) finish(undefined, job);
+        },
+        (error: unknown) => finish(error),
+      );
+    };
+    const onAbort = () => finish(new Error('aborted'));
+    options.signal?.addEventListener('abort', onAbort);
+    subscribe(
+      db.info,
+      (event) => {
+        if (event.jobId !== id || event.kind !== 'upload') return;
+        onProgress?.(event);
+        if (event.event === 'job_complete') check();
+      },
+      { channels: ['upload_progress', 'job_complete'], onError: () => undefined },
+    ).then(
+      (s) => {
+        subscription = s;
+        if (done) void s.close();
+        else check();
+      },
+      () => undefined,
+    );
+    timer = setInterval(check, options.pollMs ?? 2000);
+  });
+}

@@ -1,0 +1,200 @@
+import type pg from 'pg';
+import type { PgBoss } from 'pg-boss';
+import type { Config } from '../config.js';
+import type { ConnectionInfo } from '../db/connect.js';
+import { publish } from '../events/notify.js';
+import { extractDocument } from '../extract/index.js';
+import { createBoss } from '../queue/boss.js';
+import { onPageWrite, storePage } from '../store/pages.js';
+import type { PageWriteHook } from '../store/pages.js';
+import { contentTypeFor } from './files.js';
+import { ensureUploadQueue, UPLOAD_QUEUE } from './queue.js';
+import type { UploadFileJobData } from './queue.js';
+
+/**
+ * Processing upload files: extract, store through the shared page store (dedup with crawled pages of the
+ * same source), and count. The file's "done" mark and the job's counters are written by a page-store hook,
+ * inside the page's own transaction: a page is never stored without being counted, or counted twice when
+ * pg-boss retries a file whose worker died after the commit.
+ */
+
+interface FinishedFile {
+  failed: boolean;
+  snippets: number;
+  path: string;
+  error: string | null;
+}
+
+async function finishFile(client: pg.ClientBase, jobId: string, file: FinishedFile): Promise<void> {
+  const { rows } = await client.query<{
+    status: string;
+    file_count: number;
+    processed_files: number;
+    failed_files: number;
+    snippets_extracted: number;
+    elapsed: number | null;
+  }>(
+    `UPDATE upload_jobs SET
+       processed_files = processed_files + 1,
+       failed_files = failed_files + $2,
+       snippets_extracted = snippets_extracted + $3,
+       file_errors = CASE WHEN $4::text IS NULL THEN file_errors
+                          ELSE file_errors || jsonb_build_array(jsonb_build_object('path', $5::text, 'error', $4::text)) END,
+       status = CASE WHEN processed_files + 1 < file_count THEN 'processing'
+                     WHEN failed_files + $2 >= file_count THEN 'failed' ELSE 'completed' END,
+       error = CASE WHEN processed_files + 1 >= file_count AND failed_files + $2 >= file_count THEN 'every file failed' ELSE error END,
+       started_at = COALESCE(started_at, now()),
+       completed_at = CASE WHEN processed_files + 1 >= file_count THEN now() ELSE completed_at END,
+       updated_at = now()
+     WHERE id = $1
+     RETURNING status, file_count, processed_files, failed_files, snippets_extracted,
+               extract(epoch FROM now() - started_at)::float8 AS elapsed`,
+    [jobId, file.failed ? 1 : 0, file.snippets, file.error, file.path],
+  );
+  const job = rows[0];
+  if (!job) return;
+  const rate = job.elapsed && job.elapsed > 0 ? job.processed_files / job.elapsed : undefined;
+  const remaining = job.file_count - job.processed_files;
+  const counters = {
+    file_count: job.file_count,
+    processed_files: job.processed_files,
+    failed_files: job.failed_files,
+    snippets_extracted: job.snippets_extracted,
+  };
+  // NOTIFY inside the transaction is delivered on commit: followers never hear of work that rolled back.
+  await publish(client, {
+    event: 'upload_progress',
+    jobId,
+    kind: 'upload',
+    state: job.status,
+    counters,
+    ...(rate === undefined ? {} : { rate, etaSeconds: rate > 0 ? remaining / rate : null }),
+    currentUrl: file.path,
+    error: file.error,
+  });
+  if (job.status === 'completed' || job.status === 'failed') {
+    await publish(client, {
+      event: 'job_complete',
+      jobId,
+      kind: 'upload',
+      state: job.status,
+      counters,
+      error: job.status === 'failed' ? 'every file failed' : null,
+    });
+  }
+}
+
+const countUploadedPage: PageWriteHook = async (client, write) => {
+  if (write.job.kind !== 'upload') return;
+  const { rows } = await client.query<{ path: string }>(
+    `UPDATE upload_files SET status = 'done', snippets = $3, content = NULL, updated_at = now()
+      WHERE job_id = $1 AND url = $2 AND status = 'pending' RETURNING path`,
+    [write.job.id, write.url, write.snippets.length],
+  );
+  if (rows[0]) await finishFile(client, write.job.id, { failed: false, snippets: write.snippets.length, path: rows[0].path, error: null });
+};
+onPageWrite(countUploadedPage);
+
+async function recordFailure(pool: pg.Pool, fileId: number, jobId: string, error: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ path: string }>(
+      `UPDATE upload_files SET status = 'failed', error = $2, content = NULL, updated_at = now()
+        WHERE id = $1 AND status = 'pending' RETURNING path`,
+      [fileId, error],
+    );
+    if (rows[0]) await finishFile(client, jobId, { failed: true, snippets: 0, path: rows[0].path, error });
+    await client.query('COMMIT');
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+// Connection loss, shutdown, deadlock or serialisation failure, out of resources: worth retrying the file.
+function isTransient(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string') return false;
+  return /^(08|40|53|57)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code);
+}
+
+export type FileOutcome = 'done' | 'failed' | 'already-processed';
+
+/** Processes one stored upload file. Idempotent: a file already done or failed is left alone. */
+export async function processUploadFile(pool: pg.Pool, fileId: number): Promise<FileOutcome> {
+  const { rows } = await pool.query<{ job_id: string; path: string; url: string; content: string | null; status: string; source_id: string | null }>(
+    `SELECT f.job_id, f.path, f.url, f.content, f.status, j.source_id
+       FROM upload_files f JOIN upload_jobs j ON j.id = f.job_id WHERE f.id = $1`,
+    [fileId],
+  );
+  const file = rows[0];
+  if (!file || file.status !== 'pending') return 'already-processed';
+  const started = await pool.query<{ file_count: number; processed_files: number; failed_files: number; snippets_extracted: number }>(
+    `UPDATE upload_jobs SET status = 'processing', started_at = COALESCE(started_at, now()), updated_at = now()
+      WHERE id = $1 AND status = 'queued' RETURNING file_count, processed_files, failed_files, snippets_extracted`,
+    [file.job_id],
+  );
+  if (started.rows[0]) {
+    await publish(pool, { event: 'upload_progress', jobId: file.job_id, kind: 'upload', state: 'processing', counters: started.rows[0], currentUrl: file.path });
+  }
+  if (file.source_id === null) {
+    await recordFailure(pool, fileId, file.job_id, 'the upload has no source');
+    return 'failed';
+  }
+  try {
+    const { page, snippets } = extractDocument({ url: file.url, contentType: contentTypeFor(file.path) ?? 'text/plain', body: file.content ?? '' });
+    await storePage(pool, {
+      sourceId: file.source_id,
+      url: file.url,
+      title: page.title || file.path,
+      markdown: page.markdown,
+      contentHash: page.contentHash,
+      job: { kind: 'upload', id: file.job_id },
+      snippets,
+    });
+    return 'done';
+  } catch (error) {
+    if (isTransient(error)) throw error;
+    await recordFailure(pool, fileId, file.job_id, `could not be stored: ${(error as Error).message}`);
+    return 'failed';
+  }
+}
+
+export interface UploadWorkers {
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts processing the upload queue in this process (the daemon, `docdex worker`, `docdex upload --wait`).
+ * Reuses a started pg-boss when given; otherwise starts one and stops it with the workers.
+ */
+export async function startUploadWorkers(
+  db: { pool: pg.Pool; info: ConnectionInfo },
+  _config: Config,
+  options: { boss?: PgBoss; concurrency?: number; pollingIntervalSeconds?: number } = {},
+): Promise<UploadWorkers> {
+  const own = options.boss === undefined;
+  const boss = options.boss ?? createBoss(db.info, { max: 2, instanceName: 'docdex-upload-worker' });
+  if (own) {
+    boss.on('error', () => undefined);
+    await boss.start();
+  }
+  await ensureUploadQueue(boss);
+  await boss.work<UploadFileJobData>(
+    UPLOAD_QUEUE,
+    // Two cores: more parallel files only contend for the CPU the extractor needs.
+    { batchSize: 1, localConcurrency: options.concurrency ?? 2, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1 },
+    async (jobs) => {
+      for (const job of jobs) await processUploadFile(db.pool, job.data.fileId);
+    },
+  );
+  return {
+    async stop() {
+      await boss.offWork(UPLOAD_QUEUE).catch(() => undefined);
+      if (own) await boss.stop({ graceful: true, close: true, timeout: 10_000 }).catch(() => undefined);
+    },
+  };
+}

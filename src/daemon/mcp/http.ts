@@ -1,0 +1,314 @@
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { createDocdexMcpServer, createMcpServer } from '../../core/mcp/server.js';
+import { ERROR_META_KEY } from '../../core/mcp/tool.js';
+import type { McpDeps, ToolErrorMeta } from '../../core/mcp/tool.js';
+import { rejectUnauthorized } from '../auth.js';
+import { sendError } from '../errors.js';
+
+/**
+ * MCP over HTTP, as a Fastify plugin: streamable HTTP at /mcp (sessions, and stateless requests from clients
+ * that send no session id), the legacy HTTP+SSE transport at /mcp/v1/sse with its message endpoint
+ * /mcp/v1/messages, and REST access to the tools at /mcp/tools and /mcp/execute/{tool_name}.
+ *
+ * Every session gets its own McpServer from the shared factory (an McpServer serves one transport); they
+ * all share `deps`, so the database pool is shared. The plugin is encapsulated: its JSON parser and hooks
+ * apply to these routes only.
+ */
+
+export interface McpHttpPluginOptions {
+  deps: McpDeps;
+  /** Decides whether a request may use MCP. Omit for no authentication. A refusal is a 401 with WWW-Authenticate. */
+  auth?: (request: FastifyRequest) => boolean | Promise<boolean>;
+  /** Host header values accepted (DNS-rebinding protection for a loopback daemon). Omit to accept any. */
+  allowedHosts?: string[];
+  /** Close a streamable HTTP session after this long without requests and with no open stream. Default 30 min. */
+  sessionIdleMs?: number;
+  /** Most concurrent sessions (streamable and SSE together); beyond it new sessions get 503. Default 1000. */
+  maxSessions?: number;
+  /** Interval of SSE comment frames that keep idle legacy SSE streams open through proxies. Default 15 s. */
+  sseKeepAliveMs?: number;
+}
+
+interface StreamableSession {
+  kind: 'streamable';
+  transport: StreamableHTTPServerTransport;
+  server: McpServer;
+  lastActive: number;
+  open: number;
+}
+
+interface SseSession {
+  kind: 'sse';
+  transport: SSEServerTransport;
+  server: McpServer;
+  keepAlive: NodeJS.Timeout;
+}
+
+type Session = StreamableSession | SseSession;
+
+/** What the JSON parser hands the routes for a body that is not JSON, so each route answers in its own dialect. */
+class MalformedJson {
+  constructor(readonly message: string) {}
+}
+
+// The SDK's limit for one message (MAXIMUM_MESSAGE_SIZE in server/sse.js).
+const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+const SESSION_HEADER = 'mcp-session-id';
+
+function jsonRpcError(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
+  return reply.status(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/**
+ * Hands the raw response to an SDK transport. Headers Fastify hooks already set (CORS) are copied over first,
+ * and the request id every daemon response carries: after hijack() Fastify writes nothing more, and its
+ * onSend hooks do not run.
+ */
+function hijack(reply: FastifyReply): ServerResponse {
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) reply.raw.setHeader(name, value as string | number | string[]);
+  }
+  reply.raw.setHeader('x-request-id', reply.request.id);
+  reply.hijack();
+  return reply.raw;
+}
+
+function statusForToolError(code: string): number {
+  switch (code) {
+    case 'validation_error':
+      return 422;
+    case 'not_found':
+      return 404;
+    case 'conflict':
+      return 409;
+    case 'internal_error':
+      return 500;
+    case 'database_unavailable':
+      return 503;
+    default:
+      return 400;
+  }
+}
+
+export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (app, options) => {
+  const { deps } = options;
+  const sessions = new Map<string, Session>();
+  const idleMs = options.sessionIdleMs ?? 30 * 60_000;
+  const maxSessions = options.maxSessions ?? 1000;
+  const keepAliveMs = options.sseKeepAliveMs ?? 15_000;
+  const allowedHosts = options.allowedHosts?.map((h) => h.toLowerCase());
+  // The REST endpoint calls tools directly through their validated entry points; one instance serves all.
+  const rest = createDocdexMcpServer(deps);
+
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: MAX_MESSAGE_BYTES }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(null, new MalformedJson(error instanceof Error ? error.message : 'invalid JSON'));
+    }
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (allowedHosts && !allowedHosts.includes((request.headers.host ?? '').toLowerCase())) {
+      return sendError(reply, 403, 'forbidden', `Host ${request.headers.host ?? '(none)'} is not allowed.`);
+    }
+    if (options.auth && !(await options.auth(request))) return rejectUnauthorized(reply);
+  });
+
+  const reaper = setInterval(() => {
+    const cutoff = Date.now() - idleMs;
+    for (const session of sessions.values()) {
+      if (session.kind === 'streamable' && session.open === 0 && session.lastActive < cutoff) void session.transport.close().catch(() => undefined);
+    }
+  }, Math.min(60_000, idleMs)).unref();
+
+  app.addHook('onClose', async () => {
+    clearInterval(reaper);
+    await Promise.allSettled([...sessions.values()].map((s) => s.transport.close()));
+    sessions.clear();
+    await rest.server.close().catch(() => undefined);
+  });
+
+  function track(session: StreamableSession, raw: ServerResponse): void {
+    session.open += 1;
+    session.lastActive = Date.now();
+    raw.once('close', () => {
+      session.open -= 1;
+      session.lastActive = Date.now();
+    });
+  }
+
+  async function handleStreamable(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const body = request.body;
+    if (body instanceof MalformedJson) {
+      jsonRpcError(reply, 400, -32700, `Parse error: ${body.message}`);
+      return;
+    }
+    const header = request.headers[SESSION_HEADER];
+    const sessionId = Array.isArray(header) ? header[0] : header;
+
+    if (sessionId !== undefined) {
+      const session = sessions.get(sessionId);
+      if (!session) {
+        jsonRpcError(reply, 404, -32001, 'Session not found: start a new session with an initialize request.');
+        return;
+      }
+      if (session.kind !== 'streamable') {
+        jsonRpcError(reply, 400, -32000, 'Bad Request: this session uses the SSE transport; post its messages to /mcp/v1/messages.');
+        return;
+      }
+      track(session, reply.raw);
+      await session.transport.handleRequest(request.raw, hijack(reply), body);
+      return;
+    }
+
+    if (request.method !== 'POST') {
+      // Without a session there is no stream to open or close; 405 is how the spec says so, and what clients
+      // probing for the optional GET stream expect.
+      void reply.header('allow', 'POST');
+      jsonRpcError(reply, 405, -32000, 'Method not allowed without an Mcp-Session-Id: send POST requests, or initialize a session first.');
+      return;
+    }
+
+    if (isInitializeRequest(body)) {
+      if (sessions.size >= maxSessions) {
+        jsonRpcError(reply, 503, -32000, 'Too many open MCP sessions; try again later.');
+        return;
+      }
+      const server = createMcpServer(deps);
+      const session: StreamableSession = {
+        kind: 'streamable',
+        server,
+        lastActive: Date.now(),
+        open: 0,
+        transport: new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => {
+            sessions.set(id, session);
+          },
+        }),
+      };
+      // The protocol layer wraps this callback and detaches the server itself; closing the server from here
+      // would close the transport again and recurse.
+      session.transport.onclose = () => {
+        if (session.transport.sessionId) sessions.delete(session.transport.sessionId);
+      };
+      await server.connect(session.transport);
+      track(session, reply.raw);
+      await session.transport.handleRequest(request.raw, hijack(reply), body);
+      return;
+    }
+
+    // Stateless: a client that keeps no session (or a one-off call). A throwaway server answers this one
+    // POST with plain JSON; the protocol needs no prior initialize on the server side for tools.
+    const server = createMcpServer(deps);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    reply.raw.once('close', () => void transport.close().catch(() => undefined));
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, hijack(reply), body);
+  }
+
+  const mcpRoute = async (request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      await handleStreamable(request, reply);
+    } catch (error) {
+      request.log.error({ err: error }, 'MCP streamable HTTP request failed');
+      if (!reply.raw.headersSent) {
+        if (reply.sent) reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null }));
+        else jsonRpcError(reply, 500, -32603, 'Internal server error');
+      }
+    }
+  };
+  const hidden = { schema: { hide: true } };
+  app.post('/mcp', hidden, mcpRoute);
+  app.get('/mcp', hidden, mcpRoute);
+  app.delete('/mcp', hidden, mcpRoute);
+
+  app.get('/mcp/v1/sse', hidden, async (request, reply) => {
+    if (sessions.size >= maxSessions) return sendError(reply, 503, 'unavailable', 'Too many open MCP sessions; try again later.');
+    // The message endpoint sits next to this route, wherever the plugin is mounted.
+    const endpoint = (request.routeOptions.url ?? '/mcp/v1/sse').replace(/sse$/, 'messages');
+    const raw = hijack(reply);
+    const transport = new SSEServerTransport(endpoint, raw);
+    const server = createMcpServer(deps);
+    const keepAlive = setInterval(() => {
+      if (!raw.writableEnded) raw.write(': keepalive\n\n');
+    }, keepAliveMs).unref();
+    sessions.set(transport.sessionId, { kind: 'sse', transport, server, keepAlive });
+    transport.onclose = () => {
+      clearInterval(keepAlive);
+      sessions.delete(transport.sessionId);
+    };
+    try {
+      await server.connect(transport);
+    } catch (error) {
+      request.log.error({ err: error }, 'MCP SSE stream failed to start');
+      clearInterval(keepAlive);
+      sessions.delete(transport.sessionId);
+      if (!raw.headersSent) raw.writeHead(500).end();
+    }
+  });
+
+  app.post('/mcp/v1/messages', hidden, async (request, reply) => {
+    const body = request.body;
+    if (body instanceof MalformedJson) return jsonRpcError(reply, 400, -32700, `Parse error: ${body.message}`);
+    const sessionId = (request.query as Record<string, unknown>).sessionId;
+    const session = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    if (!session || session.kind !== 'sse') {
+      return jsonRpcError(reply, 404, -32001, 'Session not found: open an SSE stream at /mcp/v1/sse and post to the endpoint it announces.');
+    }
+    try {
+      await session.transport.handlePostMessage(request.raw, hijack(reply), body);
+    } catch (error) {
+      request.log.error({ err: error }, 'MCP SSE message failed');
+      if (!reply.raw.headersSent) reply.raw.writeHead(500).end();
+    }
+  });
+
+  app.get(
+    '/mcp/tools',
+    { schema: { tags: ['mcp'], summary: 'List the MCP tools', description: 'The MCP tools with their JSON Schemas and annotations, as tools/list returns them.' } },
+    async () => ({ tools: [...rest.tools.values()].map((t) => t.listing) }),
+  );
+
+  app.post(
+    '/mcp/execute/:tool_name',
+    {
+      schema: {
+        tags: ['mcp'],
+        summary: 'Run an MCP tool',
+        description:
+          'Runs the tool with the JSON body as its arguments and returns the MCP tool result ({content, structuredContent?}). ' +
+          '404 for an unknown tool, 422 for invalid arguments, other tool errors with the status of their code.',
+      },
+    },
+    async (request, reply) => {
+      const name = (request.params as { tool_name: string }).tool_name;
+      const tool = rest.tools.get(name);
+      if (!tool) {
+        return sendError(reply, 404, 'unknown_tool', `Unknown tool: ${name}.`, [{ available: [...rest.tools.keys()] }]);
+      }
+      const body = request.body;
+      if (body instanceof MalformedJson) return sendError(reply, 400, 'bad_request', `Malformed JSON body: ${body.message}`);
+      if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
+        return sendError(reply, 422, 'validation_error', 'The request body must be a JSON object of tool arguments.');
+      }
+      const result = await tool.call(body ?? {});
+      if (result.isError) {
+        const meta = result._meta?.[ERROR_META_KEY] as ToolErrorMeta | undefined;
+        const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+        const code = meta?.code ?? 'tool_error';
+        return sendError(reply, statusForToolError(code), code, text, meta?.details ?? []);
+      }
+      return result;
+    },
+  );
+};

@@ -1,0 +1,209 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  PushSubscriptionInput,
+  PushSubscriptionRecord,
+  listPushSubscriptions,
+  subscribePush,
+  unsubscribePush,
+  vapidPublicKey,
+} from '../../core/agent/notifications.js';
+import { Skill, SkillCreate, SkillScope, SkillUpdate, assertSkillName, createSkill, deleteSkill, listSkills, readSkill, skillPlace, updateSkill } from '../../core/agent/skills.js';
+import { UserId } from '../../core/agent/settings.js';
+import { ensureManagerToken, rotateManagerToken } from '../../core/agent/token.js';
+import { workspaceLayout } from '../../core/agent/workspace.js';
+import type { DaemonDeps } from '../app.js';
+import { ErrorBody } from '../errors.js';
+
+/**
+ * Manager settings under /api/settings: skills, the internal API token, and push subscriptions.
+ *
+ * Authentication follows the daemon's REST setting: with API_AUTH on (or MCP_AUTH_ENABLED on a
+ * non-loopback API_HOST) these routes need `Authorization: Bearer <MCP_AUTH_TOKEN(S)>` like every other
+ * REST route; the daemon's own hook enforces it. The manager token is served here, so anyone who can
+ * read these routes can call /api/internal: keep REST auth on whenever the daemon is reachable from
+ * other hosts.
+ *
+ * Errors: 400 for an invalid skill name (checked before any path is built) or a scope/repoId mismatch,
+ * 404 unknown skill or repo, 409 skill exists or repo not ready, 422 invalid body or query fields.
+ */
+
+const tags = ['agent-settings'];
+const Scoped = z.object({
+  scope: SkillScope.describe('global or project'),
+  repoId: z.coerce.number().int().positive().optional().describe('Required when scope is project'),
+});
+const NameParams = z.object({ name: z.string().max(1000) });
+const ManagerToken = z
+  .object({ token: z.string().describe('Send as "Authorization: Bearer <token>" to /api/internal'), createdAt: z.number(), rotatedAt: z.number().nullable() })
+  .meta({ id: 'ManagerToken' });
+
+// POST bodies validate the name in the handler, so that a bad name is the same 400 as in a path.
+const SkillCreateBody = SkillCreate.extend({ name: z.string().max(1000) });
+
+export function registerAgentSettingsRoutes(app: FastifyInstance, deps: DaemonDeps): void {
+  const workspace = workspaceLayout(deps.config);
+  const ctx = { pool: deps.db.pool, workspace };
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get(
+    '/api/settings/skills',
+    {
+      schema: {
+        summary: 'Global skills, plus project skills (of one repo with repoId, else of every ready repo)',
+        tags,
+        querystring: z.object({ repoId: z.coerce.number().int().positive().optional() }),
+        response: { 200: z.object({ skills: z.array(Skill) }), 404: ErrorBody, 422: ErrorBody },
+      },
+    },
+    async (request) => ({ skills: await listSkills(ctx, request.query.repoId === undefined ? {} : { repoId: request.query.repoId }) }),
+  );
+
+  r.get(
+    '/api/settings/skills/:name',
+    { schema: { summary: 'One skill', tags, params: NameParams, querystring: Scoped, response: { 200: Skill, 400: ErrorBody, 404: ErrorBody, 422: ErrorBody } } },
+    async (request) => {
+      assertSkillName(request.params.name);
+      return readSkill(await skillPlace(ctx, request.query.scope, request.query.repoId), request.params.name);
+    },
+  );
+
+  r.post(
+    '/api/settings/skills',
+    {
+      schema: {
+        summary: 'Create a skill (409 if it exists)',
+        tags,
+        body: SkillCreateBody,
+        response: { 201: Skill, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const { name, description, body, scope, repoId } = request.body;
+      assertSkillName(name);
+      const skill = await createSkill(await skillPlace(ctx, scope, repoId), { name, description, body });
+      return reply.status(201).send(skill);
+    },
+  );
+
+  r.put(
+    '/api/settings/skills/:name',
+    {
+      schema: {
+        summary: 'Update a skill; omitted fields are unchanged',
+        tags,
+        params: NameParams,
+        querystring: Scoped,
+        body: SkillUpdate,
+        response: { 200: Skill, 400: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+      },
+    },
+    async (request) => {
+      assertSkillName(request.params.name);
+      return updateSkill(await skillPlace(ctx, request.query.scope, request.query.repoId), request.params.name, request.body);
+    },
+  );
+
+  r.delete(
+    '/api/settings/skills/:name',
+    {
+      schema: {
+        summary: "Delete a skill (its whole folder)",
+        tags,
+        params: NameParams,
+        querystring: Scoped,
+        response: { 200: z.object({ deleted: z.literal(true), skill: Skill }), 400: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+      },
+    },
+    async (request) => {
+      assertSkillName(request.params.name);
+      const skill = await deleteSkill(await skillPlace(ctx, request.query.scope, request.query.repoId), request.params.name);
+      return { deleted: true as const, skill };
+    },
+  );
+
+  r.get(
+    '/api/settings/manager-token',
+    {
+      schema: {
+        summary: 'The bearer token of the internal API (/api/internal)',
+        description: 'Guarded like the rest of /api/settings: by the REST auth setting.',
+        tags,
+        response: { 200: ManagerToken },
+      },
+    },
+    async () => ensureManagerToken(deps.db.pool),
+  );
+
+  r.post(
+    '/api/settings/manager-token/rotate',
+    {
+      schema: {
+        summary: 'Replace the internal API token; the old one stops working at once',
+        description: 'Restart the agent server afterwards: its plugins hold the token in their environment.',
+        tags,
+        response: { 200: ManagerToken },
+      },
+    },
+    async () => rotateManagerToken(deps.db.pool),
+  );
+
+  r.get(
+    '/api/settings/push/vapid-public-key',
+    {
+      schema: {
+        summary: "The VAPID public key a device passes to pushManager.subscribe() as applicationServerKey",
+        tags,
+        response: { 200: z.object({ publicKey: z.string() }), 503: ErrorBody },
+      },
+    },
+    async () => ({ publicKey: vapidPublicKey(deps.config) }),
+  );
+
+  r.post(
+    '/api/settings/push/subscribe',
+    {
+      schema: {
+        summary: 'Register a device for push notifications',
+        description:
+          'Send the PushSubscription the browser returned (endpoint and keys.p256dh, keys.auth) and optionally the userId (default "default"). ' +
+          'An endpoint registered before is refreshed (200); a new one is created (201). Subscriptions a push service reports as gone (404/410) are removed when a notification is sent.',
+        tags,
+        body: PushSubscriptionInput,
+        response: { 200: PushSubscriptionRecord, 201: PushSubscriptionRecord, 422: ErrorBody, 503: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      vapidPublicKey(deps.config);
+      const { subscription, created } = await subscribePush(deps.db.pool, request.body);
+      return reply.status(created ? 201 : 200).send(subscription);
+    },
+  );
+
+  r.post(
+    '/api/settings/push/unsubscribe',
+    {
+      schema: {
+        summary: 'Remove a device (by its push endpoint)',
+        tags,
+        body: z.object({ endpoint: z.string().min(1).max(2048) }),
+        response: { 200: z.object({ removed: z.boolean() }), 422: ErrorBody },
+      },
+    },
+    async (request) => ({ removed: await unsubscribePush(deps.db.pool, request.body.endpoint) }),
+  );
+
+  r.get(
+    '/api/settings/push/subscriptions',
+    {
+      schema: {
+        summary: 'Registered devices (keys are not returned)',
+        tags,
+        querystring: z.object({ userId: UserId.optional() }),
+        response: { 200: z.object({ subscriptions: z.array(PushSubscriptionRecord) }), 422: ErrorBody },
+      },
+    },
+    async (request) => ({ subscriptions: await listPushSubscriptions(deps.db.pool, request.query.userId) }),
+  );
+}

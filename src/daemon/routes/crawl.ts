@@ -1,0 +1,131 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { cancelCrawl, getCrawlJob, listCrawlJobs, resumeCrawl, startCrawl } from '../../core/crawl/jobs.js';
+import { assertLlmReady } from '../../core/llm/preflight.js';
+import type { DaemonDeps } from '../app.js';
+import { ErrorBody } from '../errors.js';
+
+// Documentation shape of the crawl request; the crawler's own zod schema validates it in full (422 with its
+// issues), so a field's rules live in one place.
+export const CrawlRequestBody = z
+  .object({
+    name: z.string().optional().describe('Library name; detected from the start page when absent'),
+    start_urls: z.array(z.string()).min(1).describe('Crawl starting points (http or https)'),
+    max_depth: z.number().int().min(0).max(3).optional().describe('0: only the given URLs; 1 (default): plus their direct links; up to 3'),
+    version: z.string().optional().describe('Version of the documented library'),
+    domain_filter: z.string().optional().describe('Only crawl this domain'),
+    url_patterns: z.array(z.string()).optional().describe('Glob patterns: only matching URLs are included'),
+    exclude_patterns: z.array(z.string()).optional().describe('Glob patterns: matching URLs are skipped'),
+    max_concurrent_crawls: z.number().int().min(1).max(20).optional().describe('Pages fetched at once: default 3, max 20'),
+    metadata: z.record(z.string(), z.unknown()).optional().describe('Free-form: e.g. repository, description'),
+    use_sitemap: z.boolean().optional().describe('Seed the frontier from sitemap.xml'),
+  })
+  .meta({ id: 'CrawlRequest' });
+
+export const CrawlJobSchema = z
+  .object({
+    job_id: z.string(),
+    id: z.string(),
+    status: z.enum(['queued', 'running', 'completed', 'failed', 'cancelled']),
+    name: z.string(),
+    version: z.string(),
+    source_id: z.string(),
+    start_urls: z.array(z.string()),
+    max_depth: z.number(),
+    pages_found: z.number(),
+    pages_crawled: z.number(),
+    pages_skipped: z.number(),
+    pages_failed: z.number(),
+    snippets_stored: z.number(),
+    current_url: z.string().nullable(),
+    pages_per_second: z.number(),
+    eta_seconds: z.number().nullable(),
+    error: z.string().nullable(),
+    domain_filter: z.string().nullable(),
+    url_patterns: z.array(z.string()),
+    exclude_patterns: z.array(z.string()),
+    max_concurrent_crawls: z.number(),
+    use_sitemap: z.boolean(),
+    metadata: z.record(z.string(), z.unknown()),
+    created_at: z.string(),
+    started_at: z.string().nullable(),
+    completed_at: z.string().nullable(),
+    heartbeat_at: z.string().nullable().describe('Last sign of life from the worker running the job'),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'CrawlJob' });
+
+const JobList = z
+  .object({ items: z.array(CrawlJobSchema), total: z.number(), limit: z.number(), offset: z.number() })
+  .meta({ id: 'CrawlJobList' });
+
+const ListQuery = z.object({
+  status: z.enum(['queued', 'running', 'completed', 'failed', 'cancelled']).optional(),
+  source_id: z.uuid().optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+const JobParams = z.object({ job_id: z.string() });
+
+export function registerCrawlRoutes(app: FastifyInstance, deps: DaemonDeps): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const create = async (body: z.infer<typeof CrawlRequestBody>) => {
+    await assertLlmReady(deps.config);
+    return startCrawl(deps.db, deps.config, body);
+  };
+  const createSchema = (summary: string) => ({
+    summary,
+    tags: ['crawl'],
+    body: CrawlRequestBody,
+    response: { 202: CrawlJobSchema, 409: ErrorBody, 422: ErrorBody },
+  });
+  r.post('/api/crawl-jobs', { schema: createSchema('Start a crawl (the job runs in the background)') }, async (request, reply) =>
+    reply.status(202).send(await create(request.body)),
+  );
+  r.post('/crawl/init', { schema: createSchema('Start a crawl (alias of POST /api/crawl-jobs)') }, async (request, reply) =>
+    reply.status(202).send(await create(request.body)),
+  );
+
+  const listSchema = (summary: string) => ({ summary, tags: ['crawl'], querystring: ListQuery, response: { 200: JobList, 422: ErrorBody } });
+  const list = async (query: z.infer<typeof ListQuery>) =>
+    listCrawlJobs(deps.db.pool, {
+      limit: query.limit,
+      offset: query.offset,
+      ...(query.status ? { status: query.status } : {}),
+      ...(query.source_id ? { sourceId: query.source_id } : {}),
+    });
+  r.get('/api/crawl-jobs', { schema: listSchema('List crawl jobs, newest first') }, async (request) => list(request.query));
+  r.get('/crawl/jobs', { schema: listSchema('List crawl jobs (alias of GET /api/crawl-jobs)') }, async (request) => list(request.query));
+
+  const getSchema = (summary: string) => ({ summary, tags: ['crawl'], params: JobParams, response: { 200: CrawlJobSchema, 404: ErrorBody, 422: ErrorBody } });
+  r.get('/api/crawl-jobs/:job_id', { schema: getSchema('Crawl job status, progress and statistics') }, async (request) =>
+    getCrawlJob(deps.db.pool, request.params.job_id),
+  );
+  r.get('/crawl/status/:job_id', { schema: getSchema('Crawl progress and statistics (alias)') }, async (request) =>
+    getCrawlJob(deps.db.pool, request.params.job_id),
+  );
+
+  const cancelSchema = (summary: string) => ({
+    summary,
+    tags: ['crawl'],
+    params: JobParams,
+    response: { 200: CrawlJobSchema, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody },
+  });
+  r.post('/api/crawl-jobs/:job_id/cancel', { schema: cancelSchema('Cancel a queued or running crawl') }, async (request) =>
+    cancelCrawl(deps.db.pool, request.params.job_id),
+  );
+  r.post('/crawl/cancel/:job_id', { schema: cancelSchema('Cancel a crawl (alias)') }, async (request) => cancelCrawl(deps.db.pool, request.params.job_id));
+  r.post(
+    '/api/crawl-jobs/:job_id/resume',
+    {
+      schema: {
+        summary: 'Resume a failed or cancelled crawl from its frontier',
+        tags: ['crawl'],
+        params: JobParams,
+        response: { 202: CrawlJobSchema, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody },
+      },
+    },
+    async (request, reply) => reply.status(202).send(await resumeCrawl(deps.db, deps.config, request.params.job_id)),
+  );
+}

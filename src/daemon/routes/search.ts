@@ -1,0 +1,72 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { searchSnippets } from '../../core/search/search.js';
+import type { DaemonDeps } from '../app.js';
+import { ErrorBody } from '../errors.js';
+
+const filters = {
+  source: z.string().max(200).optional().describe('Source UUID or name (exact, then fuzzy)'),
+  version: z.string().max(100).optional().describe('Only this version of the source'),
+  language: z.string().max(50).optional().describe('Language, any common spelling (py, python, js, sh...)'),
+};
+
+export const SearchRequest = z
+  .object({
+    query: z.string().min(1).max(1000).describe('Search text'),
+    ...filters,
+    limit: z.number().int().min(1).max(100).default(10).describe('Maximum results (1 to 100)'),
+    offset: z.number().int().min(0).max(10_000).default(0),
+  })
+  .meta({ id: 'SearchRequest' });
+
+const SearchQuery = z.object({
+  q: z.string().min(1).max(1000).describe('Search text'),
+  ...filters,
+  limit: z.coerce.number().int().min(1).max(100).default(10),
+  offset: z.coerce.number().int().min(0).max(10_000).default(0),
+});
+
+export const SearchResultSchema = z
+  .object({
+    id: z.number(),
+    title: z.string(),
+    description: z.string(),
+    language: z.string(),
+    code: z.string(),
+    source_url: z.string(),
+    source_id: z.string(),
+    source_name: z.string(),
+    version: z.string(),
+    score: z.number(),
+    match: z.enum(['snippet', 'page']).describe('page: found through the page text fallback'),
+  })
+  .meta({ id: 'SearchResult' });
+
+const SearchResponse = z
+  .object({
+    items: z.array(SearchResultSchema),
+    total: z.number(),
+    limit: z.number(),
+    offset: z.number(),
+    corrected: z.array(z.object({ from: z.string(), to: z.string() })).optional().describe('Typo corrections applied'),
+    fallback: z.boolean(),
+  })
+  .meta({ id: 'SearchResponse' });
+
+export function registerSearchRoutes(app: FastifyInstance, deps: DaemonDeps): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  r.post(
+    '/search',
+    { schema: { summary: 'Search code snippets', tags: ['search'], body: SearchRequest, response: { 200: SearchResponse, 404: ErrorBody, 422: ErrorBody } } },
+    async (request) => searchSnippets(deps.db.pool, request.body),
+  );
+  r.get(
+    '/api/search',
+    { schema: { summary: 'Search code snippets (query string)', tags: ['search'], querystring: SearchQuery, response: { 200: SearchResponse, 404: ErrorBody, 422: ErrorBody } } },
+    async (request) => {
+      const { q, ...rest } = request.query;
+      return searchSnippets(deps.db.pool, { query: q, ...rest });
+    },
+  );
+}

@@ -1,0 +1,25 @@
+import { startCrawlWorkers } from '../core/crawl/index.js';
+import { startLlmWorkers } from '../core/llm/worker.js';
+import { startUploadWorkers } from '../core/upload/index.js';
+import type { ServiceStarter } from './server.js';
+
+/**
+ * The pg-boss workers every long-lived docdex process runs: `docdex serve`, `docdex worker` and
+ * `docdex serve --mcp`. Each takes whatever job any process queued in the shared database.
+ */
+export const crawlWorkerService: ServiceStarter = async (db, config, log) => {
+  const workers = await startCrawlWorkers(db, config, { onError: (error) => log.warn({ err: error }, 'crawl worker error') });
+  return { name: 'crawl', stop: () => workers.stop() };
+};
+
+export const uploadWorkerService: ServiceStarter = async (db, config) => {
+  const workers = await startUploadWorkers(db, config);
+  return { name: 'upload', stop: () => workers.stop() };
+};
+
+export const llmWorkerService: ServiceStarter = async (db, config, log) => {
+  const workers = await startLlmWorkers(db, config, { onError: (error) => log.warn({ err: error }, 'llm worker error') });
+  return { name: 'llm', stop: () => workers.stop() };
+};
+
+export const docsIndexServices: ServiceStarter[] = [crawlWorkerService, uploadWorkerService, llmWorkerService];

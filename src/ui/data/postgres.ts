@@ -1,0 +1,132 @@
+import type pg from 'pg';
+import type { Config } from '../../core/config.js';
+import type { ConnectionInfo } from '../../core/db/connect.js';
+import { cancelCrawl, listCrawlJobs, liveWorkers, resumeCrawl } from '../../core/crawl/index.js';
+import type { CrawlJob } from '../../core/crawl/index.js';
+import { subscribe } from '../../core/events/notify.js';
+import { searchSnippets } from '../../core/search/search.js';
+import { deleteSource, getSource, listSources, MAX_PAGE_SIZE, updateSource } from '../../core/sources/manage.js';
+import { recrawlSource } from '../../core/sources/recrawl.js';
+import { setUrlPatterns } from '../../core/sources/url-patterns.js';
+import { dashboardStats } from '../../core/stats/dashboard.js';
+import { crawlJobErrors } from '../../core/stats/job-errors.js';
+import { listSourceSnippets } from '../../core/store/snippets.js';
+import { fromCrawlJob } from '../job-view.js';
+import type { DashboardData, JobStarted, SnippetHit, SourceRow } from './types.js';
+
+// A dashboard lists what fits on a screen many times over; past this the filter is the way to find a source.
+const MAX_SOURCES = 2000;
+const STATE_LOOKBACK_JOBS = 500;
+
+const NO_WORKER = 'No crawl worker is running, so it waits: start `docdex worker` or `docdex serve`.';
+
+/**
+ * The dashboard's data port over PostgreSQL: every method is one core function (or a few), so the TUI shows
+ * exactly what the CLI and the API return.
+ */
+export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config): DashboardData {
+  const { pool, info } = db;
+
+  async function started(jobId: string): Promise<JobStarted> {
+    const workers = await liveWorkers(pool).catch(() => null);
+    return { jobId, warning: workers !== null && workers.length === 0 ? NO_WORKER : null };
+  }
+
+  return {
+    display: info.display,
+    async ping() {
+      await pool.query('SELECT 1');
+    },
+    stats: () => dashboardStats(pool),
+    async sources() {
+      const rows: SourceRow[] = [];
+      const [first, jobs] = await Promise.all([listSources(pool, { limit: MAX_PAGE_SIZE, offset: 0 }), listCrawlJobs(pool, { limit: STATE_LOOKBACK_JOBS })]);
+      const latest = new Map<string, string>();
+      // Jobs come newest first: the first seen per source is its state.
+      for (const job of jobs.items) if (!latest.has(job.source_id)) latest.set(job.source_id, job.status);
+      let page = first;
+      for (;;) {
+        for (const s of page.items) {
+          rows.push({
+            id: s.id,
+            name: s.name,
+            version: s.version,
+            snippets: s.snippet_count,
+            pages: s.page_count,
+            lastCrawledAt: s.last_crawled_at ? new Date(s.last_crawled_at).toISOString() : null,
+            state: latest.get(s.id) ?? (s.kind === 'upload' ? 'uploaded' : 'idle'),
+            kind: s.kind,
+            baseUrl: s.base_url,
+          });
+        }
+        const next = page.offset + page.items.length;
+        if (page.items.length === 0 || next >= page.total || rows.length >= MAX_SOURCES) break;
+        page = await listSources(pool, { limit: MAX_PAGE_SIZE, offset: next });
+      }
+      return rows;
+    },
+    async sourceEdit(id) {
+      const s = await getSource(pool, id);
+      return { name: s.name, version: s.version, urlPatterns: s.crawl_config.url_patterns ?? [] };
+    },
+    async updateSource(id, edit) {
+      // Name and version first: a clash with another source is refused before anything else changes.
+      await updateSource(pool, id, { name: edit.name, version: edit.version });
+      await setUrlPatterns(pool, id, edit.urlPatterns);
+    },
+    async deleteSource(id) {
+      await deleteSource(pool, id);
+    },
+    async recrawlSource(id) {
+      const job = await recrawlSource(db, config, id);
+      return started(job.id);
+    },
+    async sourceSnippets(id, { limit }) {
+      const page = await listSourceSnippets(pool, id, { limit, offset: 0 });
+      return page.items.map(
+        (s): SnippetHit => ({
+          id: s.id,
+          title: s.title,
+          description: s.description,
+          language: s.language,
+          code: s.code,
+          url: s.source_url,
+          sourceName: s.source_name,
+          sourceVersion: s.version,
+        }),
+      );
+    },
+    async crawlJobs({ limit }) {
+      // Active jobs always show, even when more than `limit` newer ones finished.
+      const [recent, active] = await Promise.all([listCrawlJobs(pool, { limit }), listCrawlJobs(pool, { status: ['queued', 'running'], limit: 100 })]);
+      const byId = new Map<string, CrawlJob>();
+      for (const job of [...active.items, ...recent.items]) if (!byId.has(job.id)) byId.set(job.id, job);
+      return [...byId.values()].map(fromCrawlJob);
+    },
+    async jobErrors(id, { limit }) {
+      const errors = await crawlJobErrors(pool, id, { limit });
+      return errors.map((e) => ({ url: e.url, error: e.error }));
+    },
+    async cancelCrawl(id) {
+      await cancelCrawl(pool, id);
+    },
+    async resumeCrawl(id) {
+      const job = await resumeCrawl(db, config, id);
+      return started(job.id);
+    },
+    async search({ query, source, language, limit }) {
+      const result = await searchSnippets(pool, { query, limit, ...(source ? { source } : {}), ...(language ? { language } : {}) });
+      return result.items.map((r) => ({
+        id: r.id,
+        title: r.title,
+        description: r.description,
+        language: r.language,
+        code: r.code,
+        url: r.source_url,
+        sourceName: r.source_name,
+        sourceVersion: r.version,
+      }));
+    },
+    subscribe: (onEvent, onError) => subscribe(info, onEvent, { onError }),
+  };
+}

@@ -1,0 +1,86 @@
+import type { JobEvent } from '../../core/events/notify.js';
+import type { DashboardStats } from '../../core/stats/dashboard.js';
+import type { JobProgressView } from '../job-view.js';
+
+export type { DashboardStats, JobEvent, JobProgressView };
+
+/** A row of the Sources screen. */
+export interface SourceRow {
+  id: string;
+  name: string;
+  version: string;
+  snippets: number;
+  pages: number;
+  lastCrawledAt: string | null;
+  /** The latest job's status ('running', 'failed', ...) or 'idle' when the source never ran a job. */
+  state: string;
+  kind: 'crawl' | 'upload';
+  baseUrl: string | null;
+}
+
+export interface SourceEdit {
+  name: string;
+  version: string;
+  urlPatterns: string[];
+}
+
+export interface SnippetHit {
+  id: number;
+  title: string;
+  description: string;
+  language: string;
+  code: string;
+  url: string;
+  sourceName: string;
+  sourceVersion: string;
+}
+
+export interface SearchRequest {
+  query: string;
+  source?: string;
+  language?: string;
+  limit: number;
+}
+
+export interface JobErrorRow {
+  url: string;
+  error: string;
+}
+
+/** What starting or resuming a job did; `warning` says why it may not move (no worker running). */
+export interface JobStarted {
+  jobId: string;
+  warning: string | null;
+}
+
+export interface EventSubscription {
+  close(): Promise<void>;
+}
+
+/**
+ * Everything the dashboard reads or changes, as one port. The PostgreSQL adapter (`postgres.ts`) calls the
+ * core functions; tests pass fixtures. Every method may reject: the UI shows the error and keeps running.
+ */
+export interface DashboardData {
+  /** Where the data lives, safe to print (host:port/database). */
+  readonly display: string;
+  /** A cheap round trip, used to notice that a lost connection is back. */
+  ping(): Promise<void>;
+  stats(): Promise<DashboardStats>;
+  sources(): Promise<SourceRow[]>;
+  /** The editable fields of a source as stored now (the form starts from these). */
+  sourceEdit(id: string): Promise<SourceEdit>;
+  updateSource(id: string, edit: SourceEdit): Promise<void>;
+  deleteSource(id: string): Promise<void>;
+  /** Starts a new crawl of the source with its stored configuration. */
+  recrawlSource(id: string): Promise<JobStarted>;
+  sourceSnippets(id: string, options: { limit: number }): Promise<SnippetHit[]>;
+  /** Running jobs first, then the most recent. */
+  crawlJobs(options: { limit: number }): Promise<JobProgressView[]>;
+  /** The latest page errors of a job, newest first. */
+  jobErrors(id: string, options: { limit: number }): Promise<JobErrorRow[]>;
+  cancelCrawl(id: string): Promise<void>;
+  resumeCrawl(id: string): Promise<JobStarted>;
+  search(request: SearchRequest): Promise<SnippetHit[]>;
+  subscribe(onEvent: (event: JobEvent) => void, onError: (error: Error) => void): Promise<EventSubscription>;
+}

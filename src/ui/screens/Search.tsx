@@ -1,0 +1,136 @@
+import { useEffect, useState } from 'react';
+import { Box, Text, useInput } from 'ink';
+import { Banner } from '../components/Banner.js';
+import { HelpBar } from '../components/HelpBar.js';
+import { SnippetDetail, maxSnippetOffset } from '../components/SnippetDetail.js';
+import { Table } from '../components/Table.js';
+import type { Column } from '../components/Table.js';
+import { TextField, editText } from '../components/TextField.js';
+import { useDashboard, useKeyMode } from '../data/context.js';
+import { useDebouncedValue, useResource } from '../data/hooks.js';
+import type { SnippetHit } from '../data/types.js';
+import { GLOBAL_KEYS, TEXT_GLOBAL_KEYS } from '../keys.js';
+import { theme } from '../theme.js';
+import type { ScreenProps } from './types.js';
+
+const LIMIT = 50;
+const FIELDS = [
+  { name: 'query', label: 'Search' },
+  { name: 'source', label: 'source' },
+  { name: 'language', label: 'language' },
+] as const;
+type FieldName = (typeof FIELDS)[number]['name'];
+
+export interface SearchProps extends ScreenProps {
+  /** Quiet time after the last key before the query runs. */
+  debounceMs?: number;
+}
+
+export function Search({ active, width, height, debounceMs = 250 }: SearchProps) {
+  const { data } = useDashboard();
+  const [fields, setFields] = useState<Record<FieldName, string>>({ query: '', source: '', language: '' });
+  const [focus, setFocus] = useState(0);
+  const [selected, setSelected] = useState(0);
+  const [detail, setDetail] = useState<SnippetHit | null>(null);
+  const [offset, setOffset] = useState(0);
+  useKeyMode(detail ? 'navigate' : 'text', active);
+
+  // Debounced as a string: an object would be a new value every render and never settle.
+  const typed = JSON.stringify({ query: fields.query.trim(), source: fields.source.trim(), language: fields.language.trim().toLowerCase() });
+  const requestKey = useDebouncedValue(typed, debounceMs);
+  const request = JSON.parse(requestKey) as { query: string; source: string; language: string };
+  const results = useResource<SnippetHit[] | null>(
+    () =>
+      request.query
+        ? data.search({ query: request.query, limit: LIMIT, ...(request.source ? { source: request.source } : {}), ...(request.language ? { language: request.language } : {}) })
+        : Promise.resolve(null),
+    { key: requestKey, active },
+  );
+  useEffect(() => setSelected(0), [requestKey]);
+  const rows = results.data ?? [];
+  const typing = requestKey !== typed;
+
+  useInput(
+    (input, key) => {
+      if (detail) {
+        const max = maxSnippetOffset(detail, height - 1);
+        const page = Math.max(1, height - 8);
+        if (key.escape || key.backspace || key.delete || key.return) setDetail(null);
+        else if (key.downArrow || input === 'j') setOffset((o) => Math.min(max, o + 1));
+        else if (key.upArrow || input === 'k') setOffset((o) => Math.max(0, o - 1));
+        else if (key.pageDown || input === ' ') setOffset((o) => Math.min(max, o + page));
+        else if (key.pageUp) setOffset((o) => Math.max(0, o - page));
+        return;
+      }
+      if (key.upArrow) setSelected((i) => Math.max(0, i - 1));
+      else if (key.downArrow) setSelected((i) => Math.min(rows.length - 1, i + 1));
+      else if (key.leftArrow) setFocus((f) => (f + FIELDS.length - 1) % FIELDS.length);
+      else if (key.rightArrow) setFocus((f) => (f + 1) % FIELDS.length);
+      else if (key.return) {
+        const hit = rows[selected];
+        if (hit) {
+          setOffset(0);
+          setDetail(hit);
+        }
+      } else if (key.escape) {
+        const name = FIELDS[focus]!.name;
+        setFields((f) => ({ ...f, [name]: '' }));
+      } else if (!key.tab) {
+        const name = FIELDS[focus]!.name;
+        setFields((f) => ({ ...f, [name]: editText(f[name], input, key) }));
+      }
+    },
+    { isActive: active },
+  );
+
+  if (detail) {
+    return (
+      <Box flexDirection="column" width={width} height={height}>
+        <Box flexGrow={1} overflow="hidden">
+          <SnippetDetail snippet={detail} width={width} height={height - 1} offset={offset} />
+        </Box>
+        <HelpBar keys={[{ key: '↑↓', label: 'scroll' }, { key: 'esc', label: 'back to results' }, ...GLOBAL_KEYS]} width={width} />
+      </Box>
+    );
+  }
+
+  const columns: Column<SnippetHit>[] = [
+    { header: 'title', value: (s) => s.title || '(untitled)' },
+    { header: 'language', width: 11, value: (s) => s.language },
+    { header: 'source', width: 14, value: (s) => (s.sourceVersion ? `${s.sourceName} ${s.sourceVersion}` : s.sourceName) },
+    { header: 'page', value: (s) => s.url.replace(/^https?:\/\//, '') },
+  ];
+  const queryWidth = Math.max(20, Math.floor(width * 0.5));
+  const filterWidth = Math.max(12, Math.floor((width - queryWidth - 2) / 2));
+  const status = !request.query
+    ? 'Type to search snippets; ←→ moves between the query and the source / language filters.'
+    : results.loading || typing
+      ? 'searching…'
+      : `${rows.length}${rows.length === LIMIT ? '+' : ''} result${rows.length === 1 ? '' : 's'}`;
+
+  return (
+    <Box flexDirection="column" width={width} height={height}>
+      <Box>
+        <Box width={queryWidth}>
+          <TextField label={FIELDS[0].label} value={fields.query} focused={focus === 0} width={queryWidth} />
+        </Box>
+        <Box width={filterWidth} marginLeft={1}>
+          <TextField label={FIELDS[1].label} value={fields.source} focused={focus === 1} width={filterWidth} placeholder="any" />
+        </Box>
+        <Box width={filterWidth} marginLeft={1}>
+          <TextField label={FIELDS[2].label} value={fields.language} focused={focus === 2} width={filterWidth} placeholder="any" />
+        </Box>
+      </Box>
+      <Text color={theme.text.secondary} wrap="truncate-end">
+        {status}
+      </Text>
+      {results.error ? <Banner kind="error" message={`Search failed: ${results.error}`} width={width} /> : null}
+      <Box flexGrow={1} overflow="hidden">
+        {request.query ? (
+          <Table columns={columns} rows={rows} rowKey={(s) => String(s.id)} selected={rows.length ? Math.min(selected, rows.length - 1) : -1} height={height - 3 - (results.error ? 1 : 0)} width={width} emptyText={results.loading ? 'Searching…' : 'No snippet matches.'} />
+        ) : null}
+      </Box>
+      <HelpBar keys={[{ key: '↑↓', label: 'select' }, { key: 'enter', label: 'open' }, { key: '←→', label: 'filters' }, { key: 'esc', label: 'clear' }, ...TEXT_GLOBAL_KEYS]} width={width} />
+    </Box>
+  );
+}

@@ -1,0 +1,184 @@
+import { execa } from 'execa';
+import type { ResultPromise } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cancelCrawl, crawlHealth, getCrawlJob, liveWorkers, resumeCrawl, startCrawl, startCrawlWorkers } from '../../src/core/crawl/index.js';
+import type { CrawlWorkers } from '../../src/core/crawl/index.js';
+import { BIN } from '../helpers/cli.js';
+import { createTestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { documentPaths, FAST_WORKER, frontier, snippetCount, waitJob } from './helpers/crawl.js';
+import { docPage, TestSite } from './helpers/site.js';
+
+let db: TestDatabase;
+const sites: TestSite[] = [];
+const cleanups: Array<() => Promise<unknown>> = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c().catch(() => undefined);
+  for (const s of sites) await s.close();
+  await db?.drop();
+});
+
+async function workers(options = FAST_WORKER): Promise<CrawlWorkers> {
+  const w = await startCrawlWorkers(db, db.config, options);
+  cleanups.push(() => w.stop());
+  return w;
+}
+
+/** A hub page linking `n` leaf pages, each answered after `delayMs`. */
+async function hubSite(n: number, delayMs: number): Promise<{ site: TestSite; paths: string[] }> {
+  const paths = Array.from({ length: n }, (_, i) => `/p${i}`);
+  const routes: Record<string, { body: string; delayMs?: number }> = { '/': { body: docPage({ title: 'hub', links: paths }) } };
+  for (const p of paths) routes[p] = { body: docPage({ title: `leaf ${p}` }), delayMs };
+  const site = await TestSite.start(routes);
+  sites.push(site);
+  return { site, paths: ['/', ...paths] };
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 20_000, stepMs = 50): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
+
+async function doneCount(jobId: string): Promise<number> {
+  const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM crawl_frontier WHERE job_id = $1 AND status = 'done'`, [jobId]);
+  return rows[0]!.n;
+}
+
+describe('concurrency', () => {
+  it('never has more than max_concurrent_crawls pages in flight, across two workers', async () => {
+    const a = await workers({ ...FAST_WORKER, concurrency: 5 });
+    const b = await workers({ ...FAST_WORKER, concurrency: 5 });
+    const { site, paths } = await hubSite(16, 150);
+    const job = await startCrawl(db, db.config, { name: 'cap', start_urls: [site.url('/')], max_concurrent_crawls: 2 });
+    const final = await waitJob(db, job.job_id);
+    expect(final.status).toBe('completed');
+    expect(final.pages_crawled).toBe(paths.length);
+    expect(site.maxInFlight).toBe(2);
+    await a.stop();
+    await b.stop();
+  });
+
+  it('lets two workers crawl one job together, storing every page once', async () => {
+    const a = await workers({ ...FAST_WORKER, concurrency: 3 });
+    const b = await workers({ ...FAST_WORKER, concurrency: 3 });
+    const { site, paths } = await hubSite(30, 60);
+    const job = await startCrawl(db, db.config, { name: 'two-workers', start_urls: [site.url('/')], max_concurrent_crawls: 6 });
+    const final = await waitJob(db, job.job_id);
+    expect(final.status).toBe('completed');
+    const rows = await frontier(db.pool, job.job_id);
+    const byWorker = new Map<string, number>();
+    for (const r of rows) byWorker.set(r.worker_id!, (byWorker.get(r.worker_id!) ?? 0) + 1);
+    expect([...byWorker.keys()].sort()).toEqual([a.id, b.id].sort());
+    expect(await documentPaths(db.pool, final.source_id)).toEqual([...paths].sort());
+    for (const p of paths) expect(site.count(p)).toBe(1);
+    expect(await snippetCount(db.pool, final.source_id)).toBe(paths.length);
+    await a.stop();
+    await b.stop();
+  });
+});
+
+describe('cancel and resume', () => {
+  it('cancel stops every worker within one page fetch; resume finishes without refetching or duplicating', async () => {
+    const w = await workers({ ...FAST_WORKER, concurrency: 4 });
+    const { site, paths } = await hubSite(30, 150);
+    const job = await startCrawl(db, db.config, { name: 'cancel-resume', start_urls: [site.url('/')], max_concurrent_crawls: 3 });
+    await waitUntil(async () => (await doneCount(job.job_id)) >= 5);
+    const cancelled = await cancelCrawl(db.pool, job.job_id);
+    const requestsAtCancel = site.log.length;
+    expect(cancelled.status).toBe('cancelled');
+    // Pages in flight are aborted and handed back: no claim stays open, and no new request starts.
+    await waitUntil(async () => (await frontier(db.pool, job.job_id)).every((r) => r.status !== 'fetching'), 3000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(site.log.length).toBe(requestsAtCancel);
+    const before = await frontier(db.pool, job.job_id);
+    const doneBefore = before.filter((r) => r.status === 'done').map((r) => new URL(r.url).pathname);
+    expect(doneBefore.length).toBeGreaterThanOrEqual(5);
+    expect(before.some((r) => r.status === 'pending')).toBe(true);
+    expect((await getCrawlJob(db.pool, job.job_id)).status).toBe('cancelled');
+    await expect(cancelCrawl(db.pool, job.job_id)).rejects.toMatchObject({ code: 'conflict' });
+
+    const resumed = await resumeCrawl(db, db.config, job.job_id);
+    expect(resumed.status).toBe('queued');
+    const final = await waitJob(db, job.job_id);
+    expect(final.status).toBe('completed');
+    expect(final.pages_crawled).toBe(paths.length);
+    expect(await documentPaths(db.pool, final.source_id)).toEqual([...paths].sort());
+    expect(await snippetCount(db.pool, final.source_id)).toBe(paths.length);
+    for (const p of doneBefore) expect(site.count(p), p).toBe(1);
+    await expect(resumeCrawl(db, db.config, job.job_id)).rejects.toMatchObject({ code: 'conflict' });
+    await w.stop();
+  });
+
+  it('survives kill -9 of a real `docdex worker` mid-crawl: resume stores every page exactly once', async () => {
+    const { site, paths } = await hubSite(40, 100);
+    const child: ResultPromise = execa(process.execPath, [BIN, 'worker', '--concurrency', '3'], { env: db.env, extendEnv: false, reject: false, stdin: 'ignore' });
+    cleanups.push(async () => {
+      child.kill('SIGKILL');
+      await child;
+    });
+    await waitUntil(async () => (await liveWorkers(db.pool)).length === 1, 30_000);
+    const job = await startCrawl(db, db.config, { name: 'kill9', start_urls: [site.url('/')], max_concurrent_crawls: 3 });
+    await waitUntil(async () => (await doneCount(job.job_id)) >= 8, 30_000);
+    child.kill('SIGKILL');
+    await child;
+    await waitUntil(async () => (await liveWorkers(db.pool)).length === 0, 5000);
+    const atKill = await frontier(db.pool, job.job_id);
+    const doneAtKill = atKill.filter((r) => r.status === 'done').map((r) => new URL(r.url).pathname);
+    // Killed mid-page: claims of the dead worker are still open.
+    expect(atKill.some((r) => r.status === 'fetching')).toBe(true);
+    expect((await getCrawlJob(db.pool, job.job_id)).status).toBe('running');
+    const health = await crawlHealth(db);
+    expect(health.stalled.map((s) => s.job_id)).toContain(job.job_id);
+
+    const requestsAtKill = site.log.filter((r) => r.path !== '/robots.txt').length;
+    await resumeCrawl(db, db.config, job.job_id);
+    const w = await workers({ ...FAST_WORKER, concurrency: 3 });
+    const final = await waitJob(db, job.job_id);
+    expect(final.status).toBe('completed');
+    expect(await documentPaths(db.pool, final.source_id)).toEqual([...paths].sort());
+    expect(await snippetCount(db.pool, final.source_id)).toBe(paths.length);
+    const docs = await db.pool.query<{ n: number; distinct_urls: number }>(
+      'SELECT count(*)::int AS n, count(DISTINCT url)::int AS distinct_urls FROM documents WHERE source_id = $1',
+      [final.source_id],
+    );
+    expect(docs.rows[0]).toEqual({ n: paths.length, distinct_urls: paths.length });
+    const occurrences = await db.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM snippet_occurrences o JOIN snippets s ON s.id = o.snippet_id WHERE s.source_id = $1',
+      [final.source_id],
+    );
+    expect(occurrences.rows[0]!.n).toBe(paths.length);
+    // Pages finished before the kill were not fetched again; at most the three in flight were.
+    for (const p of doneAtKill) expect(site.count(p), p).toBe(1);
+    const pageRequests = site.log.filter((r) => r.path !== '/robots.txt').length;
+    expect(pageRequests - (paths.length - doneAtKill.length)).toBeLessThanOrEqual(doneAtKill.length + 3);
+    expect(requestsAtKill).toBeGreaterThanOrEqual(doneAtKill.length);
+    await w.stop();
+  });
+});
+
+describe('health', () => {
+  it('reports live workers, queue depth and jobs with nobody to run them', async () => {
+    const { site } = await hubSite(2, 0);
+    const job = await startCrawl(db, db.config, { name: 'health', start_urls: [site.url('/')] });
+    const idle = await crawlHealth(db);
+    expect(idle.workers.live).toBe(0);
+    expect(idle.stalled.find((s) => s.job_id === job.job_id)?.reason).toMatch(/no worker/);
+    expect(idle.healthy).toBe(false);
+    const w = await workers();
+    const live = await crawlHealth(db);
+    expect(live.workers.live).toBe(1);
+    expect(live.workers.list[0]!.worker_id).toBe(w.id);
+    expect(live.queue).toMatchObject({ queued: expect.any(Number), active: expect.any(Number) });
+    expect((await waitJob(db, job.job_id)).status).toBe('completed');
+    expect((await crawlHealth(db)).healthy).toBe(true);
+    await w.stop();
+  });
+});

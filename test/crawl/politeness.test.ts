@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/core/config.js';
+import { startCrawl, startCrawlWorkers } from '../../src/core/crawl/index.js';
+import type { CrawlWorkers } from '../../src/core/crawl/index.js';
+import { createTestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { FAST_WORKER, frontier, waitJob } from './helpers/crawl.js';
+import { docPage } from './helpers/site.js';
+import { ThreadSite } from './helpers/thread-site.js';
+import type { Arrival } from './helpers/thread-site.js';
+
+const DELAY_S = 0.3;
+let db: TestDatabase;
+const running: CrawlWorkers[] = [];
+const sites: ThreadSite[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase({ CRAWL_DELAY: String(DELAY_S) });
+});
+
+afterAll(async () => {
+  for (const w of running) await w.stop();
+  for (const s of sites) await s.close();
+  await db?.drop();
+});
+
+function gaps(arrivals: Arrival[]): number[] {
+  const t = arrivals.map((a) => a.t);
+  return t.slice(1).map((x, i) => x - t[i]!);
+}
+
+describe('politeness', () => {
+  it('keeps CRAWL_DELAY between requests to each host across two workers, while hosts proceed in parallel', async () => {
+    const config = loadConfig(db.env);
+    expect(config.crawl.delaySeconds).toBe(DELAY_S);
+    const leaves = ['/a', '/b', '/c', '/d', '/e'];
+    const routes = Object.fromEntries([['/', { body: docPage({ title: 'root', links: leaves }) }], ...leaves.map((p) => [p, { body: docPage({ title: p }) }])]);
+    const site = await ThreadSite.start(routes);
+    sites.push(site);
+    const a = await startCrawlWorkers(db, config, { ...FAST_WORKER, concurrency: 4 });
+    const b = await startCrawlWorkers(db, config, { ...FAST_WORKER, concurrency: 4 });
+    running.push(a, b);
+    const started = performance.now();
+    // 127.0.0.1 and localhost are one server but two hosts for politeness.
+    const job = await startCrawl(db, config, { name: 'polite', start_urls: [site.url('/'), site.url('/', 'localhost')], max_concurrent_crawls: 8 });
+    const final = await waitJob(db, job.job_id, 30_000);
+    const elapsed = performance.now() - started;
+    expect(final.status).toBe('completed');
+    expect(final.pages_crawled).toBe(12);
+
+    const arrivals = await site.arrivals();
+    for (const host of ['127.0.0.1', 'localhost']) {
+      const mine = arrivals.filter((r) => r.host.startsWith(host));
+      expect(mine.length, host).toBe(7); // robots.txt + 6 pages
+      const g = gaps(mine);
+      expect(Math.min(...g), `${host} gaps ${g.map((x) => x.toFixed(1)).join(' ')}`).toBeGreaterThanOrEqual(DELAY_S * 1000);
+    }
+    // Per host, not global: 14 requests in all, but the two hosts overlap.
+    expect(elapsed).toBeLessThan(13 * DELAY_S * 1000);
+    const workersUsed = new Set((await frontier(db.pool, job.job_id)).map((r) => r.worker_id));
+    expect(workersUsed.size).toBe(2);
+    await a.stop();
+    await b.stop();
+  });
+
+  it("applies robots.txt Crawl-delay when it is larger than CRAWL_DELAY", async () => {
+    const config = loadConfig({ ...db.env, CRAWL_DELAY: '0' });
+    const leaves = ['/a', '/b', '/c'];
+    const site = await ThreadSite.start({
+      '/robots.txt': { headers: { 'content-type': 'text/plain' }, body: 'User-agent: *\nCrawl-delay: 0.4\n' },
+      '/': { body: docPage({ title: 'root', links: leaves }) },
+      ...Object.fromEntries(leaves.map((p) => [p, { body: docPage({ title: p }) }])),
+    });
+    sites.push(site);
+    const w = await startCrawlWorkers(db, config, { ...FAST_WORKER, concurrency: 4 });
+    running.push(w);
+    const job = await startCrawl(db, config, { name: 'crawl-delay', start_urls: [site.url('/')], max_concurrent_crawls: 4 });
+    expect((await waitJob(db, job.job_id)).pages_crawled).toBe(4);
+    const pages = (await site.arrivals()).filter((r) => r.path !== '/robots.txt');
+    expect(pages).toHaveLength(4);
+    const g = gaps(pages);
+    expect(Math.min(...g), g.map((x) => x.toFixed(1)).join(' ')).toBeGreaterThanOrEqual(400);
+    await w.stop();
+  });
+});

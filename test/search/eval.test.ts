@@ -1,0 +1,62 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVAL_SITES, indexEvalSites } from '../../src/core/search/corpus.js';
+import type { IndexedSite } from '../../src/core/search/corpus.js';
+import { evaluate, loadQueries } from '../../src/core/search/relevance.js';
+import type { EvalSite } from '../../src/core/search/relevance.js';
+import { ROOT } from '../helpers/cli.js';
+import { createTestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+
+/**
+ * The relevance floor on the real corpus: the python, postgres and node sites crawled by the real crawler from
+ * 127.0.0.1, the dev queries run through searchSnippets. `npm run eval` reports the full figures; this only
+ * fails when relevance falls well below them (targets: MRR@10 0.8, Hit@5 0.9).
+ */
+
+const corpusDir = process.env.DOCDEX_CORPUS_DIR;
+const required = process.env.DOCDEX_REQUIRE_CORPUS === '1';
+const queryFile = process.env.EVAL_QUERIES ?? path.resolve(ROOT, '..', 'shared', 'eval', 'queries-dev.jsonl');
+const missing = !corpusDir
+  ? 'DOCDEX_CORPUS_DIR is not set'
+  : EVAL_SITES.filter((s) => !existsSync(path.join(corpusDir, s))).map((s) => `${corpusDir}/${s} is missing`)[0] ??
+    (existsSync(queryFile) ? null : `the query file ${queryFile} is missing`);
+
+if (missing && !required) console.log(`Skipping the relevance floor on the real corpus: ${missing}.`);
+
+describe.skipIf(missing !== null && !required)('relevance on the real documentation corpus', () => {
+  let db: TestDatabase;
+  let sites: Record<string, EvalSite>;
+
+  beforeAll(async () => {
+    if (missing) throw new Error(`DOCDEX_REQUIRE_CORPUS=1 but ${missing}.`);
+    db = await createTestDatabase();
+    const indexed: IndexedSite[] = await indexEvalSites({ pool: db.pool, info: db.info }, db.config, {
+      corpusDir: corpusDir!,
+      sites: EVAL_SITES,
+      mode: process.env.EVAL_INGEST === 'direct' ? 'direct' : 'crawl',
+    });
+    for (const s of indexed) console.log(`indexed ${s.site}: ${s.pages} pages, ${s.snippets} snippets in ${s.seconds.toFixed(1)} s (${s.mode})`);
+    sites = Object.fromEntries(indexed.map((s) => [s.site, { sourceId: s.sourceId, baseUrl: s.baseUrl }]));
+  }, 600_000);
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('ranks the relevant pages high, with and without typos', async () => {
+    const queries = loadQueries(queryFile);
+    expect(queries.length).toBeGreaterThanOrEqual(10);
+    const clean = await evaluate(db.pool, queries, sites);
+    const typos = await evaluate(db.pool, queries, sites, { typos: true });
+    console.log(
+      `clean MRR@10 ${clean.mrr10.toFixed(3)} Hit@1 ${clean.hit1.toFixed(2)} Hit@5 ${clean.hit5.toFixed(2)} nDCG@10 ${clean.ndcg10.toFixed(3)}; ` +
+        `typos MRR@10 ${typos.mrr10.toFixed(3)} Hit@5 ${typos.hit5.toFixed(2)}`,
+    );
+    for (const o of clean.outcomes.filter((x) => x.firstRelevant !== 1)) console.log(`  ${o.id} rank ${o.firstRelevant ?? '-'}: ${o.query} → ${o.pages.slice(0, 3).join(' ')}`);
+    expect(clean.mrr10).toBeGreaterThanOrEqual(0.6);
+    expect(clean.hit5).toBeGreaterThanOrEqual(0.75);
+    expect(typos.hit5).toBeGreaterThanOrEqual(clean.hit5 * 0.8);
+  }, 120_000);
+});

@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import type { ExtractedSnippet } from '../../src/core/extract/types.js';
+import { storePage } from '../../src/core/store/pages.js';
+
+/** Small hand-written fixtures stored through the real page store, the way the crawler stores pages. */
+
+export interface FixtureSnippet {
+  title: string;
+  code: string;
+  description?: string;
+  language?: string;
+  anchor?: string;
+}
+
+export interface FixtureSource {
+  id: string;
+  jobId: string;
+}
+
+export async function createSource(pool: pg.Pool, name: string, version = ''): Promise<FixtureSource> {
+  const { rows } = await pool.query<{ id: string }>(
+    `INSERT INTO sources (name, version, base_url, crawl_config) VALUES ($1, $2, $3, $4) RETURNING id`,
+    [name, version, `https://${name.toLowerCase().replace(/[^a-z0-9]+/g, '')}.example/`, JSON.stringify({ start_urls: [`https://${name.toLowerCase().replace(/[^a-z0-9]+/g, '')}.example/`], max_depth: 1 })],
+  );
+  const id = rows[0]!.id;
+  const job = await pool.query<{ id: string }>(
+    `INSERT INTO crawl_jobs (source_id, name, status, start_urls) VALUES ($1, $2, 'completed', $3) RETURNING id`,
+    [id, name, [`https://${name}.example/`]],
+  );
+  return { id, jobId: job.rows[0]!.id };
+}
+
+const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+
+export function snippet(s: FixtureSnippet, url: string, position: number): ExtractedSnippet {
+  return {
+    title: s.title,
+    description: s.description ?? '',
+    language: s.language ?? 'python',
+    code: s.code,
+    filename: null,
+    codeHash: md5(s.code),
+    position,
+    sourceUrl: s.anchor ? `${url}#${s.anchor}` : url,
+    languageConfidence: 'declared',
+    tab: null,
+    section: '',
+  };
+}
+
+export async function addPage(
+  pool: pg.Pool,
+  source: FixtureSource,
+  url: string,
+  snippets: FixtureSnippet[],
+  options: { title?: string; markdown?: string } = {},
+): Promise<Awaited<ReturnType<typeof storePage>>> {
+  const markdown = options.markdown ?? snippets.map((s) => `## ${s.title}\n\n${s.description ?? ''}\n\n\`\`\`\n${s.code}\n\`\`\``).join('\n\n');
+  return storePage(pool, {
+    sourceId: source.id,
+    url,
+    title: options.title ?? snippets[0]?.title ?? url,
+    markdown,
+    contentHash: md5(markdown),
+    job: { kind: 'crawl', id: source.jobId },
+    snippets: snippets.map((s, i) => snippet(s, url, i)),
+  });
+}

@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NotFoundError, ValidationError } from '../../src/core/errors.js';
+import { searchSnippets } from '../../src/core/search/search.js';
+import { createTestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { addPage, createSource } from './fixtures.js';
+import type { FixtureSource } from './fixtures.js';
+
+let db: TestDatabase;
+let py: FixtureSource;
+let js: FixtureSource;
+let fastapi: FixtureSource;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  py = await createSource(db.pool, 'python', '3.13');
+  js = await createSource(db.pool, 'node', '22');
+  fastapi = await createSource(db.pool, 'FastAPI');
+
+  await addPage(db.pool, py, 'https://python.example/library/json.html', [
+    { title: 'Encoding JSON | json', description: 'Serialize obj to a JSON formatted str.', code: 'import json\ntext = json.dumps({"a": 1})', anchor: 'encoding' },
+    { title: 'Decoding | json', description: 'Deserialize a document.', code: 'value = json.loads(text)', anchor: 'decoding' },
+  ]);
+  await addPage(db.pool, py, 'https://python.example/library/asyncio-task.html', [
+    { title: 'Running tasks concurrently | asyncio', description: 'Run awaitable objects concurrently.', code: 'results = await asyncio.gather(fetch(a), fetch(b))', anchor: 'gather' },
+    { title: 'Sleeping | asyncio', description: 'Block for delay seconds.', code: 'await asyncio.sleep(1)' },
+  ]);
+  // Title over code: both mention "temporary directory"; only one is about it.
+  await addPage(db.pool, py, 'https://python.example/library/tempfile.html', [
+    { title: 'Creating a temporary directory | tempfile', description: 'Create a directory that is removed afterwards.', code: 'with tempfile.TemporaryDirectory() as d:\n    use(d)' },
+  ]);
+  await addPage(db.pool, py, 'https://python.example/library/misc.html', [
+    { title: 'Miscellaneous helpers', description: 'Assorted helpers.', code: '# make a temporary directory for the build\nbuild(out="/tmp/x")' },
+  ]);
+  // Proximity: the same words, adjacent in one and scattered in the other.
+  await addPage(db.pool, py, 'https://python.example/library/proximity.html', [
+    { title: 'Worker pools', description: 'The queue is drained by a pool of threads; each thread reads the message before any worker starts.', code: 'pool.start()' },
+    { title: 'Worker threads', description: 'Each worker thread reads the message queue in order.', code: 'worker.run()' },
+  ]);
+  await addPage(db.pool, js, 'https://node.example/api/fs.html', [
+    { title: 'Reading a file synchronously | fs', description: 'Returns the contents of the path.', code: "const data = fs.readFileSync('/etc/hosts', 'utf8');", language: 'javascript', anchor: 'readfilesync' },
+    { title: 'Writing JSON | fs', description: 'Write JSON text.', code: "fs.writeFileSync('x.json', JSON.stringify(obj));", language: 'javascript' },
+  ]);
+  await addPage(db.pool, fastapi, 'https://fastapi.example/tutorial/', [
+    { title: 'First steps | FastAPI', description: 'Create an app and declare a path operation.', code: 'app = FastAPI()\n\n@app.get("/")\nasync def root():\n    return {"message": "Hello World"}' },
+  ]);
+  // Pagination: 25 snippets with one shared rare word.
+  for (let page = 0; page < 5; page++) {
+    await addPage(
+      db.pool,
+      py,
+      `https://python.example/paging/${page}.html`,
+      Array.from({ length: 5 }, (_, i) => ({ title: `Zebrafish example ${page}.${i}`, code: `zebrafish_${page}_${i} = ${page * 5 + i}` })),
+    );
+  }
+  // Page fallback: the word is only in the page text, not in any snippet.
+  await addPage(db.pool, py, 'https://python.example/howto/quux.html', [{ title: 'Setup', code: 'configure()' }], {
+    title: 'Setting things up',
+    markdown: '# Setting things up\n\nThe flibbertigibbet option controls the setup.\n\n```\nconfigure()\n```',
+  });
+});
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+const titles = (r: { items: Array<{ title: string }> }) => r.items.map((i) => i.title);
+
+describe('searchSnippets', () => {
+  it('ranks a title match above the same words in code', async () => {
+    const r = await searchSnippets(db.pool, { query: 'temporary directory' });
+    expect(titles(r).slice(0, 2)).toEqual(['Creating a temporary directory | tempfile', 'Miscellaneous helpers']);
+    expect(r.items[0]!.score).toBeGreaterThan(r.items[1]!.score);
+  });
+
+  it('splits identifiers and keeps them whole', async () => {
+    for (const query of ['dumps', 'json.dumps', 'json dumps']) {
+      const r = await searchSnippets(db.pool, { query });
+      expect(r.items[0]?.code, query).toContain('json.dumps');
+    }
+    for (const query of ['readFileSync', 'read file sync', 'fs.readFileSync']) {
+      const r = await searchSnippets(db.pool, { query });
+      expect(r.items[0]?.code, query).toContain('readFileSync');
+    }
+    // The exact identifier beats a snippet that only shares its parts.
+    const r = await searchSnippets(db.pool, { query: 'json.loads' });
+    expect(r.items[0]?.code).toContain('json.loads');
+  });
+
+  it('returns the result fields with the anchored URL, source name and version', async () => {
+    const r = await searchSnippets(db.pool, { query: 'readFileSync' });
+    expect(r.items[0]).toMatchObject({
+      title: 'Reading a file synchronously | fs',
+      language: 'javascript',
+      source_url: 'https://node.example/api/fs.html#readfilesync',
+      source_id: js.id,
+      source_name: 'node',
+      version: '22',
+      match: 'snippet',
+    });
+    expect(typeof r.items[0]!.id).toBe('number');
+    expect(r.fallback).toBe(false);
+  });
+
+  it('corrects typos against the index vocabulary', async () => {
+    const r = await searchSnippets(db.pool, { query: 'asyncio gahter' });
+    expect(r.items[0]?.code).toContain('asyncio.gather');
+    expect(r.corrected).toEqual([{ from: 'gahter', to: 'gather' }]);
+    const clean = await searchSnippets(db.pool, { query: 'asyncio gather' });
+    expect(clean.corrected).toBeUndefined();
+    const ident = await searchSnippets(db.pool, { query: 'asyncio.gahter' });
+    expect(ident.items[0]?.code).toContain('asyncio.gather');
+  });
+
+  it('prefers the terms next to each other', async () => {
+    const r = await searchSnippets(db.pool, { query: 'worker thread reads the message' });
+    expect(titles(r)[0]).toBe('Worker threads');
+  });
+
+  it('filters by normalised language', async () => {
+    const py3 = await searchSnippets(db.pool, { query: 'json', language: 'py' });
+    expect(py3.items.length).toBeGreaterThan(0);
+    expect(py3.items.every((i) => i.language === 'python')).toBe(true);
+    const node = await searchSnippets(db.pool, { query: 'json', language: 'JS' });
+    expect(node.items.every((i) => i.language === 'javascript')).toBe(true);
+    expect(node.items.filter((i) => i.match === 'snippet').map((i) => i.title)).toEqual(['Writing JSON | fs']);
+  });
+
+  it('filters by source id, exact name, fuzzy name and version', async () => {
+    const byId = await searchSnippets(db.pool, { query: 'json', source: js.id });
+    expect(byId.items.every((i) => i.source_id === js.id)).toBe(true);
+    const byName = await searchSnippets(db.pool, { query: 'json', source: 'Python' });
+    expect(byName.items.length).toBeGreaterThan(0);
+    expect(byName.items.every((i) => i.source_id === py.id)).toBe(true);
+    const fuzzy = await searchSnippets(db.pool, { query: 'app', source: 'fast api' });
+    expect(fuzzy.items.map((i) => i.source_name)).toEqual(['FastAPI']);
+    const versioned = await searchSnippets(db.pool, { query: 'json', source: 'node', version: '22' });
+    expect(versioned.items.filter((i) => i.match === 'snippet').map((i) => i.title)).toEqual(['Writing JSON | fs']);
+    const noVersion = await searchSnippets(db.pool, { query: 'json', version: '1.0' });
+    expect(noVersion.items).toEqual([]);
+    await expect(searchSnippets(db.pool, { query: 'json', source: 'haskell' })).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('pages through results without overlap and reports the total', async () => {
+    const pages = await Promise.all([0, 10, 20, 30].map((offset) => searchSnippets(db.pool, { query: 'zebrafish', limit: 10, offset })));
+    expect(pages.map((p) => p.items.length)).toEqual([10, 10, 5, 0]);
+    expect(pages.every((p) => p.total === 25)).toBe(true);
+    const ids = pages.flatMap((p) => p.items.map((i) => i.id));
+    expect(new Set(ids).size).toBe(25);
+    const scores = pages.flatMap((p) => p.items.map((i) => i.score));
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+  });
+
+  it('ranks snippets matching every term above those matching some', async () => {
+    const r = await searchSnippets(db.pool, { query: 'decoding json document' });
+    expect(titles(r)[0]).toBe('Decoding | json');
+    expect(r.items.length).toBeGreaterThan(1);
+  });
+
+  it('falls back to page text when no snippet matches', async () => {
+    const r = await searchSnippets(db.pool, { query: 'flibbertigibbet' });
+    expect(r.fallback).toBe(true);
+    expect(r.items[0]).toMatchObject({ code: 'configure()', match: 'page' });
+  });
+
+  it('rejects bad paging and empty queries', async () => {
+    await expect(searchSnippets(db.pool, { query: 'json', limit: 0 })).rejects.toBeInstanceOf(ValidationError);
+    await expect(searchSnippets(db.pool, { query: 'json', limit: 101 })).rejects.toBeInstanceOf(ValidationError);
+    await expect(searchSnippets(db.pool, { query: 'json', offset: -1 })).rejects.toBeInstanceOf(ValidationError);
+    await expect(searchSnippets(db.pool, { query: '  ?! ' })).rejects.toBeInstanceOf(ValidationError);
+  });
+});

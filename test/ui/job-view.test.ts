@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import type { JobEvent } from '../../src/core/events/notify.js';
+import { applyJobEvent, fromCrawlJob, fromUploadJob } from '../../src/ui/job-view.js';
+
+const crawl = fromCrawlJob({
+  id: 'j1',
+  name: 'docs',
+  status: 'running',
+  pages_found: 10,
+  pages_crawled: 3,
+  pages_skipped: 1,
+  pages_failed: 1,
+  snippets_stored: 7,
+  current_url: 'http://a/1',
+  pages_per_second: 2,
+  eta_seconds: 5,
+  error: null,
+  created_at: new Date('2025-06-01T00:00:00Z'),
+});
+
+function event(partial: Partial<JobEvent>): JobEvent {
+  return { event: 'crawl_progress', jobId: 'j1', kind: 'crawl', state: 'running', counters: {}, timestamp: '', ...partial };
+}
+
+describe('job views', () => {
+  it('reads a crawl job row', () => {
+    expect(crawl).toMatchObject({ done: 5, total: 10, crawled: 3, failed: 1, skipped: 1, snippets: 7, rate: 2, etaSeconds: 5, createdAt: '2025-06-01T00:00:00.000Z' });
+  });
+
+  it('reads an upload job row', () => {
+    const u = fromUploadJob({ id: 'u', name: 'n', status: 'processing', file_count: 4, processed_files: 2, failed_files: 1, snippets_extracted: 9 });
+    expect(u).toMatchObject({ kind: 'upload', done: 3, total: 4, snippets: 9, rate: null });
+  });
+
+  it('folds progress events, under either counter spelling, keeping what they omit', () => {
+    const a = applyJobEvent(crawl, event({ counters: { pages_crawled: 6, pages_found: 12 }, rate: 3, currentUrl: 'http://a/2' }));
+    expect(a).toMatchObject({ crawled: 6, total: 12, failed: 1, skipped: 1, done: 8, snippets: 7, rate: 3, currentUrl: 'http://a/2' });
+    const b = applyJobEvent(a, event({ counters: { pagesFailed: 2, snippetsStored: 9 } }));
+    expect(b).toMatchObject({ failed: 2, snippets: 9, done: 9 });
+  });
+
+  it('ignores events of other jobs and clears ETA and URL on completion', () => {
+    expect(applyJobEvent(crawl, event({ jobId: 'other', counters: { pages_crawled: 99 } }))).toBe(crawl);
+    const done = applyJobEvent(crawl, event({ event: 'job_complete', state: 'completed' }));
+    expect(done).toMatchObject({ status: 'completed', etaSeconds: null, currentUrl: null });
+  });
+});
