@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../cli/base-command.js';
 import { runDaemonUntilSignal } from '../daemon/run.js';
 import { runStdioServer } from '../daemon/mcp/stdio.js';
+import { startAgentServices } from '../core/agent/services.js';
 import { docsIndexServices } from '../daemon/services.js';
 
 export default class Serve extends BaseCommand<typeof Serve> {
@@ -24,7 +25,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
       return;
     }
     await runDaemonUntilSignal(this.settings, {
-      services,
+      services: [...services, startAgentServices],
       ...(this.flags.host === undefined ? {} : { host: this.flags.host }),
       ...(this.flags.port === undefined ? {} : { port: this.flags.port }),
     });

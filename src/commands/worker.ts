@@ -28,6 +28,7 @@ export default class Worker extends BaseCommand<typeof Worker> {
         onEvent: (event) => {
           if (event.type === 'adopted') log.info({ job: event.jobId }, 'controlling crawl job');
           else if (event.type === 'job-finished') log.info({ job: event.jobId, status: event.status }, 'crawl job finished');
+          else if (event.type === 'controller-ended' && event.reason === 'finished') log.info({ job: event.jobId }, 'crawl job finished');
           else if (event.type === 'presence-lost') log.warn({ error: event.error }, 'lost the database session; reconnecting');
         },
       });

@@ -105,6 +105,7 @@ export interface UploadJobLike {
 }
 
 export function fromUploadJob(job: UploadJobLike): JobProgressView {
+  // processed_files counts every file handled, failed ones included.
   const processed = num(job.processed_files);
   const failed = num(job.failed_files);
   return {
@@ -112,10 +113,10 @@ export function fromUploadJob(job: UploadJobLike): JobProgressView {
     kind: 'upload',
     name: job.name,
     status: job.status,
-    crawled: processed,
+    crawled: Math.max(0, processed - failed),
     failed,
     skipped: 0,
-    done: processed + failed,
+    done: processed,
     total: num(job.file_count),
     snippets: num(job.snippets_extracted),
     rate: optionalNum(job.files_per_second),
@@ -142,11 +143,14 @@ function counter(counters: Record<string, number>, ...names: string[]): number |
 export function applyJobEvent(view: JobProgressView, event: JobEvent): JobProgressView {
   if (event.jobId !== view.id) return view;
   const c = event.counters ?? {};
+  const failed = view.kind === 'crawl' ? counter(c, 'pages_failed', 'pagesFailed', 'failed') : counter(c, 'failed_files', 'failedFiles', 'failed');
+  const processed = counter(c, 'processed_files', 'processedFiles', 'processed');
   const crawled =
     view.kind === 'crawl'
       ? counter(c, 'pages_crawled', 'pagesCrawled', 'crawled')
-      : counter(c, 'processed_files', 'processedFiles', 'processed');
-  const failed = view.kind === 'crawl' ? counter(c, 'pages_failed', 'pagesFailed', 'failed') : counter(c, 'failed_files', 'failedFiles', 'failed');
+      : processed === undefined
+        ? undefined
+        : Math.max(0, processed - (failed ?? view.failed));
   const skipped = counter(c, 'pages_skipped', 'pagesSkipped', 'skipped');
   const total = view.kind === 'crawl' ? counter(c, 'pages_found', 'pagesFound', 'found') : counter(c, 'file_count', 'fileCount', 'total');
   const snippets = counter(c, 'snippets_stored', 'snippetsStored', 'snippets_extracted', 'snippetsExtracted', 'snippets');

@@ -28,8 +28,11 @@ describe('job views', () => {
   });
 
   it('reads an upload job row', () => {
+    // processed_files includes the failed ones.
     const u = fromUploadJob({ id: 'u', name: 'n', status: 'processing', file_count: 4, processed_files: 2, failed_files: 1, snippets_extracted: 9 });
-    expect(u).toMatchObject({ kind: 'upload', done: 3, total: 4, snippets: 9, rate: null });
+    expect(u).toMatchObject({ kind: 'upload', done: 2, crawled: 1, failed: 1, total: 4, snippets: 9, rate: null });
+    const next = applyJobEvent(u, { event: 'upload_progress', jobId: 'u', kind: 'upload', state: 'processing', counters: { processed_files: 4, failed_files: 1, file_count: 4, snippets_extracted: 12 }, timestamp: '' });
+    expect(next).toMatchObject({ done: 4, crawled: 3, failed: 1, total: 4, snippets: 12 });
   });
 
   it('folds progress events, under either counter spelling, keeping what they omit', () => {

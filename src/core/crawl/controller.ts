@@ -35,16 +35,16 @@ export interface ControllerContext {
 const STUCK_MS = 30_000;
 const MAX_SITEMAPS = 50;
 
-async function startJob(pool: pg.Pool, jobId: string, workerId: string): Promise<{ firstRun: boolean; useSitemap: boolean; maxConcurrent: number } | null> {
-  const { rows } = await pool.query<{ first_run: boolean; use_sitemap: boolean; max_concurrent: number }>(
+async function startJob(pool: pg.Pool, jobId: string, workerId: string): Promise<{ firstRun: boolean; useSitemap: boolean } | null> {
+  const { rows } = await pool.query<{ first_run: boolean; use_sitemap: boolean }>(
     `WITH before AS (SELECT started_at FROM crawl_jobs WHERE id = $1)
      UPDATE crawl_jobs SET status = 'running', started_at = coalesce(started_at, now()), heartbeat_at = now(), updated_at = now()
       WHERE id = $1 AND controller_worker_id = $2 AND status IN ('queued', 'running')
-      RETURNING (SELECT started_at IS NULL FROM before) AS first_run, use_sitemap, max_concurrent`,
+      RETURNING (SELECT started_at IS NULL FROM before) AS first_run, use_sitemap`,
     [jobId, workerId],
   );
   const r = rows[0];
-  return r ? { firstRun: r.first_run, useSitemap: r.use_sitemap, maxConcurrent: r.max_concurrent } : null;
+  return r ? { firstRun: r.first_run, useSitemap: r.use_sitemap } : null;
 }
 
 async function stillControlling(pool: pg.Pool, jobId: string, workerId: string): Promise<boolean> {

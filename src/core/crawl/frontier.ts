@@ -170,7 +170,6 @@ export interface ExpandContext {
   jobId: string;
   sourceId: string;
   maxDepth: number;
-  maxConcurrent: number;
   scope: Scope;
   enqueue: Enqueue;
 }

@@ -96,7 +96,7 @@ async function inTransaction(pool: pg.Pool, fn: (client: pg.PoolClient) => Promi
 export type PageResult = 'stored' | 'unchanged' | 'skipped' | 'failed' | 'not-claimed' | 'released' | 'lost';
 
 function expandContext(ctx: PageContext, job: JobInfo): ExpandContext {
-  return { jobId: job.id, sourceId: job.sourceId, maxDepth: job.maxDepth, maxConcurrent: job.maxConcurrent, scope: job.scope, enqueue: ctx.enqueue };
+  return { jobId: job.id, sourceId: job.sourceId, maxDepth: job.maxDepth, scope: job.scope, enqueue: ctx.enqueue };
 }
 
 /**

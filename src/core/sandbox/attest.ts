@@ -1,3 +1,5 @@
+import { TMPFS_REQUIRED_OPTIONS } from './tmpfs.js';
+
 /**
  * Attestation: before every reuse the runner asks the guest agent for live facts and compares them with the
  * wanted configuration (spec: "Before reuse the manager verifies image, resources, user, network policy,
@@ -196,7 +198,7 @@ export function compareAttestation(want: WantedVm, live: LiveFacts): Mismatch[] 
   for (const m of extraShares) out.push({ field: 'mounts', want: `only ${want.roots.join(' and ')} shared`, got: `${m.target}: ${describeMount(m)}` });
 
   const tmp = mountAt(live.mounts, '/tmp');
-  const wantedTmp = ['rw', 'nosuid', 'nodev', `size=${want.tmpfsKib}k`];
+  const wantedTmp = [...TMPFS_REQUIRED_OPTIONS, `size=${want.tmpfsKib}k`];
   if (!tmp || tmp.fstype !== 'tmpfs' || wantedTmp.some((o) => !tmp.options.includes(o))) {
     out.push({ field: 'tmpfs', want: `/tmp: tmpfs (${wantedTmp.join(',')})`, got: `/tmp: ${describeMount(tmp)}` });
   }

@@ -61,7 +61,7 @@ export const MAX_LIMIT = 100;
 const MAX_OFFSET = 1000;
 // Ranking cost grows with the candidates; beyond this many matches of a tier the query is too broad for the
 // order among the rest to matter, and a broad one-word query stays within the latency budget at 1M snippets.
-export const MAX_CANDIDATES = 1000;
+export const MAX_CANDIDATES = 500;
 // A tier that found fewer matches than this lets the next, looser tier add candidates.
 const RELAX_BELOW = 30;
 // Fewer snippet matches than this and the page-text fallback runs.
@@ -73,7 +73,7 @@ const MAX_PAGE_MATCHES = 200;
 const CONTEXT_PAGES = 10;
 // Relaxed tiers match broadly (any one word); their extra candidates only fill in below full matches, so fewer
 // of them are ranked. A page lends at most this many of its matching snippets (an all-in-one page has thousands).
-const MAX_RELAXED_CANDIDATES = 300;
+const MAX_RELAXED_CANDIDATES = 200;
 const SNIPPETS_PER_CONTEXT_PAGE = 30;
 // ts_rank normalisation 2: divide by the document length, so a page focused on the terms beats a long one.
 const PAGE_RANK_NORMALISATION = 2;
@@ -131,7 +131,11 @@ type Row = Omit<SearchResult, 'match'> & { total: number };
 /**
  * Parameters: $1 all, $2 all-but-one, $3 any, $4 per-term[], $5 per-term titles[], $6 phrase, $7 identifiers[],
  * $8 source ids, $9 language, $10 candidate cap, $11 relax threshold, $12 limit, $13 offset, $14 page match cap,
- * $15 pages searched for snippets, $16 candidate cap of the relaxed tiers, $17 snippets per context page.
+ * $15 pages searched for snippets, $16 candidate cap of the relaxed tiers, $17 snippets per context page, $18 term count.
+ *
+ * The tiers call to_tsquery on their parameter in place (not through the q row) so the planner, which plans
+ * each search with its values, can estimate how common the terms are: a word in most snippets is found faster
+ * by reading rows until the cap than through the index.
  */
 function snippetSearchSql(termCount: number, identifierCount: number): string {
   return `
@@ -147,26 +151,29 @@ WITH q AS MATERIALIZED (
                  ARRAY(SELECT to_tsquery('english', t) FROM unnest($5::text[]) AS t) AS titles) AS a
 ),
 tier1 AS (
-  SELECT s.id FROM snippets s, q
-   WHERE numnode(q.qall) > 0 AND s.search_vector @@ q.qall
+  SELECT s.id FROM snippets s
+   WHERE numnode(to_tsquery('english', $1)) > 0 AND s.search_vector @@ to_tsquery('english', $1)
      AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
    LIMIT $10
 ),
 tier2 AS (
-  SELECT s.id FROM snippets s, q
-   WHERE (SELECT count(*) FROM tier1) < $11 AND numnode(q.qrelaxed) > 0 AND s.search_vector @@ q.qrelaxed
+  SELECT s.id FROM snippets s
+   WHERE (SELECT count(*) FROM tier1) < $11
+     AND numnode(to_tsquery('english', $2)) > 0 AND s.search_vector @@ to_tsquery('english', $2)
      AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
    LIMIT $16
 ),
 tier3 AS (
-  SELECT s.id FROM snippets s, q
-   WHERE (SELECT count(*) FROM tier1) + (SELECT count(*) FROM tier2) < $11 AND numnode(q.any) > 0 AND s.search_vector @@ q.any
+  SELECT s.id FROM snippets s
+   WHERE (SELECT count(*) FROM tier1) + (SELECT count(*) FROM tier2) < $11
+     AND numnode(to_tsquery('english', $3)) > 0 AND s.search_vector @@ to_tsquery('english', $3)
      AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
    LIMIT $16
 ),
 page_matches AS (
-  SELECT d.id FROM documents d, q
-   WHERE q.n > 1 AND (SELECT count(*) FROM tier1) < $11 AND numnode(q.qall) > 0 AND d.search_vector @@ q.qall
+  SELECT d.id FROM documents d
+   WHERE $18::int > 1 AND (SELECT count(*) FROM tier1) < $11
+     AND numnode(to_tsquery('english', $1)) > 0 AND d.search_vector @@ to_tsquery('english', $1)
      AND ($8::uuid[] IS NULL OR d.source_id = ANY($8))
    LIMIT $14
 ),
@@ -236,6 +243,7 @@ function snippetStatement(q: TsQueries, parsed: ParsedQuery, filters: Filters, l
       CONTEXT_PAGES,
       MAX_RELAXED_CANDIDATES,
       SNIPPETS_PER_CONTEXT_PAGE,
+      q.perTerm.length,
     ],
   };
 }

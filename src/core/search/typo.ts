@@ -65,6 +65,17 @@ export function editDistance(a: string, b: string, max = 3): number {
   return Math.min(rows[a.length]![b.length]!, max + 1);
 }
 
+/** True when b is a with two neighbouring letters swapped: the most common typing slip. */
+export function isSwap(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  return i < a.length - 1 && a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2);
+}
+
+// A swap ranks ahead of other single edits: "chani" is "chain" mistyped far more often than "chang(e)".
+const SWAP_DISTANCE = 0.5;
+
 function correctable(word: string): boolean {
   return word.length >= MIN_WORD && word.length <= 32 && /^[a-z]+$/.test(word);
 }
@@ -155,7 +166,7 @@ export async function correctWords(db: Db, words: readonly string[]): Promise<Ma
     let near: Candidate[] = [];
     for (const v of variants.get(w)!) {
       const hit = found.get(v);
-      if (hit !== undefined && hit.stem !== own.stem) near.push({ word: v, stem: hit.stem, count: hit.count, distance: 1 });
+      if (hit !== undefined && hit.stem !== own.stem) near.push({ word: v, stem: hit.stem, count: hit.count, distance: isSwap(w, v) ? SWAP_DISTANCE : 1 });
     }
     if (own.count > 0) {
       // Known but rare: only a much more common neighbour is a better guess than the word itself.
