@@ -36,7 +36,12 @@ export function summaryLine(job: CrawlJob): string {
 export async function followCrawl(db: Database, config: Config, job: CrawlJob, options: FollowOptions): Promise<CrawlJob> {
   let workers: CrawlWorkers | null = null;
   if ((await liveWorkers(db.pool)).length === 0) {
-    workers = await startCrawlWorkers(db, config, { supervise: false, onError: (error) => options.warn(`worker: ${error.message}`) });
+    // Sized for this job: more slots than its concurrency cap would only hold idle connections.
+    workers = await startCrawlWorkers(db, config, {
+      concurrency: job.max_concurrent_crawls,
+      supervise: false,
+      onError: (error) => options.warn(`worker: ${error.message}`),
+    });
   }
   let display: LiveJobDisplay | null = null;
   if (options.tty && !options.json) {

@@ -2,7 +2,8 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../cli/base-command.js';
 import { runDaemonUntilSignal } from '../daemon/run.js';
 import { runStdioServer } from '../daemon/mcp/stdio.js';
-import { startAgentServices } from '../core/agent/services.js';
+import { agentManagerServices, agentServerOptionsFromEnv } from '../core/agent-server/service.js';
+import { createSandboxExtension } from '../core/sandbox/enforcement.js';
 import { docsIndexServices } from '../daemon/services.js';
 
 export default class Serve extends BaseCommand<typeof Serve> {
@@ -25,7 +26,14 @@ export default class Serve extends BaseCommand<typeof Serve> {
       return;
     }
     await runDaemonUntilSignal(this.settings, {
-      services: [...services, startAgentServices],
+      services: [
+        ...services,
+        ...agentManagerServices(
+          this.settings,
+          { host: this.flags.host, port: this.flags.port },
+          { ...agentServerOptionsFromEnv(), extensions: [createSandboxExtension()] },
+        ),
+      ],
       ...(this.flags.host === undefined ? {} : { host: this.flags.host }),
       ...(this.flags.port === undefined ? {} : { port: this.flags.port }),
     });

@@ -1,6 +1,7 @@
 import type { Config } from '../core/config.js';
 import { createLogger } from './logger.js';
 import { mcpRoutes } from './mcp/routes.js';
+import { agentServerRoutes } from './routes/agent-server.js';
 import { agentRoutes } from './routes/agent.js';
 import { docsIndexRoutes } from './routes/index.js';
 import { startDaemon } from './server.js';
@@ -13,7 +14,7 @@ import type { ServiceStarter } from './server.js';
 export async function runDaemonUntilSignal(config: Config, options: { services: ServiceStarter[]; host?: string; port?: number }): Promise<void> {
   const logger = createLogger();
   const daemon = await startDaemon(config, {
-    routes: [...docsIndexRoutes, ...mcpRoutes, ...agentRoutes],
+    routes: [...docsIndexRoutes, ...mcpRoutes, ...agentRoutes, ...agentServerRoutes],
     logger,
     services: options.services,
     ...(options.host === undefined ? {} : { host: options.host }),

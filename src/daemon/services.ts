@@ -12,8 +12,8 @@ export const crawlWorkerService: ServiceStarter = async (db, config, log) => {
   return { name: 'crawl', stop: () => workers.stop() };
 };
 
-export const uploadWorkerService: ServiceStarter = async (db, config) => {
-  const workers = await startUploadWorkers(db, config);
+export const uploadWorkerService: ServiceStarter = async (db, config, log) => {
+  const workers = await startUploadWorkers(db, config, { onError: (error) => log.warn({ err: error }, 'upload worker error') });
   return { name: 'upload', stop: () => workers.stop() };
 };
 

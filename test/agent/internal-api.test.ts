@@ -283,11 +283,12 @@ describe('GET and PUT /agent-config', () => {
     expect(res.body.rawContent).toContain('// kept');
     expect(readFileSync(`${configFile()}.last-known-good`, 'utf8')).toBe(current.rawContent);
 
-    // Removing a key cannot be expressed as a merge patch: the instance is disposed instead.
+    // A removed key is sent as null, which opencode deletes.
     const { theme: _t, ...withoutTheme } = res.body.content;
     const removal = await daemon.call('PUT', '/api/internal/agent-config', { body: { content: withoutTheme } });
     expect(removal.body).toMatchObject({ appliedLive: true });
-    expect(agent.requests.at(-1)).toMatchObject({ method: 'POST', url: '/instance/dispose' });
+    expect(agent.requests.at(-1)).toMatchObject({ method: 'PATCH', url: '/global/config' });
+    expect(JSON.parse(agent.requests.at(-1)!.body)).toEqual({ theme: null });
 
     // An unchanged file touches nothing upstream.
     const count = agent.requests.length;

@@ -1,6 +1,6 @@
 import { execa } from 'execa';
 import type { ResultPromise } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cancelCrawl, crawlHealth, getCrawlJob, liveWorkers, resumeCrawl, startCrawl, startCrawlWorkers } from '../../src/core/crawl/index.js';
 import type { CrawlWorkers } from '../../src/core/crawl/index.js';
 import { BIN } from '../helpers/cli.js';
@@ -12,9 +12,16 @@ import { docPage, TestSite } from './helpers/site.js';
 let db: TestDatabase;
 const sites: TestSite[] = [];
 const cleanups: Array<() => Promise<unknown>> = [];
+// Workers of the current test; stopped after it whatever happened, so a failure cannot leak a live worker into
+// the next test's worker counts.
+const running: CrawlWorkers[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase();
+});
+
+afterEach(async () => {
+  for (const w of running.splice(0)) await w.stop().catch(() => undefined);
 });
 
 afterAll(async () => {
@@ -25,7 +32,7 @@ afterAll(async () => {
 
 async function workers(options = FAST_WORKER): Promise<CrawlWorkers> {
   const w = await startCrawlWorkers(db, db.config, options);
-  cleanups.push(() => w.stop());
+  running.push(w);
   return w;
 }
 
@@ -106,7 +113,8 @@ describe('cancel and resume', () => {
     await expect(cancelCrawl(db.pool, job.job_id)).rejects.toMatchObject({ code: 'conflict' });
 
     const resumed = await resumeCrawl(db, db.config, job.job_id);
-    expect(resumed.status).toBe('queued');
+    // Queued for adoption; the running worker may already have taken it.
+    expect(['queued', 'running']).toContain(resumed.status);
     const final = await waitJob(db, job.job_id);
     expect(final.status).toBe('completed');
     expect(final.pages_crawled).toBe(paths.length);
@@ -161,6 +169,36 @@ describe('cancel and resume', () => {
     expect(pageRequests - (paths.length - doneAtKill.length)).toBeLessThanOrEqual(doneAtKill.length + 3);
     expect(requestsAtKill).toBeGreaterThanOrEqual(doneAtKill.length);
     await w.stop();
+  });
+});
+
+describe('worker shutdown', () => {
+  it('SIGTERM stops a real `docdex worker` gracefully: pages in flight finish, another worker completes the job', async () => {
+    const { site, paths } = await hubSite(24, 150);
+    const child: ResultPromise = execa(process.execPath, [BIN, 'worker', '--concurrency', '3'], { env: db.env, extendEnv: false, reject: false, stdin: 'ignore' });
+    cleanups.push(async () => {
+      child.kill('SIGKILL');
+      await child;
+    });
+    await waitUntil(async () => (await liveWorkers(db.pool)).length === 1, 30_000);
+    const job = await startCrawl(db, db.config, { name: 'sigterm', start_urls: [site.url('/')], max_concurrent_crawls: 3 });
+    await waitUntil(async () => (await doneCount(job.job_id)) >= 5, 30_000);
+    const stopping = Date.now();
+    child.kill('SIGTERM');
+    const result = await child;
+    expect(result.exitCode).toBe(0);
+    expect(Date.now() - stopping).toBeLessThan(8000);
+    const after = await frontier(db.pool, job.job_id);
+    expect(after.filter((r) => r.status === 'fetching')).toEqual([]);
+    // Its controller handed the job back instead of leaving it to a dead session.
+    expect((await db.pool.query('SELECT controller_worker_id FROM crawl_jobs WHERE id = $1', [job.job_id])).rows[0]).toEqual({ controller_worker_id: null });
+
+    await workers({ ...FAST_WORKER, concurrency: 3 });
+    const final = await waitJob(db, job.job_id);
+    expect(final.status).toBe('completed');
+    expect(await documentPaths(db.pool, final.source_id)).toEqual([...paths].sort());
+    // Graceful: nothing in flight was abandoned, so no page was fetched twice.
+    for (const p of paths) expect(site.count(p), p).toBe(1);
   });
 });
 

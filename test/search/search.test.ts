@@ -25,17 +25,19 @@ beforeAll(async () => {
     { title: 'Running tasks concurrently | asyncio', description: 'Run awaitable objects concurrently.', code: 'results = await asyncio.gather(fetch(a), fetch(b))', anchor: 'gather' },
     { title: 'Sleeping | asyncio', description: 'Block for delay seconds.', code: 'await asyncio.sleep(1)' },
   ]);
-  // Title over code: both mention "temporary directory"; only one is about it.
-  await addPage(db.pool, py, 'https://python.example/library/tempfile.html', [
-    { title: 'Creating a temporary directory | tempfile', description: 'Create a directory that is removed afterwards.', code: 'with tempfile.TemporaryDirectory() as d:\n    use(d)' },
-  ]);
-  await addPage(db.pool, py, 'https://python.example/library/misc.html', [
-    { title: 'Miscellaneous helpers', description: 'Assorted helpers.', code: '# make a temporary directory for the build\nbuild(out="/tmp/x")' },
-  ]);
-  // Proximity: the same words, adjacent in one and scattered in the other.
+  // Title over code: the same words, in the title of one and in the code of the other (pages titled alike).
+  await addPage(db.pool, py, 'https://python.example/library/scratch-a.html', [
+    { title: 'Scratch directories', description: 'Helpers.', code: 'path = mkdtemp(prefix="tmp", suffix=".d", dir=None)\ncleanup_later(path, retries=3)' },
+  ], {
+    title: 'Helpers A',
+  });
+  await addPage(db.pool, py, 'https://python.example/library/scratch-b.html', [{ title: 'Build helpers', description: 'Helpers.', code: '# scratch directories\nbuild()' }], {
+    title: 'Helpers B',
+  });
+  // Proximity: the same words and titles, adjacent and in order in one, scattered in the other.
   await addPage(db.pool, py, 'https://python.example/library/proximity.html', [
-    { title: 'Worker pools', description: 'The queue is drained by a pool of threads; each thread reads the message before any worker starts.', code: 'pool.start()' },
-    { title: 'Worker threads', description: 'Each worker thread reads the message queue in order.', code: 'worker.run()' },
+    { title: 'Messaging', description: 'The message queue is read by a thread; the worker then reads it.', code: 'pool.start()' },
+    { title: 'Messaging', description: 'Each worker thread reads the message queue in order.', code: 'worker.run()' },
   ]);
   await addPage(db.pool, js, 'https://node.example/api/fs.html', [
     { title: 'Reading a file synchronously | fs', description: 'Returns the contents of the path.', code: "const data = fs.readFileSync('/etc/hosts', 'utf8');", language: 'javascript', anchor: 'readfilesync' },
@@ -68,8 +70,8 @@ const titles = (r: { items: Array<{ title: string }> }) => r.items.map((i) => i.
 
 describe('searchSnippets', () => {
   it('ranks a title match above the same words in code', async () => {
-    const r = await searchSnippets(db.pool, { query: 'temporary directory' });
-    expect(titles(r).slice(0, 2)).toEqual(['Creating a temporary directory | tempfile', 'Miscellaneous helpers']);
+    const r = await searchSnippets(db.pool, { query: 'scratch directories' });
+    expect(titles(r).slice(0, 2)).toEqual(['Scratch directories', 'Build helpers']);
     expect(r.items[0]!.score).toBeGreaterThan(r.items[1]!.score);
   });
 
@@ -114,7 +116,8 @@ describe('searchSnippets', () => {
 
   it('prefers the terms next to each other', async () => {
     const r = await searchSnippets(db.pool, { query: 'worker thread reads the message' });
-    expect(titles(r)[0]).toBe('Worker threads');
+    expect(r.items.slice(0, 2).map((i) => i.code)).toEqual(['worker.run()', 'pool.start()']);
+    expect(r.items[0]!.score).toBeGreaterThan(r.items[1]!.score);
   });
 
   it('filters by normalised language', async () => {

@@ -167,5 +167,14 @@ describe('upload', () => {
     expect(r.items[0]).toMatchObject({ code: 'platypus = Platypus(bill="duck")', source_name: 'Platypus guide' });
     expect(r.items[0]!.source_url.startsWith('https://docs.example/platypus')).toBe(true);
     expect((await getUploadJob(db.pool, job.id)).status).toBe('completed');
+
+    // Without a source URL, a file upload (POST /upload/file) gets a stable upload:// URL from its name.
+    const file = await createUploadFromContent(dbh(), db.config, {
+      content: new TextEncoder().encode('Call it:\n\n```js\nechidna.spike()\n```\n'),
+      filename: 'echidna.md',
+    });
+    expect(await waitForUpload(dbh(), file.id)).toMatchObject({ status: 'completed', name: 'echidna', snippets_extracted: 1 });
+    const found = await searchSnippets(db.pool, { query: 'echidna spike' });
+    expect(found.items[0]).toMatchObject({ code: 'echidna.spike()', source_url: 'upload://echidna/echidna.md', language: 'javascript' });
   });
 });

@@ -1,6 +1,6 @@
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { forceFlag, repoFlag, skillScopeFlag } from '../../cli/flags.js';
+import { forceFlag, repoFlag, skillScopeDefaultGlobalFlag } from '../../cli/flags.js';
 import { confirm } from '../../cli/prompt.js';
 import { deleteSkillFile } from '../../core/agent/manage.js';
 import type { Skill, SkillScope } from '../../core/agent/skills.js';
@@ -10,7 +10,7 @@ export default class SkillsDelete extends BaseCommand<typeof SkillsDelete> {
   static override summary = "Delete a skill (its whole folder).";
   static override examples = ['<%= config.bin %> skills delete code-review --force', '<%= config.bin %> skills delete release --scope project --repo api'];
   static override args = { name: Args.string({ required: true, description: 'Skill name.' }) };
-  static override flags = { scope: { ...skillScopeFlag, default: 'global' }, repo: repoFlag, force: forceFlag };
+  static override flags = { scope: skillScopeDefaultGlobalFlag, repo: repoFlag, force: forceFlag };
 
   async run(): Promise<Skill> {
     if (!this.flags.force && !(await confirm(`Delete the ${this.flags.scope} skill ${this.args.name}?`))) {

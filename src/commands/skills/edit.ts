@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 import { editInEditor, readBodyFile } from '../../cli/editor.js';
-import { repoFlag, skillScopeFlag } from '../../cli/flags.js';
+import { repoFlag, skillScopeDefaultGlobalFlag } from '../../cli/flags.js';
 import { editSkillFile, showSkill } from '../../core/agent/manage.js';
 import { parseSkillFile, renderSkillFile } from '../../core/agent/skills.js';
 import type { Skill, SkillScope, SkillUpdate } from '../../core/agent/skills.js';
@@ -17,7 +17,7 @@ export default class SkillsEdit extends BaseCommand<typeof SkillsEdit> {
   static override flags = {
     description: Flags.string({ char: 'd', description: 'New description (1-1024 characters).' }),
     'body-file': Flags.string({ description: 'Markdown file with the new body, or - for stdin.' }),
-    scope: { ...skillScopeFlag, default: 'global' },
+    scope: skillScopeDefaultGlobalFlag,
     repo: repoFlag,
   };
 

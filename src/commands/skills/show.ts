@@ -1,6 +1,6 @@
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { repoFlag, skillScopeFlag } from '../../cli/flags.js';
+import { repoFlag, skillScopeDefaultGlobalFlag } from '../../cli/flags.js';
 import { showSkill } from '../../core/agent/manage.js';
 import { renderSkillFile } from '../../core/agent/skills.js';
 import type { Skill, SkillScope } from '../../core/agent/skills.js';
@@ -9,7 +9,7 @@ export default class SkillsShow extends BaseCommand<typeof SkillsShow> {
   static override summary = 'Print a skill file (frontmatter and body).';
   static override examples = ['<%= config.bin %> skills show code-review', '<%= config.bin %> skills show release --scope project --repo api --json'];
   static override args = { name: Args.string({ required: true, description: 'Skill name.' }) };
-  static override flags = { scope: { ...skillScopeFlag, default: 'global' }, repo: repoFlag };
+  static override flags = { scope: skillScopeDefaultGlobalFlag, repo: repoFlag };
 
   async run(): Promise<Skill> {
     const skill = await showSkill(this.settings, this.args.name, {

@@ -1,6 +1,8 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { NotificationInput } from '../agent/notifications.js';
 import { renderMgrGuardSource } from '../agent/mgr-allowlist.js';
@@ -52,9 +54,12 @@ export function renderMgrInternalEnvSource(): string {
 
 /** The notification limits, read from the internal route's own schema so the tool cannot drift from it. */
 export function notificationLimits(): { title: [number, number]; body: [number, number]; url: [number, number]; tag: number } {
-  const schema = z.toJSONSchema(NotificationInput) as { properties: Record<string, { minLength?: number; maxLength?: number }> };
-  const range = (key: string): [number, number] => [schema.properties[key]?.minLength ?? 0, schema.properties[key]?.maxLength ?? 0];
-  return { title: range('title'), body: range('body'), url: range('url'), tag: schema.properties.tag?.maxLength ?? 0 };
+  const field = (key: keyof typeof NotificationInput.shape) => {
+    const inner = NotificationInput.shape[key];
+    const schema = z.toJSONSchema(inner instanceof z.ZodOptional ? inner.unwrap() : inner) as { minLength?: number; maxLength?: number };
+    return [schema.minLength ?? 0, schema.maxLength ?? 0] as [number, number];
+  };
+  return { title: field('title'), body: field('body'), url: field('url'), tag: field('tag')[1] };
 }
 
 export function renderMgrManagerPlugin(): string {
@@ -193,7 +198,10 @@ timer.unref?.();
 
 // For host-side code: await globalThis[Symbol.for("docdex.mgr.cliEnv")].env() gives the variables.
 globalThis[Symbol.for("docdex.mgr.cliEnv")] = Object.freeze({
-  env: async () => ({ ...(await ready, current.env) }),
+  env: async () => {
+    await ready;
+    return { ...current.env };
+  },
   refresh: async () => ({ ...(await refresh()).env }),
 });
 
@@ -252,15 +260,23 @@ async function readJson(file: string): Promise<PackageJson | undefined> {
   }
 }
 
+/** The folder of an installed package as Node would find it from `from` (its package.json need not be exported). */
+function packageDir(name: string, from: string): string {
+  for (const base of createRequire(from).resolve.paths(name) ?? []) {
+    const dir = path.join(base, ...name.split('/'));
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+  }
+  throw new Error(`${name} is not installed (looked from ${from}).`);
+}
+
 /** `@opencode-ai/plugin` and what it loads at run time (zod), from docdex's own node_modules. */
 export function pluginPackageSources(): Array<{ name: string; dir: string; version: string }> {
-  const require = createRequire(import.meta.url);
-  const pluginJson = require.resolve('@opencode-ai/plugin/package.json');
-  const fromPlugin = createRequire(pluginJson);
-  const zodJson = fromPlugin.resolve('zod/package.json');
+  const pluginDir = packageDir('@opencode-ai/plugin', fileURLToPath(import.meta.url));
+  const zodDir = packageDir('zod', path.join(pluginDir, 'package.json'));
+  const version = (dir: string) => (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as PackageJson).version ?? '';
   return [
-    { name: '@opencode-ai/plugin', dir: path.dirname(pluginJson), version: (require(pluginJson) as PackageJson).version ?? '' },
-    { name: 'zod', dir: path.dirname(zodJson), version: (require(zodJson) as PackageJson).version ?? '' },
+    { name: '@opencode-ai/plugin', dir: pluginDir, version: version(pluginDir) },
+    { name: 'zod', dir: zodDir, version: version(zodDir) },
   ];
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import type pg from 'pg';
+import { createAgentServices } from '../agent/services.js';
 import { ensureManagerToken } from '../agent/token.js';
 import { provisionWorkspace, workspaceLayout } from '../agent/workspace.js';
 import type { Workspace } from '../agent/workspace.js';
@@ -10,6 +11,7 @@ import { resolveOpencodeBinary } from './binary.js';
 import { agentServerEnv, agentServerLayout, agentServerUrl, assertSafeBinding, internalApiUrl } from './layout.js';
 import type { AgentServerLayout } from './layout.js';
 import { seedPluginDependencies, writeGeneratedPlugins } from './plugins.js';
+import { createOpencodeScheduleRunner } from './schedule-runner.js';
 import { claimSupervision, readAgentServerState, releaseSupervision, reportStatus, setDesiredState, supervisorIdentity } from './state.js';
 import type { PreviousHolder } from './state.js';
 import { AgentServerSupervisor } from './supervisor.js';
@@ -115,6 +117,8 @@ export class AgentServerController {
   private readonly me = supervisorIdentity();
   private leader = false;
   private generation: number | undefined;
+  /** The request (desired_at) the supervisor last acted on. */
+  private acknowledged: number | null = null;
   /** The desired_at of the request that ended in `failed`; only a newer request retries. */
   private failedRequest: number | undefined;
   private busy: Promise<unknown> | undefined;
@@ -162,8 +166,9 @@ export class AgentServerController {
   private report(): void {
     if (!this.leader) return;
     const status = this.supervisor.current();
+    const acknowledged = this.acknowledged;
     this.reporting = this.reporting
-      .then(() => reportStatus(this.pool, this.me, status))
+      .then(() => reportStatus(this.pool, this.me, status, acknowledged))
       .catch((error: unknown) => this.log.warn({ err: error }, 'agent server status write failed'));
   }
 
@@ -184,7 +189,7 @@ export class AgentServerController {
       if (endStaleServer(previous, this.me)) this.log.warn({ pid: previous.pid, supervisor: previous.supervisor }, 'ended an agent server left running by a stopped daemon');
       this.log.info({ supervisor: this.me }, 'supervising the agent server');
     }
-    if (!(await reportStatus(this.pool, this.me, this.supervisor.current()))) {
+    if (!(await reportStatus(this.pool, this.me, this.supervisor.current(), this.acknowledged))) {
       this.leader = false;
       this.log.warn({}, 'another daemon took over the agent server; stopping ours');
       this.act(() => this.supervisor.stop());
@@ -193,33 +198,55 @@ export class AgentServerController {
     const wanted = await readAgentServerState(this.pool);
     const now = this.supervisor.current();
     this.generation ??= wanted.restartGeneration;
+    // `acknowledged` is set in the same synchronous step that changes the supervisor's state, so a command
+    // waiting for its request never reads a status from before it.
     if (wanted.desired === 'stopped') {
       // Not behind `busy`: a stop cuts short a start that is still waiting for the server to answer.
-      if (now.state !== 'stopped' && now.state !== 'failed' && !this.stopping) {
-        this.stopping = (async () => {
-          await this.supervisor.stop();
-          for (const extension of this.options.extensions ?? []) await extension.stopped?.();
-        })()
-          .catch((error: unknown) => this.log.error({ err: error }, 'agent server stop failed'))
-          .finally(() => {
-            this.stopping = undefined;
-          });
+      if (now.state !== 'stopped' && now.state !== 'failed') {
+        if (!this.stopping) {
+          this.stopping = (async () => {
+            await this.supervisor.stop();
+            for (const extension of this.options.extensions ?? []) await extension.stopped?.();
+          })()
+            .catch((error: unknown) => this.log.error({ err: error }, 'agent server stop failed'))
+            .finally(() => {
+              this.stopping = undefined;
+              this.acknowledge(wanted.desiredAt);
+            });
+        }
+        return;
       }
+      this.acknowledge(wanted.desiredAt);
       return;
     }
-    if (this.stopping) return;
+    if (this.stopping || this.busy) return;
     if (wanted.restartGeneration !== this.generation) {
       this.generation = wanted.restartGeneration;
       this.failedRequest = undefined;
-      this.act(() => this.supervisor.restart());
+      this.act(async () => {
+        await this.supervisor.stop();
+        this.acknowledged = wanted.desiredAt;
+        await this.supervisor.start();
+      });
       return;
     }
     if (now.state === 'failed') {
-      if (this.failedRequest === undefined) this.failedRequest = wanted.desiredAt;
-      if (wanted.desiredAt === this.failedRequest) return;
+      if (this.failedRequest === undefined) this.failedRequest = this.acknowledged ?? wanted.desiredAt;
+      if (wanted.desiredAt <= this.failedRequest) return;
       this.failedRequest = undefined;
     }
-    if (now.state === 'stopped' || now.state === 'failed') this.act(() => this.supervisor.start());
+    if (now.state === 'stopped' || now.state === 'failed') {
+      this.acknowledged = wanted.desiredAt;
+      this.act(() => this.supervisor.start());
+      return;
+    }
+    this.acknowledge(wanted.desiredAt);
+  }
+
+  private acknowledge(desiredAt: number): void {
+    if (this.acknowledged === desiredAt) return;
+    this.acknowledged = desiredAt;
+    this.report();
   }
 
   async stop(): Promise<void> {
@@ -257,4 +284,25 @@ const truthy = (value: string | undefined) => value !== undefined && /^(1|true|y
 /** Options from DOCDEX_AGENT_AUTOSTART and DOCDEX_AGENT_OFFLINE. */
 export function agentServerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): AgentServerServiceOptions {
   return { autostart: truthy(env.DOCDEX_AGENT_AUTOSTART), offline: truthy(env.DOCDEX_AGENT_OFFLINE) };
+}
+
+/**
+ * Everything `docdex serve` runs for the agent manager: the workspace, queues and schedules (with runs sent
+ * to the managed opencode server) and the agent server's supervisor. `host` and `port` are the daemon's
+ * actual bind (the --host/--port flags), which the agent server's plugins call back.
+ */
+export function agentManagerServices(
+  config: Config,
+  bind: { host?: string | undefined; port?: number | undefined } = {},
+  options: AgentServerServiceOptions = agentServerOptionsFromEnv(),
+): Array<(db: Database, config: Config, log: SupervisorLog) => Promise<{ name: string; stop(): Promise<void> }>> {
+  return [
+    createAgentServices({ runner: createOpencodeScheduleRunner(config) }),
+    createAgentServerService({
+      ...options,
+      internalApiUrl:
+        options.internalApiUrl ??
+        internalApiUrl(config, { ...(bind.host === undefined ? {} : { host: bind.host }), ...(bind.port === undefined ? {} : { port: bind.port }) }),
+    }),
+  ];
 }

@@ -17,6 +17,7 @@ export const AgentServerRecord = z
     desired: z.enum(['running', 'stopped']),
     restartGeneration: z.number(),
     desiredAt: z.number(),
+    acknowledgedAt: z.number().nullable().describe('The request (desiredAt) the supervisor has acted on'),
     status: z.enum(['stopped', 'starting', 'running', 'backoff', 'stopping', 'failed']),
     pid: z.number().nullable(),
     url: z.string().nullable(),
@@ -37,6 +38,7 @@ interface Row {
   desired: 'running' | 'stopped';
   restart_generation: number;
   desired_at: Date;
+  acknowledged_at: Date | null;
   status: AgentServerState;
   pid: number | null;
   url: string | null;
@@ -59,6 +61,7 @@ function toRecord(row: Row): AgentServerRecord {
     desired: row.desired,
     restartGeneration: row.restart_generation,
     desiredAt: row.desired_at.getTime(),
+    acknowledgedAt: time(row.acknowledged_at),
     // Without a live supervisor the last reported status is stale: nothing runs the server.
     status: row.fresh ? row.status : 'stopped',
     pid: row.fresh ? row.pid : null,
@@ -125,21 +128,25 @@ export async function claimSupervision(pool: pg.Pool, me: string): Promise<Previ
   return rows[0];
 }
 
-/** Renews the lease and writes the status. False when the lease was lost (another daemon took over). */
-export async function reportStatus(pool: pg.Pool, me: string, status: AgentServerStatus): Promise<boolean> {
+/**
+ * Renews the lease and writes the status, with the request it answers (`acknowledgedAt`, a desiredAt).
+ * False when the lease was lost (another daemon took over).
+ */
+export async function reportStatus(pool: pg.Pool, me: string, status: AgentServerStatus, acknowledgedAt: number | null): Promise<boolean> {
   const { rowCount } = await pool.query(
     `UPDATE agent_server_state
         SET status = $2, pid = $3, url = $4, started_at = to_timestamp($5::double precision / 1000), restarts = $6,
             last_exit = $7, last_error = $8, retry_at = to_timestamp($9::double precision / 1000),
+            acknowledged_at = coalesce(to_timestamp($10::double precision / 1000), acknowledged_at),
             heartbeat_at = now(), updated_at = now()
       WHERE singleton AND supervisor = $1`,
-    [me, status.state, status.pid, status.url, status.startedAt, status.restarts, status.lastExit, status.lastError, status.retryAt],
+    [me, status.state, status.pid, status.url, status.startedAt, status.restarts, status.lastExit, status.lastError, status.retryAt, acknowledgedAt],
   );
   return rowCount === 1;
 }
 
 /** Gives the lease up on a clean shutdown, with the final status. */
 export async function releaseSupervision(pool: pg.Pool, me: string, status: AgentServerStatus): Promise<void> {
-  await reportStatus(pool, me, status);
+  await reportStatus(pool, me, status, null);
   await pool.query('UPDATE agent_server_state SET supervisor = NULL, updated_at = now() WHERE singleton AND supervisor = $1', [me]);
 }

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, renameSync } from 'node:fs';
 import type { WriteStream } from 'node:fs';
 import { mkdir, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -60,6 +60,8 @@ export interface SupervisorOptions {
   /** Consecutive failed health checks after which a hung server is killed and restarted. */
   healthFailures?: number;
   stopTimeoutMs?: number;
+  /** The log file is rotated (one previous file kept) beyond this size. */
+  logRotateBytes?: number;
 }
 
 const LOG_ROTATE_BYTES = 10 * 1024 * 1024;
@@ -73,6 +75,7 @@ export class AgentServerSupervisor {
   private retryTimer: NodeJS.Timeout | undefined;
   private healthTimer: NodeJS.Timeout | undefined;
   private logStream: WriteStream | undefined;
+  private logBytes = 0;
   private readonly ring: string[] = [];
   private exited: Promise<void> | undefined;
   private cycle: Promise<void> = Promise.resolve();
@@ -134,15 +137,39 @@ export class AgentServerSupervisor {
     if (this.logStream) return;
     await mkdir(path.dirname(this.options.logFile), { recursive: true, mode: 0o700 });
     const size = await stat(this.options.logFile).then((s) => s.size, () => 0);
-    if (size > LOG_ROTATE_BYTES) await rename(this.options.logFile, `${this.options.logFile}.1`).catch(() => undefined);
-    this.logStream = createWriteStream(this.options.logFile, { flags: 'a', mode: 0o600 });
-    this.logStream.on('error', (error) => this.options.log.warn({ err: error }, 'agent server log file failed'));
+    const limit = this.options.logRotateBytes ?? LOG_ROTATE_BYTES;
+    if (size > limit) await rename(this.options.logFile, `${this.options.logFile}.1`).catch(() => undefined);
+    this.openStream(size > limit ? 0 : size);
+  }
+
+  private openStream(size: number): void {
+    this.logBytes = size;
+    const stream = createWriteStream(this.options.logFile, { flags: 'a', mode: 0o600 });
+    stream.on('error', (error) => this.options.log.warn({ err: error }, 'agent server log file failed'));
+    this.logStream = stream;
   }
 
   private record(line: string): void {
     this.ring.push(line);
     if (this.ring.length > RING_LINES) this.ring.splice(0, this.ring.length - RING_LINES);
-    this.logStream?.write(`${line}\n`);
+    if (!this.logStream) return;
+    this.logStream.write(`${line}\n`);
+    this.logBytes += Buffer.byteLength(line) + 1;
+    // One previous file is kept: a long-running server must not fill the disk with its output.
+    if (this.logBytes > (this.options.logRotateBytes ?? LOG_ROTATE_BYTES)) {
+      const full = this.logStream;
+      full.end(() => {
+        try {
+          renameSync(this.options.logFile, `${this.options.logFile}.1`);
+        } catch (error) {
+          this.options.log.warn({ err: error }, 'agent server log rotation failed');
+        }
+      });
+      this.logStream = undefined;
+      full.once('finish', () => {
+        if (!this.logStream && this.desired === 'running') this.openStream(0);
+      });
+    }
   }
 
   private note(message: string): void {

@@ -294,8 +294,8 @@ let writeChain: Promise<unknown> = Promise.resolve();
  * PUT /agent-config. Validates the complete configuration (400 with validationIssues), keeps the current
  * file as last-known-good when it is valid, writes the new one, then either reports `restartRequired`
  * (agent, plugin, skills or provider changed: opencode reads those only at start) or applies the change
- * to the running agent server: a changed or added key through PATCH /global/config, a removed key
- * (which a merge patch cannot express) by disposing the instance so it rereads the file.
+ * to the running agent server through PATCH /global/config (removed keys sent as null, which opencode
+ * deletes).
  */
 export async function writeAgentConfig(ws: Workspace, content: unknown, agentServer?: AgentServerClient): Promise<AgentConfigRecord> {
   const issues = validateAgentConfig(content);
@@ -315,25 +315,27 @@ export async function writeAgentConfig(ws: Workspace, content: unknown, agentSer
       // jsonc-parser edits are exact in practice; should one not be, the plain rendering is still correct.
       if (check.issues.length === 0 && deepEqual(check.content, next)) text = edited;
     }
+    const changed = changedKeys(currentValid ? current.content : {}, next);
+    const restartRequired = changed.some((k) => (RESTART_KEYS as readonly string[]).includes(k));
+    let live: { appliedLive?: boolean; removedFields?: string[]; liveError?: string } = {};
+    if (!restartRequired && changed.length > 0 && agentServer !== undefined) {
+      // The patch must reach opencode BEFORE the file changes: opencode compares a patch with its file, and
+      // a patch equal to the file is a no-op that leaves its cached config in place. A null deletes a key.
+      const patch = Object.fromEntries(changed.map((k) => [k, Object.hasOwn(next, k) ? next[k] : null]));
+      try {
+        const answer = await agentServer.patchGlobalConfig(patch);
+        const kept = Object.fromEntries(changed.filter((k) => Object.hasOwn(next, k)).map((k) => [k, next[k]]));
+        const dropped = missingFields(kept, answer);
+        live = { appliedLive: true, ...(dropped.length > 0 ? { removedFields: dropped } : {}) };
+      } catch (error) {
+        live = { appliedLive: false, liveError: (error as Error).message };
+      }
+    }
     await writeAtomic(file, text);
     const written = (await readParsed(file))!;
     const record = toRecord(file, written);
-    const changed = changedKeys(currentValid ? current.content : {}, next);
-    if (changed.some((k) => (RESTART_KEYS as readonly string[]).includes(k))) return { ...record, restartRequired: true as const };
-    if (changed.length === 0 || agentServer === undefined) return record;
-    try {
-      const removed = changed.filter((k) => !Object.hasOwn(next, k));
-      if (removed.length > 0) {
-        await agentServer.disposeInstance();
-        return { ...record, appliedLive: true };
-      }
-      const patch = Object.fromEntries(changed.map((k) => [k, next[k]]));
-      const answer = await agentServer.patchGlobalConfig(patch);
-      const dropped = missingFields(patch, answer);
-      return { ...record, appliedLive: true, ...(dropped.length > 0 ? { removedFields: dropped } : {}) };
-    } catch (error) {
-      return { ...record, appliedLive: false, liveError: (error as Error).message };
-    }
+    if (restartRequired) return { ...record, restartRequired: true as const };
+    return { ...record, ...live };
   });
   writeChain = run.catch(() => undefined);
   return run;

@@ -7,7 +7,6 @@ import { etaSeconds, processed, publishCompletion, publishProgress, RateWindow, 
 import type { Enqueue } from './queue.js';
 import type { RobotsStore } from './robots-store.js';
 import { parseSitemap } from './sitemap.js';
-import { sleep } from './sleep.js';
 import { cleanUrl, hostKey, normalizeUrl } from './url.js';
 
 /**
@@ -27,6 +26,8 @@ export interface ControllerContext {
   robots: RobotsStore;
   delaySeconds: number;
   tickMs: number;
+  /** Waits one tick, or less when the job's state changes elsewhere (finished by a page, cancelled). */
+  waitTick(jobId: string, signal: AbortSignal): Promise<void>;
   jobInfo(jobId: string): Promise<JobInfo | null>;
   onError(error: Error): void;
 }
@@ -153,7 +154,7 @@ export async function runController(ctx: ControllerContext, jobId: string, signa
       await publishProgress(ctx.pool, jobId, c, pagesPerSecond, eta, current);
     }
     try {
-      await sleep(ctx.tickMs, signal);
+      await ctx.waitTick(jobId, signal);
     } catch {
       await releaseControl(ctx.pool, jobId, ctx.workerId);
       return 'stopped';

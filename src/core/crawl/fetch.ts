@@ -1,3 +1,4 @@
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -81,7 +82,7 @@ export interface FetchRequest {
   signal?: AbortSignal;
   /** Called before every request (each hop and each retry): politeness lives here. */
   beforeRequest?: (url: URL, signal?: AbortSignal) => Promise<void>;
-  /** Called as soon as a request has been handed to the socket (not awaited): politeness records it. */
+  /** Called when the request headers are written to the socket (not awaited): politeness records it. */
   afterSend?: (url: URL) => void;
   /** Which content types are accepted: the page types (default), or anything (robots.txt, sitemaps). */
   accept?: 'page' | 'any';
@@ -134,6 +135,42 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+/**
+ * The moment a request actually goes out: undici publishes it on a diagnostics channel right before writing
+ * the headers, after DNS and connect (which on a loaded machine can take tens of milliseconds). Callers
+ * waiting for it are keyed by origin and path.
+ */
+const sendWaiters = new Map<string, Array<() => void>>();
+let listeningForSends = false;
+
+function onSendHeaders(message: unknown): void {
+  const r = (message as { request?: { origin?: unknown; path?: unknown } }).request;
+  if (!r) return;
+  const key = `${String(r.origin)}${String(r.path)}`;
+  const list = sendWaiters.get(key);
+  const next = list?.shift();
+  if (list && list.length === 0) sendWaiters.delete(key);
+  next?.();
+}
+
+function waitForSend(url: URL, callback: () => void): () => void {
+  if (!listeningForSends) {
+    listeningForSends = true;
+    diagnosticsChannel.subscribe('undici:client:sendHeaders', onSendHeaders);
+  }
+  const key = `${url.origin}${url.pathname}${url.search}`;
+  const list = sendWaiters.get(key) ?? [];
+  list.push(callback);
+  sendWaiters.set(key, list);
+  return () => {
+    const current = sendWaiters.get(key);
+    if (!current) return;
+    const i = current.indexOf(callback);
+    if (i >= 0) current.splice(i, 1);
+    if (current.length === 0) sendWaiters.delete(key);
+  };
 }
 
 class BodyTooLarge extends Error {
@@ -256,9 +293,14 @@ export class PageFetcher {
         if (req.lastModified) headers['if-modified-since'] = req.lastModified;
         let failure: { message: string; retryable: boolean; waitMs?: number; status?: number };
         try {
-          const pending = request(url, { method: 'GET', headers, dispatcher: this.agent, signal });
-          req.afterSend?.(url);
-          const res = await pending;
+          const sentUrl = url;
+          const forget = req.afterSend ? waitForSend(url, () => req.afterSend!(sentUrl)) : null;
+          let res: Dispatcher.ResponseData;
+          try {
+            res = await request(url, { method: 'GET', headers, dispatcher: this.agent, signal });
+          } finally {
+            forget?.();
+          }
           const status = res.statusCode;
           const etag = header(res.headers, 'etag');
           const lastModified = header(res.headers, 'last-modified');

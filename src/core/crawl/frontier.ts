@@ -26,6 +26,8 @@ export interface Claim {
   depth: number | null;
   fetchUrl: string | null;
   attempts: number | null;
+  /** What the last crawl of the source saw at this URL (read in the same round trip). */
+  previous: PreviousFetch | null;
 }
 
 export async function insertStartUrls(client: pg.ClientBase, jobId: string, urls: string[]): Promise<number> {
@@ -45,13 +47,37 @@ export async function insertStartUrls(client: pg.ClientBase, jobId: string, urls
   return rowCount ?? 0;
 }
 
-export async function claimPage(pool: pg.Pool, jobId: string, url: string, workerId: string, token: string): Promise<Claim> {
-  const { rows } = await pool.query<{ outcome: ClaimOutcome; depth: number | null; fetch_url: string | null; attempts: number | null }>(
-    'SELECT * FROM crawl_claim_page($1, $2, $3, $4)',
-    [jobId, url, workerId, token],
+export async function claimPage(pool: pg.Pool, jobId: string, sourceId: string, url: string, workerId: string, token: string): Promise<Claim> {
+  const { rows } = await pool.query<{
+    outcome: ClaimOutcome;
+    depth: number | null;
+    fetch_url: string | null;
+    attempts: number | null;
+    has_previous: boolean;
+    document_url: string | null;
+    document_hash: string | null;
+    etag: string | null;
+    last_modified: string | null;
+    links: string[] | null;
+  }>(
+    `SELECT c.outcome, c.depth, c.fetch_url, c.attempts, p.url IS NOT NULL AS has_previous,
+            p.document_url, d.content_hash AS document_hash, p.etag, p.last_modified, p.links
+       FROM crawl_claim_page($1, $2, $3, $4) c
+       LEFT JOIN crawl_pages p ON c.outcome = 'claimed' AND p.source_id = $5 AND p.url = $2
+       LEFT JOIN documents d ON d.source_id = p.source_id AND d.url = p.document_url`,
+    [jobId, url, workerId, token, sourceId],
   );
   const r = rows[0];
-  return r ? { outcome: r.outcome, depth: r.depth, fetchUrl: r.fetch_url, attempts: r.attempts } : { outcome: 'missing', depth: null, fetchUrl: null, attempts: null };
+  if (!r) return { outcome: 'missing', depth: null, fetchUrl: null, attempts: null, previous: null };
+  return {
+    outcome: r.outcome,
+    depth: r.depth,
+    fetchUrl: r.fetch_url,
+    attempts: r.attempts,
+    previous: r.has_previous
+      ? { documentUrl: r.document_url, documentHash: r.document_hash, etag: r.etag, lastModified: r.last_modified, links: r.links ?? [] }
+      : null,
+  };
 }
 
 /**
@@ -152,7 +178,7 @@ export interface FetchRecord {
   links: string[];
 }
 
-export async function recordFetch(client: pg.ClientBase, sourceId: string, urls: string[], record: FetchRecord): Promise<void> {
+export async function recordFetch(client: pg.ClientBase | pg.Pool, sourceId: string, urls: string[], record: FetchRecord): Promise<void> {
   await client.query(
     `INSERT INTO crawl_pages (source_id, url, document_url, content_hash, etag, last_modified, links, updated_at)
      SELECT $1, u, $3, $4, $5, $6, $7, now() FROM unnest($2::text[]) AS u
@@ -195,6 +221,10 @@ export async function expandLinks(client: pg.ClientBase, ctx: ExpandContext, par
   }
   if (byKey.size === 0) return 0;
   const keys = [...byKey.keys()].sort();
+  // Two statements, not one INSERT ... ON CONFLICT DO UPDATE: that would lock every known key until commit,
+  // and navigation links make the same few keys known to every page, so all expansions would queue on them.
+  // DO NOTHING locks nothing it skips; the UPDATE runs with a fresh snapshot, so it also sees a key another
+  // page inserted deeper while the INSERT waited for it, and it locks only the rare rows it lowers.
   const inserted = await client.query<{ url: string }>(
     `INSERT INTO crawl_frontier (job_id, url, fetch_url, depth, discovered_from)
      SELECT $1, t.url, t.fetch_url, $2, $3 FROM unnest($4::text[], $5::text[]) AS t(url, fetch_url)
@@ -204,8 +234,8 @@ export async function expandLinks(client: pg.ClientBase, ctx: ExpandContext, par
   );
   const fresh = new Set(inserted.rows.map((r) => r.url));
   if (fresh.size > 0) await ctx.enqueue(client, ctx.jobId, [...fresh].sort().map((url) => ({ url, depth })));
-  const known = keys.filter((k) => !fresh.has(k));
   let added = fresh.size;
+  const known = keys.filter((k) => !fresh.has(k));
   if (known.length > 0) {
     const lowered = await client.query<{ url: string; status: FrontierStatus }>(
       `UPDATE crawl_frontier SET depth = $2, updated_at = now()
@@ -297,6 +327,9 @@ export async function currentUrl(client: pg.ClientBase | pg.Pool, jobId: string)
  * with the first start URL's error, so `crawl start --wait` in CI does not pass on an empty index.
  */
 export async function finishIfDone(client: pg.ClientBase | pg.Pool, jobId: string): Promise<{ status: string; sourceId: string } | null> {
+  // Cheap check first (index on job_id, status): this runs after every page, the counters below read them all.
+  const open = await client.query(`SELECT 1 FROM crawl_frontier WHERE job_id = $1 AND status IN ('pending', 'fetching') LIMIT 1`, [jobId]);
+  if ((open.rowCount ?? 0) > 0) return null;
   const { rows } = await client.query<{ status: string; source_id: string }>(
     `WITH c AS (${COUNTERS_SQL}),
           first_error AS (

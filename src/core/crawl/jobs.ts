@@ -9,6 +9,7 @@ import { frontierCounters, insertStartUrls } from './frontier.js';
 import { PAGE_QUEUE } from './queue.js';
 import { parseCrawlRequest } from './request.js';
 import type { CrawlRequestInput } from './request.js';
+import { assertLlmReady } from '../llm/preflight.js';
 
 /**
  * Crawl jobs: creating, reading, listing, cancelling, resuming, and the health report. Creating and resuming
@@ -208,6 +209,8 @@ export async function startCrawl(
   input: CrawlRequestInput,
   options: StartCrawlOptions = {},
 ): Promise<CrawlJob> {
+  // A broken LLM setup is reported before any work starts, not as silently unenhanced snippets later.
+  await assertLlmReady(config);
   const request = parseCrawlRequest(input, {
     ceiling: config.crawl.maxConcurrent,
     ...(options.defaultConcurrency === undefined ? {} : { defaultConcurrency: options.defaultConcurrency }),
@@ -341,7 +344,8 @@ async function controllerAlive(pool: pg.Pool, id: string): Promise<boolean> {
  * Completed pages are not fetched again; pages that failed transiently (no answer, 429, 5xx) are retried;
  * claims of dead workers go back to pending. Any worker then adopts the job.
  */
-export async function resumeCrawl(db: { pool: pg.Pool; info?: ConnectionInfo }, _config: Config, id: string): Promise<CrawlJob> {
+export async function resumeCrawl(db: { pool: pg.Pool; info?: ConnectionInfo }, config: Config, id: string): Promise<CrawlJob> {
+  await assertLlmReady(config);
   const pool = db.pool;
   const row = await selectJob(pool, id);
   if (!row) throw notFound(id);

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { extractDocument } from '../extract/index.js';
 import { fillSourceDescription } from '../sources/upsert.js';
 import { removePage, storePage, onPageWrite } from '../store/pages.js';
-import type { PageWrite } from '../store/pages.js';
+import type { PageWrite, PageWriteResult } from '../store/pages.js';
 import type { FetchOutcome, PageFetcher } from './fetch.js';
 import {
   ClaimLostError,
@@ -53,6 +53,8 @@ export interface PageContext {
   delaySeconds: number;
   /** How long a throttled page waits before asking for a slot again. */
   throttleWaitMs: number;
+  /** After a page commits (the LLM stage queues it here). Must not throw. */
+  afterStore?: (page: { jobId: string; sourceId: string; title: string; stored: PageWriteResult }) => Promise<void>;
 }
 
 // storePage runs registered hooks inside its transaction with the PageWrite object it was given; the crawler
@@ -131,23 +133,25 @@ export async function processPage(ctx: PageContext, job: JobInfo, data: PageJobD
   const token = randomUUID();
   let depth: number;
   let fetchUrl: string;
+  let previous: PreviousFetch | null;
   for (;;) {
     if (signal.aborted) {
       // This job came off the queue but its page was never claimed: put it back unless the job was cancelled.
       if (!jobCancelled()) await ctx.enqueue(ctx.pool, job.id, [{ url: data.url, depth: 1 }]);
       return 'released';
     }
-    const claim = await claimPage(ctx.pool, job.id, data.url, ctx.workerId, token);
+    const claim = await claimPage(ctx.pool, job.id, job.sourceId, data.url, ctx.workerId, token);
     if (claim.outcome === 'claimed') {
       depth = claim.depth ?? 0;
       fetchUrl = claim.fetchUrl ?? data.url;
+      previous = claim.previous;
       break;
     }
     if (claim.outcome !== 'throttled') return 'not-claimed';
     await sleep(ctx.throttleWaitMs * (0.5 + Math.random()), signal).catch(() => undefined);
   }
   try {
-    return await fetchAndStore(ctx, job, data.url, fetchUrl, depth, token, signal);
+    return await fetchAndStore(ctx, job, data.url, fetchUrl, depth, token, previous, signal);
   } catch (error) {
     if (error instanceof ClaimLostError) return 'lost';
     if (signal.aborted) {
@@ -167,7 +171,16 @@ export async function processPage(ctx: PageContext, job: JobInfo, data: PageJobD
   }
 }
 
-async function fetchAndStore(ctx: PageContext, job: JobInfo, key: string, fetchUrl: string, depth: number, token: string, signal: AbortSignal): Promise<PageResult> {
+async function fetchAndStore(
+  ctx: PageContext,
+  job: JobInfo,
+  key: string,
+  fetchUrl: string,
+  depth: number,
+  token: string,
+  prev: PreviousFetch | null,
+  signal: AbortSignal,
+): Promise<PageResult> {
   const target = new URL(fetchUrl);
   let robotsDelay: number;
   try {
@@ -183,7 +196,6 @@ async function fetchAndStore(ctx: PageContext, job: JobInfo, key: string, fetchU
     return 'failed';
   }
   const delay = Math.max(ctx.delaySeconds, robotsDelay);
-  const prev = await previousFetch(ctx.pool, job.sourceId, key);
   // Validators only make sense while the document they describe still exists.
   const validators = prev && prev.documentHash !== null ? { etag: prev.etag, lastModified: prev.lastModified } : {};
   const isStart = job.startKeys.has(key);
@@ -325,6 +337,19 @@ async function storeOk(
     job: { kind: 'crawl', id: job.id },
     snippets: extracted.snippets,
   };
+  // The links and the fetch record are written before the page, outside its transaction: the page write holds
+  // row locks shared by every page of the source (its counters, the search lexicon) until it commits, so
+  // everything kept out of it shortens a queue all concurrent pages wait in. Both writes are idempotent: after
+  // a crash before the page commits, the children were rightly discovered, and the record's hash does not
+  // match the stored document, so the page is fetched and extracted again.
+  if (depth < job.maxDepth && links.length > 0) {
+    await inTransaction(ctx.pool, async (client) => {
+      await recordFetch(client, job.sourceId, keys, record(links, documentUrl));
+      await expandLinks(client, expandContext(ctx, job), depth, keys, links);
+    });
+  } else {
+    await recordFetch(ctx.pool, job.sourceId, keys, record(links, documentUrl));
+  }
   pageHooks.set(write, async (client, newSnippetIds) => {
     const d = await settleRows(client, job.id, token, [
       ...aliasRows(aliasReason),
@@ -339,14 +364,16 @@ async function storeOk(
         snippets: newSnippetIds.length,
       },
     ]);
-    await recordFetch(client, job.sourceId, keys, record(links, documentUrl));
+    // Found at a shallower depth while this page was being fetched: its links go one level further now.
+    if (d < depth) await expandLinks(client, expandContext(ctx, job), d, keys, links);
     if (keys.includes(job.firstStartKey)) await fillSourceDescription(client, job.sourceId, page.description);
-    await expandLinks(client, expandContext(ctx, job), d, keys, links);
   });
+  let stored: PageWriteResult;
   try {
-    await retryTransaction(() => storePage(ctx.pool, write));
+    stored = await retryTransaction(() => storePage(ctx.pool, write));
   } finally {
     pageHooks.delete(write);
   }
+  await ctx.afterStore?.({ jobId: job.id, sourceId: job.sourceId, title: write.title, stored });
   return 'stored';
 }

@@ -9,13 +9,13 @@ import { sleep } from './sleep.js';
  */
 
 /**
- * Between taking the slot and the request reaching the server there are a few milliseconds of scheduling
- * (event loop, socket write) that differ from one request to the next. A small margin on top of the delay
- * keeps the gap the server sees at or above CRAWL_DELAY: 5% of the delay, at most 50 ms.
+ * Between taking the slot and the request reaching the server there are a few milliseconds (socket write,
+ * the server's own scheduling) that differ from one request to the next. A small margin on top of the delay
+ * keeps the gap the server sees at or above CRAWL_DELAY: 2% of the delay, at most 20 ms.
  */
 export function slotSpacingSeconds(delaySeconds: number): number {
   if (delaySeconds <= 0) return 0;
-  return delaySeconds + Math.min(delaySeconds * 0.05, 0.05);
+  return delaySeconds + Math.min(delaySeconds * 0.02, 0.02);
 }
 
 export async function takeHostSlotOnce(pool: pg.Pool, host: string, spacingSeconds: number): Promise<number> {

@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { Job, PgBoss } from 'pg-boss';
 import type { Config } from '../config.js';
 import type { ConnectionInfo } from '../db/connect.js';
+import { SCHEMA } from '../db/migrate.js';
 import type { JobEvent } from '../events/notify.js';
 import { createBoss } from '../queue/boss.js';
 import { runController } from './controller.js';
@@ -20,6 +21,7 @@ import { RobotsStore } from './robots-store.js';
 import { createScope } from './scope.js';
 import { sleep } from './sleep.js';
 import { normalizeUrl } from './url.js';
+import { queueEnhancementAfterStore } from '../llm/after-store.js';
 
 /**
  * A crawl worker process (or part of one: `docdex serve`, `crawl start --wait`). It
@@ -126,14 +128,36 @@ async function runningCaps(pool: pg.Pool, workerId: string): Promise<Map<string,
   return new Map(rows.map((r) => [r.id, { cap: r.cap, others: r.others }]));
 }
 
+/**
+ * The worker's own connections, sized for its concurrency, so crawling never starves the pool of the process
+ * it runs in (the daemon's API). They commit asynchronously: a page transaction holds rows every page of its
+ * source shares (the source's counters, the search lexicon) until it commits, and waiting for the WAL flush
+ * there would be paid once per page, in series. A database crash can lose the last fraction of a second of
+ * commits, each whole (page, frontier row, links and claims together), so a resume simply redoes those pages;
+ * a worker crash loses nothing.
+ */
+function createWorkerPool(info: ConnectionInfo, max: number): pg.Pool {
+  const pool = new pg.Pool({
+    ...info.config,
+    max,
+    application_name: 'docdex-crawl',
+    options: `-c search_path=${SCHEMA},public -c synchronous_commit=off`,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 10_000,
+  });
+  pool.on('error', () => undefined);
+  return pool;
+}
+
 export async function startCrawlWorkers(
   db: { pool: pg.Pool; info: ConnectionInfo },
   config: Config,
   options: CrawlWorkerOptions = {},
 ): Promise<CrawlWorkers> {
   const workerId = randomUUID();
-  const pool = db.pool;
   const concurrency = Math.max(1, options.concurrency ?? config.crawl.maxConcurrent);
+  // Pages in flight each hold at most one connection at a time; the rest is for controllers and the queue.
+  const pool = createWorkerPool(db.info, concurrency + 6);
   const tickMs = options.tickMs ?? 1000;
   const idlePollMs = options.idlePollMs ?? 1000;
   const stopGraceMs = options.stopGraceMs ?? 10_000;
@@ -172,7 +196,25 @@ export async function startCrawlWorkers(
     }
     return c;
   };
+  const controllerBells = new Map<string, Doorbell>();
+  const waitTick = async (jobId: string, signal: AbortSignal): Promise<void> => {
+    signal.throwIfAborted();
+    let bell = controllerBells.get(jobId);
+    if (!bell) {
+      bell = new Doorbell();
+      controllerBells.set(jobId, bell);
+    }
+    const onAbort = () => bell.ring();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await bell.wait(tickMs);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    signal.throwIfAborted();
+  };
   const onJobEnded = (jobId: string, state: string) => {
+    controllerBells.get(jobId)?.ring();
     // Cancel (or a peer finishing or failing the job) stops this worker's fetches for it within one fetch.
     if (state === 'cancelled' || state === 'failed') jobAborts.get(jobId)?.abort(new Error(`job ${state}`));
     jobAborts.delete(jobId);
@@ -228,7 +270,13 @@ export async function startCrawlWorkers(
       }
     }
   };
-  await connectPresence();
+  try {
+    await connectPresence();
+  } catch (error) {
+    await fetcher.close();
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
 
   // --- queue ----------------------------------------------------------------------------------------------
   let boss: PgBoss;
@@ -241,6 +289,7 @@ export async function startCrawlWorkers(
     stopping = true;
     await (presence as pg.Client | null)?.end().catch(() => undefined);
     await fetcher.close();
+    await pool.end().catch(() => undefined);
     throw error;
   }
   const enqueue = createEnqueue(boss);
@@ -253,6 +302,7 @@ export async function startCrawlWorkers(
     enqueue,
     delaySeconds: config.crawl.delaySeconds,
     throttleWaitMs: options.throttleWaitMs ?? 100,
+    afterStore: (page) => queueEnhancementAfterStore(boss, config, { jobKind: 'crawl', ...page }, (error) => onError(error instanceof Error ? error : new Error(String(error)))),
   };
 
   const finishJob = async (jobId: string) => {
@@ -261,6 +311,30 @@ export async function startCrawlWorkers(
       await publishCompletion(pool, jobId);
       emit({ type: 'job-finished', jobId, status: finished.status });
     }
+  };
+
+  // Queue jobs are completed in small batches: one round trip per page less. A job left active by a crash
+  // before its batch went out is harmless; pg-boss expires it and the retry finds its page finished.
+  let completions: string[] = [];
+  let completionTimer: NodeJS.Timeout | null = null;
+  let completing: Promise<void> = Promise.resolve();
+  const flushCompletions = (): Promise<void> => {
+    if (completionTimer) clearTimeout(completionTimer);
+    completionTimer = null;
+    const ids = completions;
+    completions = [];
+    if (ids.length > 0) {
+      completing = completing.then(() => boss.complete(PAGE_QUEUE, ids).then(
+        () => undefined,
+        (error: unknown) => onError(error as Error),
+      ));
+    }
+    return completing;
+  };
+  const complete = (id: string) => {
+    completions.push(id);
+    if (completions.length >= 25) void flushCompletions();
+    else completionTimer ??= setTimeout(() => void flushCompletions(), 50);
   };
 
   const runPageJob = async (job: Job<PageJobData>): Promise<void> => {
@@ -274,13 +348,18 @@ export async function startCrawlWorkers(
         const result = await processPage(pageCtx, info, job.data, signal, () => jobSignal.aborted);
         settled = result === 'stored' || result === 'unchanged' || result === 'skipped' || result === 'failed';
       }
-      await boss.complete(PAGE_QUEUE, job.id);
+      complete(job.id);
     } catch (error) {
       onError(error as Error);
       settled = true;
       await boss.fail(PAGE_QUEUE, job.id, { message: (error as Error).message }).catch(() => undefined);
     }
-    if (settled) await finishJob(jobId).catch((error: unknown) => onError(error as Error));
+    const remaining = (localActive.get(jobId) ?? 1) - 1;
+    if (remaining <= 0) localActive.delete(jobId);
+    else localActive.set(jobId, remaining);
+    // Whoever settles the last open page of a job completes it; while this process has other pages of the job
+    // in flight, one of those will (and the controller's tick is the backstop).
+    if (settled && remaining === 0) await finishJob(jobId).catch((error: unknown) => onError(error as Error));
   };
 
   // Pages of this process per crawl job (fetched from the queue, claimed or not yet).
@@ -289,10 +368,8 @@ export async function startCrawlWorkers(
   const startPage = (job: Job<PageJobData>) => {
     const id = job.data.crawlJobId;
     localActive.set(id, (localActive.get(id) ?? 0) + 1);
+    // runPageJob gives the localActive count back itself, before deciding whether the job may be finished.
     const p: Promise<void> = runPageJob(job).finally(() => {
-      const n = (localActive.get(id) ?? 1) - 1;
-      if (n <= 0) localActive.delete(id);
-      else localActive.set(id, n);
       inFlight.delete(p);
       pageBell.ring();
     });
@@ -305,8 +382,11 @@ export async function startCrawlWorkers(
    * active jobs, because the active jobs of a killed worker stay "active" until pg-boss expires them and
    * would block the crawl that long.
    */
+  let capsCache: { at: number; caps: Map<string, { cap: number; others: number }> } | null = null;
   const fill = async (free: number): Promise<number> => {
-    const caps = await runningCaps(pool, workerId);
+    // Refreshed at most every 100 ms: the claim is the exact gate, this only avoids parking pages.
+    if (!capsCache || Date.now() - capsCache.at > 100) capsCache = { at: Date.now(), caps: await runningCaps(pool, workerId) };
+    const caps = capsCache.caps;
     let taken = 0;
     while (taken < free && !stopping) {
       const ignoreGroups = [...caps].filter(([id, c]) => c.others + (localActive.get(id) ?? 0) >= c.cap).map(([id]) => id);
@@ -357,7 +437,7 @@ export async function startCrawlWorkers(
           if (id) {
             emit({ type: 'adopted', jobId: id });
             const run = runController(
-              { pool, workerId, enqueue, fetcher, robots, delaySeconds: config.crawl.delaySeconds, tickMs, jobInfo, onError },
+              { pool, workerId, enqueue, fetcher, robots, delaySeconds: config.crawl.delaySeconds, tickMs, waitTick, jobInfo, onError },
               id,
               controllersStop.signal,
             )
@@ -376,6 +456,7 @@ export async function startCrawlWorkers(
               )
               .finally(() => {
                 controllers.delete(id);
+                controllerBells.delete(id);
                 adoptBell.ring();
               });
             controllers.set(id, run);
@@ -403,16 +484,21 @@ export async function startCrawlWorkers(
       await loops;
       await Promise.allSettled([...controllers.values()]);
       if (inFlight.size > 0) {
-        await Promise.race([Promise.allSettled([...inFlight]), sleep(stopGraceMs)]);
+        // The grace timer is cancelled once the pages are done, or it would hold the process open.
+        const grace = new AbortController();
+        await Promise.race([Promise.allSettled([...inFlight]), sleep(stopGraceMs, grace.signal).catch(() => undefined)]);
+        grace.abort();
         pagesStop.abort(new Error('worker stopping'));
         await Promise.allSettled([...inFlight]);
       }
+      await flushCompletions();
       await boss.stop({ graceful: false, close: true, timeout: 5000 }).catch((error: unknown) => onError(error as Error));
       const client = presence;
       presence = null;
       presenceUp = false;
       await client?.end().catch(() => undefined);
       await fetcher.close();
+      await pool.end().catch((error: unknown) => onError(error as Error));
       emit({ type: 'stopped', workerId });
     })();
     return stopped;

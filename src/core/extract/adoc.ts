@@ -193,7 +193,8 @@ export function extractAdoc(text: string, url: string, contentHash: string): Ext
     if (para.length === 0 && (attrs?.style === 'source' || /^\s+\S/.test(line))) {
       const body: string[] = [];
       while (i < lines.length && !isBlank(lines[i])) body.push(lines[i++] as string);
-      emitCode(body, attrs?.style === 'source' ? 'source' : 'literal', attrs?.style !== 'source');
+      // An indented literal paragraph is usually a command or its output: let detection decide.
+      emitCode(body, attrs?.style === 'source' ? 'source' : 'literal', false);
       continue;
     }
     if (para.length === 0) {

@@ -14,8 +14,15 @@
 //   is a filename hint, not context.
 import { filenameFromProseLine } from './filename.js';
 
+export interface HeadingItem {
+  kind: 'heading';
+  level: number;
+  text: string;
+  anchor: string | null;
+}
+
 export type StreamItem =
-  | { kind: 'heading'; level: number; text: string; anchor: string | null }
+  | HeadingItem
   /** Ends the scope of pseudo-headings at `level` and deeper (API entries in a <dl>). */
   | { kind: 'pop'; level: number }
   | { kind: 'prose'; text: string }
@@ -61,7 +68,7 @@ function sentences(text: string): string[] {
   // A sentence ends at . ! ? or : followed by a space and an upper-case letter,
   // a digit, a quote or a bracket; "e.g." and "i.e." are not ends.
   const out: string[] = [];
-  const re = /(?<!\b(?:e\.g|i\.e|etc|vs|cf|approx|Mr|Dr|St|No))[.!?:](?=\s+["'(`\[]?[A-Z0-9])/g;
+  const re = /(?<!\b(?:e\.g|i\.e|etc|vs|cf|approx|Mr|Dr|St|No))[.!?:](?=\s+["'(`[]?[A-Z0-9])/g;
   let start = 0;
   let m: RegExpExecArray | null;
   while ((m = re.exec(text)) !== null) {
@@ -97,7 +104,8 @@ function tailSentences(text: string, max: number): string {
 
 function explainingSentence(text: string): string {
   const first = sentences(text)[0] ?? '';
-  if (!EXPLAINS.test(first)) return '';
+  // "The command prints one line per table:" introduces the next block, it doesn't explain this one.
+  if (!EXPLAINS.test(first) || first.endsWith(':')) return '';
   return truncateWords(first, AFTER_MAX);
 }
 

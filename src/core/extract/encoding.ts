@@ -2,7 +2,7 @@
 // server declared, else a byte-order mark, else a <meta charset> / XML
 // declaration near the top, else UTF-8. Decoding never fails: unknown labels fall
 // back to UTF-8 and invalid bytes become U+FFFD (TextDecoder, fatal: false).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 const SNIFF_BYTES = 4096;
 
@@ -28,7 +28,25 @@ function sniffCharset(bytes: Uint8Array): string | null {
   return meta?.[1] ?? null;
 }
 
+// WHATWG maps all these labels to windows-1252. Node's TextDecoder (24.x)
+// decodes windows-1252 as ISO-8859-1, turning curly quotes into C1 controls,
+// so we decode as latin1 and map the 0x80-0x9F range ourselves.
+const WINDOWS_1252_LABELS = new Set([
+  'windows-1252', 'cp1252', 'x-cp1252', 'latin1', 'iso-8859-1', 'iso8859-1', 'iso88591', 'iso_8859-1', 'iso_8859-1:1987',
+  'l1', 'ibm819', 'cp819', 'csisolatin1', 'iso-ir-100', 'ascii', 'us-ascii', 'ansi_x3.4-1968',
+]);
+const CP1252_HIGH = [
+  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
+  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
+];
+
+function decodeWindows1252(bytes: Uint8Array): string {
+  const latin = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  return latin.replace(/[\x80-\x9f]/g, (c) => String.fromCharCode(CP1252_HIGH[c.charCodeAt(0) - 0x80] as number));
+}
+
 function decodeWith(label: string, bytes: Uint8Array): string | null {
+  if (WINDOWS_1252_LABELS.has(label.trim().toLowerCase())) return decodeWindows1252(bytes);
   // Buffer's UTF-8 decoder (simdutf) is several times faster than TextDecoder's
   // and also turns invalid sequences into U+FFFD.
   if (/^(?:utf-?8|unicode-1-1-utf-8)$/i.test(label.trim())) {
@@ -62,5 +80,7 @@ export function decodeBody(body: string | Uint8Array, contentType?: string | nul
 }
 
 export function md5Hex(data: string | Uint8Array): string {
-  return createHash('md5').update(data).digest('hex');
+  // The one-shot crypto.hash (Node 21.7+) skips creating a Hash object per call:
+  // a page with a hundred snippets hashes a hundred times.
+  return hash('md5', data, 'hex');
 }

@@ -58,6 +58,8 @@ export function asFilename(text: string): string | null {
   s = s.replace(/^(?:file(?:name)?|path)\s*:\s*/i, '').replace(/^[`'"*_]+|[`'"*_]+$/g, '');
   s = s.replace(/:$/, '').trim();
   if (s.length === 0 || /\s/.test(s)) return null;
+  // An absolute or relative path names a file even without an extension (/etc/cron.d/backup).
+  if (/^(?:~|\.{1,2})?\/(?:[\w@.+-]+\/)+[\w@.+-]+$/.test(s)) return s;
   if (!PATH_RE.test(s) || PRODUCT_RE.test(s)) return null;
   // A bare "name.ext" must have an extension we know, else "e.g." or "v1.2" sneak in.
   if (!s.includes('/') && languageFromFilename(s) === null && !/\.(?:lock|env|cfg|conf|rc|local|example|sample|tpl|template)$/i.test(s)) {

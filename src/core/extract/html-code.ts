@@ -2,14 +2,14 @@
 // screen-reader labels removed, one line per Shiki/Prism line element), the
 // language its classes declare, its filename or caption, and its tab label.
 import { filenameFromAttribute, asFilename } from './filename.js';
+import { LINE_CLASS } from './code-classes.js';
 import { isCodeJunk } from './html-main.js';
-import { type HElement, type HNode, type HtmlTree, isAncestor, textOf } from './html-tree.js';
+import { type HElement, type HNode, type HtmlTree, isAncestor, Kind, textOf } from './html-tree.js';
 import { isKnownLanguage, languageFromClass, normalizeLanguage } from './language.js';
 
 // ---------------------------------------------------------------------------
 // Text.
 
-const LINE_CLASS = /(?:^|\s)(?:line|token-line|ec-line|code-line|cm-line|view-line|hljs-ln-line|codeline|highlight-line|react-syntax-highlighter-line-number-line)(?:\s|$)/;
 const COPY_LINE = /^(?:copy|copied!?|copy code|copy to clipboard|copied to clipboard!?)$/i;
 
 function collect(node: HElement, parts: string[]): void {
@@ -226,14 +226,9 @@ function titleText(el: HElement): string {
 }
 
 function isTitleElement(el: HElement): boolean {
+  if (el.kind === Kind.Heading) return false;
   if (el.tag === 'figcaption' || el.tag === 'caption') return true;
   return TITLE_CLASS.test(el.attrs.class ?? '');
-}
-
-function findTitleChild(el: HElement): HElement | null {
-  // The title may be wrapped once (`<figcaption class="header"><span class="title">`).
-  if (isTitleElement(el)) return el;
-  return null;
 }
 
 export interface CodeLabels {
@@ -241,25 +236,32 @@ export interface CodeLabels {
   caption: string | null;
 }
 
+/** A title's text is a filename when it looks like one, else a caption (when short enough to be one). */
+function labelsFrom(text: string): CodeLabels {
+  const filename = asFilename(text);
+  return { filename, caption: filename === null && text.length > 0 && text.length <= 160 ? text : null };
+}
+
+function attributeFilename(el: HElement): string | null {
+  for (const a of FILENAME_ATTRS) {
+    const f = filenameFromAttribute(el.attrs[a]);
+    if (f !== null) return f;
+  }
+  return null;
+}
+
 /** Filename hint (attribute, title element, caption) and a caption that is not a filename. */
 export function codeLabels(el: HElement, stop: HElement): CodeLabels {
-  let filename: string | null = null;
-  let caption: string | null = null;
-  // 1. Attributes on the block and its close wrappers.
+  // 1. Attributes on the block, its <code>, and its close wrappers.
+  for (const c of el.children) {
+    if (typeof c === 'string' || c.tag !== 'code') continue;
+    const f = attributeFilename(c);
+    if (f !== null) return { filename: f, caption: null };
+  }
   let p: HElement | null = el;
   for (let i = 0; i < 4 && p !== null && p !== stop; i++, p = p.parent) {
-    for (const a of FILENAME_ATTRS) {
-      const v = p.attrs[a];
-      if (v === undefined) continue;
-      const f = filenameFromAttribute(v);
-      if (f !== null) return { filename: f, caption: null };
-    }
-    for (const c of el.children) {
-      if (typeof c !== 'string' && c.tag === 'code' && i === 0) {
-        const f = filenameFromAttribute(c.attrs['data-filename'] ?? c.attrs.title);
-        if (f !== null) return { filename: f, caption: null };
-      }
-    }
+    const f = attributeFilename(p);
+    if (f !== null) return { filename: f, caption: null };
   }
   // 2. A title element just before (or a caption just after) the block or one of its wrappers.
   p = el;
@@ -274,13 +276,9 @@ export function codeLabels(el: HElement, stop: HElement): CodeLabels {
         continue;
       }
       seen++;
-      const t = findTitleChild(s);
-      if (t === null) continue;
-      const text = titleText(t);
-      if (text.length === 0) continue;
-      filename = asFilename(text);
-      if (filename === null && text.length <= 160) caption = text;
-      return { filename, caption };
+      if (!isTitleElement(s)) continue;
+      const text = titleText(s);
+      if (text.length > 0) return labelsFrom(text);
     }
     for (let j = idx + 1; j < siblings.length; j++) {
       const s = siblings[j] as HNode;
@@ -288,27 +286,17 @@ export function codeLabels(el: HElement, stop: HElement): CodeLabels {
         if (s.trim().length > 0) break;
         continue;
       }
-      if (s.tag === 'figcaption' || s.tag === 'caption') {
-        const text = titleText(s);
-        filename = asFilename(text);
-        if (filename === null && text.length > 0 && text.length <= 160) caption = text;
-        return { filename, caption };
-      }
+      if (s.tag === 'figcaption' || s.tag === 'caption') return labelsFrom(titleText(s));
       break;
     }
     if (p.parent.tag === 'figure' || p.parent.tag === 'table') {
       // A caption elsewhere in the figure.
       for (const s of p.parent.children) {
-        if (typeof s !== 'string' && (s.tag === 'figcaption' || s.tag === 'caption')) {
-          const text = titleText(s);
-          filename = asFilename(text);
-          if (filename === null && text.length > 0 && text.length <= 160) caption = text;
-          return { filename, caption };
-        }
+        if (typeof s !== 'string' && (s.tag === 'figcaption' || s.tag === 'caption')) return labelsFrom(titleText(s));
       }
     }
   }
-  return { filename, caption };
+  return { filename: null, caption: null };
 }
 
 function labelText(el: HElement): string | null {

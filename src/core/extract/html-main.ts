@@ -2,7 +2,10 @@
 // article in navigation, sidebars, breadcrumbs, "edit this page" links, copy
 // buttons and tab strips; none of that is context for a code example, and none
 // of it belongs in the page's markdown.
+import { ClassMatcher, codeJunkClass } from './code-classes.js';
 import { type HElement, type HtmlTree, isAncestor, Kind } from './html-tree.js';
+
+export { ClassMatcher } from './code-classes.js';
 
 // Theme containers that hold exactly the article (specific), then landmarks,
 // then generic names. Higher wins among candidates that hold the page's code.
@@ -76,24 +79,7 @@ const JUNK_ROLES = new Set([
 ]);
 // Matched against the whole class attribute, token by token.
 const JUNK_CLASS =
-  /(?:^|\s)(?:sr-only|sr-only-focusable|visually-hidden|visuallyhidden|screen-reader-text|screen-reader-only|a11y-hidden|skip-link|skip-nav|skip-to-content|headerlink|header-anchor|hash-link|anchorjs-link|anchor-link|heading-anchor|copybutton|copy-button|copybtn|copy-btn|btn-copy|copy-code|copy-code-button|code-copy|clipboard|md-clipboard|clipboard-btn|edit-this-page|theme-edit-this-page|edit-page|editlink|edit-link|edit-on-github|breadcrumb|breadcrumbs|md-path|pagination-nav|md-footer|md-sidebar|md-header|md-tabs|sphinxsidebar|sphinxsidebarwrapper|related|rellinks|navheader|navfooter|navbar|nav-bar|sidebar|sidenav|side-nav|toc|table-of-contents|theme-doc-toc-mobile|theme-doc-toc-desktop|theme-doc-footer|theme-doc-breadcrumbs|theme-doc-version-badge|theme-last-updated|right-sidebar|sl-sidebar|page-nav|prev-next|footer|site-footer|page-footer|top-nav|sub-nav|nav-list|legal-copy|flex-header|out-of-band|srclink|rustdoc-breadcrumbs|tabbed-labels|sd-tab-label|tab-strip|tablist|tabs__item|expand-button|collapse-button|toggle-button|code-toggle|admonition-toggle|linenos|linenodiv|lineno|line-numbers-rows|line-number|line-numbers|blob-num|hljs-ln-numbers|rouge-gutter|gutter|cookie-banner|announcement|announcementBar|theme-announcement-bar|feedback|page-feedback|hidden|d-none|print-only|mobile-only)(?:\s|$)|(?:^|\s)[\w-]*(?:copyButton|CopyButton|clipboardButton|codeLineNumber|tocCollapsible|breadcrumbs|paginationNav|editThisPage|lastUpdated|copyCode)[\w-]*(?:\s|$)/;
-
-// Class attributes repeat across a page and across a site; caching the verdict
-// of the long alternations below beats re-running them.
-export class ClassMatcher {
-  private readonly cache = new Map<string, boolean>();
-  constructor(private readonly re: RegExp) {}
-  test(cls: string): boolean {
-    let v = this.cache.get(cls);
-    if (v === undefined) {
-      v = this.re.test(cls);
-      // Bounded: a crawl sees millions of distinct class strings over time.
-      if (this.cache.size >= 20_000) this.cache.clear();
-      this.cache.set(cls, v);
-    }
-    return v;
-  }
-}
+  /(?:^|\s)(?:sr-only|sr-only-focusable|visually-hidden|visuallyhidden|screen-reader-text|screen-reader-only|a11y-hidden|skip-link|skip-nav|skip-to-content|headerlink|header-anchor|hash-link|anchorjs-link|anchor-link|heading-anchor|copybutton|copy-button|copybtn|copy-btn|btn-copy|copy-code|copy-code-button|code-copy|clipboard|md-clipboard|clipboard-btn|edit-this-page|theme-edit-this-page|md-content__button|edit-page|editlink|edit-link|edit-on-github|breadcrumb|breadcrumbs|md-path|pagination-nav|md-footer|md-sidebar|md-header|md-tabs|sphinxsidebar|sphinxsidebarwrapper|related|rellinks|navheader|navfooter|navbar|nav-bar|sidebar|sidenav|side-nav|toc|table-of-contents|theme-doc-toc-mobile|theme-doc-toc-desktop|theme-doc-footer|theme-doc-breadcrumbs|theme-doc-version-badge|theme-last-updated|right-sidebar|sl-sidebar|page-nav|prev-next|footer|site-footer|page-footer|top-nav|sub-nav|nav-list|legal-copy|flex-header|out-of-band|srclink|rustdoc-breadcrumbs|tabbed-labels|sd-tab-label|tab-strip|tablist|tabs__item|expand-button|collapse-button|toggle-button|code-toggle|admonition-toggle|linenos|linenodiv|lineno|line-numbers-rows|line-number|line-numbers|blob-num|hljs-ln-numbers|rouge-gutter|gutter|cookie-banner|announcement|announcementBar|theme-announcement-bar|feedback|page-feedback|hidden|d-none|print-only|mobile-only)(?:\s|$)|(?:^|\s)[\w-]*(?:copyButton|CopyButton|clipboardButton|codeLineNumber|tocCollapsible|breadcrumbs|paginationNav|editThisPage|lastUpdated|copyCode)[\w-]*(?:\s|$)/;
 
 const CONTENT_ASIDE = /admonition|aside|callout|note|tip|warning|hint|caution|danger|info|important/;
 
@@ -120,12 +106,6 @@ export function isJunk(el: HElement): boolean {
   if (a.id !== undefined && /^(?:toc|sidebar|breadcrumbs?|edit-this-page|page-footer|footer|header-nav|navbar)$/.test(a.id)) return true;
   return false;
 }
-
-// Inside a code block: gutters, copy buttons, screen-reader labels, popups.
-const CODE_JUNK_CLASS =
-  /(?:^|\s)(?:linenos|linenodiv|lineno|ln|lnt|gl|line-numbers-rows|line-number|line-numbers|linenumber|blob-num|hljs-ln-numbers|hljs-ln-n|rouge-gutter|gutter|code-line-number|sr-only|visually-hidden|screen-reader-text|copybutton|copy-button|copybtn|copy-btn|btn-copy|copy-code|code-copy|clipboard|md-clipboard|md-code__nav|md-code__button|twoslash-popup-container|code-title|filename|code-block-caption|expressive-code-copy|copy)(?:\s|$)|(?:^|\s)[\w-]*(?:copyButton|CopyButton|clipboardButton|codeLineNumber|buttonGroup|codeBlockTitle|lineNumber)[\w-]*(?:\s|$)/;
-
-const codeJunkClass = new ClassMatcher(CODE_JUNK_CLASS);
 
 export function isCodeJunk(el: HElement): boolean {
   const tag = el.tag;

@@ -9,7 +9,7 @@
 //
 // Markdown text is not escaped: the rendition is read by people and language
 // models, for whom `a*b` is clearer than `a\*b`.
-import type { StreamItem } from './context.js';
+import type { HeadingItem, StreamItem } from './context.js';
 import { codeFromTable, codeLabels, codeText, declaredLanguage, isCodeTable, isGutterPre, tabLabel } from './html-code.js';
 import { ClassMatcher, isJunk } from './html-main.js';
 import { type HElement, type HNode, type HtmlTree, Kind, textOf } from './html-tree.js';
@@ -34,6 +34,7 @@ const HEADING_LEVEL: Record<string, number> = { h1: 1, h2: 2, h3: 3, h4: 4, h5: 
 // Heading permalinks: their text is a symbol, not part of the title.
 const PERMALINK_TEXT = /^[\s#¶§🔗]*$/u;
 const tabPanelClass = new ClassMatcher(/(?:^|\s)(?:tabbed-block|sd-tab-content|tab-pane)(?:\s|$)/);
+const EDIT_LINK = /^(?:edit|view source|view page source|suggest (?:an )?edit|improve this page)\b/i;
 // Whitespace that needs collapsing: anything but a lone space.
 const WS_RUN = /[\t\n\r\f][ \t\n\r\f]*| [ \t\n\r\f]+/g;
 const PARENT_INLINE = new Set(['p', 'li', 'td', 'th', 'dt', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'a', 'span', 'em', 'strong', 'b', 'i', 'label', 'summary', 'caption', 'figcaption', 'button']);
@@ -84,22 +85,50 @@ function inlineCode(text: string): string {
 }
 
 /**
+ * A sidebar inside the article that holds a code example (Sphinx's `.. sidebar::`
+ * renders as <aside class="sidebar">) is content; navigation sidebars hold none.
+ */
+function isContentSidebar(el: HElement): boolean {
+  if (el.kind !== Kind.Aside && !/(?:^|\s)sidebar(?:\s|$)/.test(el.attrs.class ?? '')) return false;
+  const stack: HElement[] = [el];
+  let seen = 0;
+  while (stack.length > 0 && seen < 2000) {
+    const n = stack.pop() as HElement;
+    seen++;
+    for (const c of n.children) {
+      if (typeof c === 'string') continue;
+      if (c.kind === Kind.CodeBlock) return true;
+      if (c.kind === Kind.Junk || c.tag === 'nav' || c.tag === 'ul') continue;
+      stack.push(c);
+    }
+  }
+  return false;
+}
+
+/**
  * Anchor id for a heading: its own id, an id inside it (Node.js puts it on the
  * permalink), the id of the section it opens (Sphinx, DocBook), its permalink's
  * target, or an empty target element right before it.
  */
 export function headingAnchor(h: HElement, stop: HElement): string | null {
   if (h.attrs.id) return h.attrs.id;
-  const stack: HElement[] = [h];
+  // Depth first, in document order: the first id wins.
+  const stack: HElement[] = [];
+  for (let i = h.children.length - 1; i >= 0; i--) {
+    const c = h.children[i] as HNode;
+    if (typeof c !== 'string') stack.push(c);
+  }
   let href: string | null = null;
   while (stack.length > 0) {
-    const n = stack.pop() as HElement;
-    for (const c of n.children) {
-      if (typeof c === 'string') continue;
-      if (c.attrs.id) return c.attrs.id;
-      if (c.tag === 'a' && c.attrs.name) return c.attrs.name;
-      if (c.tag === 'a' && href === null && c.attrs.href?.startsWith('#') && c.attrs.href.length > 1) href = c.attrs.href.slice(1);
-      stack.push(c);
+    const c = stack.pop() as HElement;
+    // Permalinks are links (kept); buttons and other junk are not (rustdoc's copy-path button).
+    if (c.kind !== Kind.Link && isJunk(c)) continue;
+    if (c.attrs.id) return c.attrs.id;
+    if (c.tag === 'a' && c.attrs.name) return c.attrs.name;
+    if (c.tag === 'a' && href === null && c.attrs.href?.startsWith('#') && c.attrs.href.length > 1) href = c.attrs.href.slice(1);
+    for (let i = c.children.length - 1; i >= 0; i--) {
+      const d = c.children[i] as HNode;
+      if (typeof d !== 'string') stack.push(d);
     }
   }
   // <section id><h2>, <div class="sect1" id><div class="titlepage"><div><div><h2>.
@@ -230,7 +259,7 @@ export class HtmlMarkdownRenderer {
   }
 
   private walk(el: HElement): void {
-    if (isJunk(el)) return;
+    if (isJunk(el) && !isContentSidebar(el)) return;
     switch (el.kind) {
       case Kind.CodeBlock:
         this.flush();
@@ -326,6 +355,11 @@ export class HtmlMarkdownRenderer {
 
   private wrapped(el: HElement, mark: string): void {
     if (el.children.length === 0) return;
+    // Headings and API signatures are titles: plain text, no emphasis marks.
+    if (this.inHeading > 0) {
+      this.walkChildren(el);
+      return;
+    }
     const start = this.inl.length;
     const flushes = this.flushes;
     this.mark(mark);
@@ -346,6 +380,9 @@ export class HtmlMarkdownRenderer {
 
   private link(el: HElement): void {
     if (el.children.length === 0) return;
+    // "Edit this page" / "View source" links, whatever their classes.
+    const label = el.attrs.title ?? el.attrs['aria-label'];
+    if (label !== undefined && EDIT_LINK.test(label)) return;
     if (this.inHeading > 0) {
       if (!PERMALINK_TEXT.test(textOf(el))) this.walkChildren(el);
       return;
@@ -385,6 +422,10 @@ export class HtmlMarkdownRenderer {
 
   private heading(el: HElement, level: number): void {
     this.flush();
+    // Pushed before the walk, filled after: a code block inside a broken heading
+    // (`<h2>Title<pre>...`) must still come after its heading in the stream.
+    const item: HeadingItem = { kind: 'heading', level, text: '', anchor: headingAnchor(el, this.mainRoot) };
+    this.items.push(item);
     this.inHeading++;
     this.walkChildren(el);
     this.inHeading--;
@@ -392,10 +433,10 @@ export class HtmlMarkdownRenderer {
     this.inl = '';
     this.space = true;
     this.hasBreak = false;
+    item.text = text;
     if (text.length === 0) return;
     if (level === 1 && this.pageHeading === null) this.pageHeading = text;
     this.emit(`${'#'.repeat(level)} ${text}`);
-    this.items.push({ kind: 'heading', level, text, anchor: headingAnchor(el, this.mainRoot) });
   }
 
   private list(el: HElement, ordered: boolean): void {
@@ -538,7 +579,11 @@ export class HtmlMarkdownRenderer {
     const stack: HElement[] = [el];
     while (stack.length > 0 && !hasBr) {
       const n = stack.pop() as HElement;
-      for (const c of n.children) if (typeof c !== 'string') (c.tag === 'br' ? (hasBr = true) : stack.push(c));
+      for (const c of n.children) {
+        if (typeof c === 'string') continue;
+        if (c.tag === 'br') hasBr = true;
+        else stack.push(c);
+      }
     }
     const text = textOf(el);
     if (!hasBr && !/\S[^\n]*\n[^\n]*\S/.test(text)) return false;
@@ -553,13 +598,13 @@ export class HtmlMarkdownRenderer {
     return true;
   }
 
-  private addBlock(el: HElement, origin: string, code: string): void {
+  private addBlock(el: HElement, origin: string, code: string, outer?: HElement): void {
     const { filename, caption } = codeLabels(el, this.mainRoot);
     const index = this.blocks.length;
     this.blocks.push({
       code,
       origin,
-      declaredLanguage: declaredLanguage(el, this.mainRoot),
+      declaredLanguage: declaredLanguage(el, this.mainRoot) ?? (outer ? declaredLanguage(outer, this.mainRoot) : null),
       filename,
       tab: tabLabel(el, this.mainRoot, this.tree),
       caption,
@@ -593,7 +638,8 @@ export class HtmlMarkdownRenderer {
     if (t.pre !== null) {
       this.visited.add(t.pre);
       this.markNested(t.pre);
-      this.addBlock(t.pre, t.pre.tag, t.code);
+      // Pygments puts the language class on a wrapper of the table, out of the <pre>'s reach.
+      this.addBlock(t.pre, t.pre.tag, t.code, table);
     } else {
       this.addBlock(table, 'table', t.code);
     }

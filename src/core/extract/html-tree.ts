@@ -3,6 +3,7 @@
 // corpus (33 vs 64 MB/s); these plain objects cost a tenth, which is what lets
 // extraction stay above half the bare tokeniser's speed (bench/extract.ts).
 import { Parser } from 'htmlparser2';
+import { isPlainCodeSpan } from './code-classes.js';
 
 export interface HElement {
   tag: string;
@@ -128,7 +129,11 @@ export function buildTree(html: string, xmlMode: boolean): HtmlTree {
   };
   let cur = root;
   let depth = 0;
-  let overflow = 0;
+  const overflowStack: boolean[] = [];
+  // Inside code blocks: per open element, whether it was built (plain token spans are not).
+  const codeStack: boolean[] = [];
+  let inCode = 0;
+  let overflowCode = false;
   let rawText = 0;
   // DocBook section nesting, to turn <title> into h1..h6.
   let sectionDepth = 0;
@@ -160,14 +165,33 @@ export function buildTree(html: string, xmlMode: boolean): HtmlTree {
           if (attrs['xml:id'] && !attrs.id) attrs = { ...attrs, id: attrs['xml:id'] };
         }
         if (depth >= MAX_DEPTH) {
-          overflow++;
           if (name === 'a' && attrs.href) tree.hrefs.push(attrs.href);
+          // Past the cap everything is flattened, except one level of code blocks,
+          // so a <pre> at the bottom of 10,000 <div>s is still a snippet.
+          if (!overflowCode && (name === 'pre' || name === 'programlisting' || name === 'screen')) {
+            const el: HElement = { tag: name, kind: Kind.CodeBlock, attrs, children: [], parent: cur };
+            cur.children.push(el);
+            cur = el;
+            tree.codeElements.push(el);
+            overflowCode = true;
+            overflowStack.push(true);
+          } else {
+            overflowStack.push(false);
+          }
           return;
+        }
+        if (inCode > 0) {
+          if (name === 'span' && isPlainCodeSpan(attrs)) {
+            codeStack.push(false);
+            return;
+          }
+          codeStack.push(true);
         }
         const el: HElement = { tag: name, kind: KINDS.get(name) ?? Kind.Inline, attrs, children: [], parent: cur };
         cur.children.push(el);
         cur = el;
         depth++;
+        if (el.kind === Kind.CodeBlock) inCode++;
         switch (name) {
           case 'a':
             if (attrs.href) tree.hrefs.push(attrs.href);
@@ -222,18 +246,22 @@ export function buildTree(html: string, xmlMode: boolean): HtmlTree {
         if (last >= 0 && typeof c[last] === 'string') c[last] = (c[last] as string) + text;
         else c.push(text);
       },
-      onclosetag(name) {
+      onclosetag() {
         if (xmlMode) {
           const wasSection = sectionStack.pop();
           if (wasSection === true) sectionDepth--;
         }
-        if (overflow > 0) {
-          overflow--;
+        if (overflowStack.length > 0) {
+          if (overflowStack.pop() === true && cur.parent !== null) {
+            cur = cur.parent;
+            overflowCode = false;
+          }
           return;
         }
+        if (codeStack.length > 0 && codeStack.pop() === false) return;
         if (cur.parent === null) return;
         if (RAW_TEXT.has(cur.tag)) rawText--;
-        void name;
+        if (cur.kind === Kind.CodeBlock) inCode--;
         cur = cur.parent;
         depth--;
       },

@@ -128,7 +128,10 @@ export function extractHtml(text: string, url: string, contentHash: string): Ext
   const rendered = new HtmlMarkdownRenderer(tree, mainRoot, resolve).render();
   const heading = rendered.pageHeading ?? (xml ? firstHeading(tree.root) : null);
   const pageHeading = heading !== null ? plainText(heading) : null;
-  const title = pageHeading ?? (split.page || '');
+  // The h1 of the main content, not the first h1 anywhere: Node.js's pages put
+  // "Node.js v18 documentation" in an h1 of the header.
+  const firstH1 = tree.h1s.length > 0 ? collapse(textOf(tree.h1s[0] as HElement)) : '';
+  const title = pageHeading ?? (split.page || plainText(firstH1) || (firstHeading(mainRoot) ?? ''));
 
   const contexts = resolveContexts(rendered.items, rendered.blocks.length);
   const fin = finaliseSnippets(rendered.blocks, contexts, url, title);

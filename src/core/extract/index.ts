@@ -92,8 +92,9 @@ function sniffFormat(text: string): PageFormat {
   return 'text';
 }
 
-function emptyResult(url: string, contentHash: string, format: PageFormat): ExtractResult {
+function emptyResult(url: string, contentHash: string, format: PageFormat, error: string): ExtractResult {
   return {
+    error,
     page: { url, title: '', description: '', siteName: null, canonicalUrl: null, links: [], noFollow: false, markdown: '', contentHash, format },
     snippets: [],
     skipped: [],
@@ -130,8 +131,8 @@ export function extractDocument(input: ExtractInput): ExtractResult {
       case 'text':
         return extractMarkdown(text, url, contentHash, 'text', false);
     }
-  } catch {
+  } catch (err) {
     // A bug in one extractor must not take the crawl down; the page is recorded without snippets.
-    return emptyResult(url, contentHash, format);
+    return emptyResult(url, contentHash, format, err instanceof Error ? `${err.name}: ${err.message}` : String(err));
   }
 }

@@ -165,9 +165,20 @@ const RULES: Rule[] = [
   R('python', /^[ \t]*\w+: [\w.]+\[[^\]\n]*\]/gm, 2),
   R('python', /^[ \t]*print [\w"']/gm, 1),
   R('python', /^[ \t]*(?:assert|del|pass|global|yield) /gm, 2),
+  R('python', /^[ \t]*[\w.()[\]'"]+ [=!]= [^;{}\n]+$/gm, 0.75, 3),
+  R('python', /^[ \t]*\[(?:'[^'\n]*'|\d+|\(.*\))(?:, ?(?:'[^'\n]*'|-?\d+|\(.*\)))*\]$/gm, 1),
+  R('python', /^[ \t]*\([\w, ]+\) = /gm, 2),
+  R('python', /^[ \t]*import [\w.]+ *;/gm, 2),
+  R('python', /^[ \t]*case .+: *\.\.\.$/gm, 3),
+  R('python', /[)"'\]] {2,}# /g, 1),
+  R('python', /\bf"[^"\n]*\{|\bf'[^'\n]*\{/g, 2),
+  R('python', /\b(?:Union|Optional|List|Dict|Tuple|Callable|Annotated|Literal|TypeVar)\[/g, 2),
+  R('python', /^[ \t]*File "[^"\n]+", line \d+/gm, 4),
+  R('python', /^[ \t]*print >>/gm, 3),
+  R('python', /\[[\w.()]+:[\w.()]*\]/g, 1),
   R('python', /^[ \t]*await [\w.]+\([^;\n]*\)[ \t]*$/gm, 1),
   R('python', /^[ \t]*\w+(?:, ?\w+)+ = /gm, 2),
-  R('python', /\b\w+ (?:not )?in [\w(\[]/g, 0.5),
+  R('python', /\b\w+ (?:not )?in [\w([]/g, 0.5),
   R('python', /\.(?:append|items|keys|join|split|strip|format)\(/g, 1),
   R('python', /^[ \t]*\w+ = \w+\(.*\)[ \t]*$/gm, 0.5),
   R('python', /^[ \t]*\.\.\. /gm, 1),
@@ -184,12 +195,13 @@ const RULES: Rule[] = [
   R('python', /\b(?:len|range|isinstance|enumerate|str|int|dict|list|tuple|sorted|open)\(/g, 1),
 
   // javascript
-  R('javascript', /\b(?:const|let|var) [\w${}\[\], ]+ = /g, 2),
+  R('javascript', /\b(?:const|let|var) [\w${}[\], ]+ = /g, 2),
   R('javascript', /=>/g, 1),
   R('javascript', /\bfunction\b(?:\s*\*)?\s*[\w$]*\s*\(/g, 2),
   R('javascript', /\brequire\(\s*['"`][^'"`]+['"`]\s*\)/g, 4),
   R('javascript', /^[ \t]*import\b[^;\n]*\bfrom\s+['"][^'"]+['"];?/gm, 3),
   R('javascript', /^[ \t]*import\s+['"][^'"]+['"];?/gm, 3),
+  R('javascript', /^[ \t]*\} from ['"][^'"]+['"];?[ \t]*$/gm, 3),
   R('javascript', /^[ \t]*export (?:default |const |function |class |async |\{)/gm, 3),
   R('javascript', /\bconsole\.(?:log|error|warn|info|dir)\(/g, 3),
   R('javascript', /[!=]==/g, 2),
@@ -205,7 +217,7 @@ const RULES: Rule[] = [
   R('javascript', /\$\{[^}\n]+\}/g, 0.5),
   // util.inspect output: `{ key: 'value', n: 1 }` across lines.
   R('javascript', /^[ \t]*\{? ?(?:[\w$]+|'[\w$]*-[\w$-]*'): (?:'[^'\n]*'|-?\d[\w.]*|\[|\{|true|false|null|undefined|\[\w+\])[^\n]*,[ \t]*$/gm, 1.5, 4),
-  R('javascript', /^[ \t]*[\w$]+(?:\.[\w$]+)+(?:\(.*\))? = [^;\n]+;[ \t]*$/gm, 2),
+  R('javascript', /^[ \t]*[\w$]+(?:\.[\w$]+)+ = [^;\n]+;[ \t]*$/gm, 2),
   R('javascript', /^[ \t]*[\w$]+(?:\.[\w$]+)*\(.*\);[ \t]*$/gm, 1, 4),
 
   // typescript (scored separately, on top of javascript)
@@ -241,7 +253,7 @@ const RULES: Rule[] = [
   R('sql', /^\w+=[#>] /gm, 4),
   R('sql', /^-{3,}\+-{3,}/gm, 4),
   R('sql', /^\(\d+ rows?\)$/gm, 4),
-  R('sql', /\$\$|\$\d\b|::\w+/g, 1),
+  R('sql', /\$\$|\$\d\b|::[a-z]\w*/g, 1),
 
   // json
   R('json', /^[ \t]*"[^"\n]+"[ \t]*:[ \t]*(?:"|\d|-\d|\{|\[|true|false|null)/gm, 2, 6),
@@ -257,7 +269,7 @@ const RULES: Rule[] = [
 
   // ini / toml
   R('ini', /^[ \t]*\[[\w .:/"-]+\][ \t]*$/gm, 3),
-  R('ini', /^[ \t]*[\w.-]+[ \t]*=[ \t]*[^"'\[{\s(][^\n(]*$/gm, 1.5, 6),
+  R('ini', /^[ \t]*[\w.-]+[ \t]*=[ \t]*[^"'[{\s(][^\n(]*$/gm, 1.5, 6),
   R('ini', /^[ \t]*;/gm, 1),
   R('ini', /^[ \t]*[\w.-]+[ \t]*:[ \t]+\S/gm, 0.3, 4),
   R('toml', /^[ \t]*\[\[?[\w.-]+\]\]?[ \t]*$/gm, 2),
@@ -309,6 +321,10 @@ const RULES: Rule[] = [
   R('java', /^[ \t]*package [\w.]+;/gm, 4),
   R('java', /\bnew \w+<[^>]*>\(/g, 2),
   R('java', /\b(?:final|extends|throws) \w+/g, 1),
+  R('java', /^[ \t]*(?:final )?[A-Z]\w*(?:<[\w<>, ?]*>)?(?:\[\])? [a-z]\w* = [^;\n]+;[ \t]*$/gm, 2),
+  R('java', /\(\) -> |\b\w+ -> [\w{(]/g, 1.5),
+  R('java', /\btry \(\w+/g, 3),
+  R('java', /\b(?:Duration|Optional|List|Map|ArrayList|HashMap|String|Integer|Long)\.(?:of|ofSeconds|ofMillis|empty|valueOf|format|parseInt)\(/g, 2),
 
   // c / cpp
   R('c', /^[ \t]*#[ \t]*include[ \t]*[<"][\w./]+\.h[>"]/gm, 4),
@@ -370,7 +386,7 @@ const RULES: Rule[] = [
   R('dockerfile', /^(?:RUN|COPY|CMD|ENTRYPOINT|WORKDIR|ENV|EXPOSE|ADD|ARG|LABEL|USER|VOLUME|HEALTHCHECK) /gm, 3),
 
   // diff
-  R('diff', /^(?:---|\+\+\+) [ab\/]?\S/gm, 4),
+  R('diff', /^(?:---|\+\+\+) [ab/]?\S/gm, 4),
   R('diff', /^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@/gm, 8),
   R('diff', /^diff (?:--git )?\S/gm, 6),
   R('diff', /^[+-](?![+-])/gm, 0.5, 8),
@@ -387,27 +403,30 @@ const RULES: Rule[] = [
 // A language's rules only run when its cheap gate passes: with ~250 rules,
 // running them all on every block made detection the slowest part of
 // extracting an undeclared-language site (PostgreSQL's docs).
-const has = (s: string, ...needles: string[]): boolean => needles.some((n) => s.includes(n));
+function has(s: string, needles: readonly string[]): boolean {
+  for (const n of needles) if (s.includes(n)) return true;
+  return false;
+}
 const GATES: Record<string, (s: string) => boolean> = {
-  go: (s) => has(s, 'func ', ':=', 'package ', 'fmt.', 'err != nil', 'chan ', 'defer ', 'import ('),
-  rust: (s) => has(s, 'fn ', 'let ', '!(', '![', 'impl', 'pub ', '::', '&mut', '&\'', 'Option<', 'Result<', 'Some(', 'Ok(', 'unwrap', '#[', 'Box<', 'Vec<', ') ->'),
-  java: (s) => has(s, 'public ', 'private ', 'protected ', 'System.', 'import java', '@', 'String[]', 'package ', 'new ', 'final ', 'extends ', 'throws '),
-  csharp: (s) => has(s, 'using System', 'Console.', 'get;', 'Task', 'namespace ', 'var ', '['),
-  ruby: (s) => has(s, 'def ', 'end', 'puts', 'attr_', 'require', 'do |', '.each', 'unless', 'elsif', 'nil', '=>', ': :', 'module ', 'class '),
-  php: (s) => has(s, '<?php', '$', '->', 'echo', 'namespace ', 'use '),
+  go: (s) => has(s, ['func ', ':=', 'package ', 'fmt.', 'err != nil', 'chan ', 'defer ', 'import (']),
+  rust: (s) => has(s, ['fn ', 'let ', '!(', '![', 'impl', 'pub ', '::', '&mut', '&\'', 'Option<', 'Result<', 'Some(', 'Ok(', 'unwrap', '#[', 'Box<', 'Vec<', ') ->']),
+  java: (s) => has(s, ['public ', 'private ', 'protected ', 'System.', 'import java', '@', 'String', 'package ', 'new ', 'final ', 'extends ', 'throws ', 'try (', '-> ', 'List<', 'Map<', 'Optional', 'Duration.']) || /^[ \t]*[A-Z]\w*(?:<[^>\n]*>)? [a-z]\w* = /m.test(s),
+  csharp: (s) => has(s, ['using System', 'Console.', 'get;', 'Task', 'namespace ', 'var ', '[']),
+  ruby: (s) => has(s, ['def ', 'end', 'puts', 'attr_', 'require', 'do |', '.each', 'unless', 'elsif', 'nil', '=>', ': :', 'module ', 'class ']),
+  php: (s) => has(s, ['<?php', '$', '->', 'echo', 'namespace ', 'use ']),
   dockerfile: (s) => /^(?:FROM|RUN|COPY|CMD|ENTRYPOINT|WORKDIR|ENV|EXPOSE|ADD|ARG|LABEL|USER|VOLUME|HEALTHCHECK) /m.test(s),
-  diff: (s) => has(s, '---', '+++', '@@', 'diff ') || /^[+-]/m.test(s),
-  markdown: (s) => has(s, '#', '```', '](', '- ', '* ', '**'),
+  diff: (s) => has(s, ['---', '+++', '@@', 'diff ']) || /^[+-]/m.test(s),
+  markdown: (s) => has(s, ['#', '```', '](', '- ', '* ', '**']),
   css: (s) => s.includes('{') || s.includes('@'),
-  typescript: (s) => has(s, ': ', 'interface ', 'type ', ' as ', 'implements ', 'enum ', '<', 'public ', 'private ', 'protected ', 'readonly '),
+  typescript: (s) => has(s, [': ', 'interface ', 'type ', ' as ', 'implements ', 'enum ', '<', 'public ', 'private ', 'protected ', 'readonly ']),
   html: (s) => s.includes('<') || s.includes('{%') || s.includes('{{'),
   xml: (s) => s.includes('<'),
   toml: (s) => s.includes('[') || s.includes('='),
   ini: (s) => s.includes('[') || s.includes('=') || s.includes(';') || s.includes(':'),
   yaml: (s) => s.includes(':') || s.includes('- ') || s.includes('---'),
   json: (s) => s.includes('"') || s.includes('}') || s.includes(']'),
-  cpp: (s) => has(s, '::', 'template', 'namespace', 'public:', 'private:', 'protected:', 'nullptr', 'cout', 'cerr', 'v8', 'Local<', 'Isolate', '#include', 'auto', 'override', 'virtual', 'constexpr', 'noexcept', 'class ', '&', '* '),
-  sql: (s) => /select|insert|update|delete|create|alter|drop|grant|revoke|truncate|explain|vacuum|analyze|begin|commit|rollback|set |copy |prepare|execute|declare|from|where|join|values|--|\$\$|::|=[#>] |\(\d+ rows?\)|[A-Z]{3,}/i.test(s),
+  cpp: (s) => has(s, ['::', 'template', 'namespace', 'public:', 'private:', 'protected:', 'nullptr', 'cout', 'cerr', 'v8', 'Local<', 'Isolate', '#include', 'auto', 'override', 'virtual', 'constexpr', 'noexcept', 'class ', '&', '* ']),
+  sql: (s) => /select|insert|update|delete|create|alter|drop|grant|revoke|truncate|explain|vacuum|analyze|begin|commit|rollback|\bset |copy |prepare|execute|declare|from|where|join|values|--|\$\$|::|=[#>] |\(\d+ rows?\)/i.test(s),
 };
 
 const RULES_BY_LANGUAGE: Array<[string, Rule[]]> = (() => {
@@ -498,6 +517,8 @@ export function detectLanguage(code: string): { language: string; confident: boo
     if (/[(.=]|\b(?:const|let|var|await|require)\b/.test(first)) return { language: 'javascript', confident: true };
   }
   if (looksLikeJson(trimmed)) return { language: 'json', confident: true };
+  // BNF grammars (Sphinx productionlist, RFCs) are not Go, whatever `:=` says.
+  if (/^[ \t]*[\w<>-]+[ \t]*::=/m.test(s)) return { language: 'text', confident: false };
   if (/^diff --git /m.test(s) || (/^--- \S/m.test(s) && /^\+\+\+ \S/m.test(s) && /^@@ /m.test(s))) {
     return { language: 'diff', confident: true };
   }

@@ -101,13 +101,17 @@ interface MdState {
 
 const ADMONITION = /^(?:!!!|\?\?\?\+?)\s*[\w-]+(?:\s+"[^"]*")?\s*$/;
 const MATERIAL_TAB = /^===\+?\s*"([^"]+)"\s*$/;
-const TAB_ITEM = /<TabItem\b[^>]*?\b(?:label|value)\s*=\s*(?:"([^"]+)"|'([^']+)'|\{\s*["'`]([^"'`]+)["'`]\s*\})/;
+const TAB_ITEM_LABEL = /<TabItem\b[^>]*?\blabel\s*=\s*(?:"([^"]+)"|'([^']+)'|\{\s*["'`]([^"'`]+)["'`]\s*\})/;
+const TAB_ITEM_VALUE = /<TabItem\b[^>]*?\bvalue\s*=\s*(?:"([^"]+)"|'([^']+)'|\{\s*["'`]([^"'`]+)["'`]\s*\})/;
+
+// Built once: constructing the extensions cost as much as parsing a short page.
+const PARSE_OPTIONS = {
+  extensions: [gfm(), frontmatter(['yaml', 'toml'])],
+  mdastExtensions: [gfmFromMarkdown(), frontmatterFromMarkdown(['yaml', 'toml'])],
+};
 
 function parseTree(text: string): Root {
-  return fromMarkdown(text, {
-    extensions: [gfm(), frontmatter(['yaml', 'toml'])],
-    mdastExtensions: [gfmFromMarkdown(), frontmatterFromMarkdown(['yaml', 'toml'])],
-  });
+  return fromMarkdown(text, PARSE_OPTIONS);
 }
 
 function readFrontmatter(value: string): Record<string, unknown> | null {
@@ -187,7 +191,7 @@ function walkChildren(children: readonly Nodes[], st: MdState, depth: number): v
       }
       case 'html': {
         const v = (node as Html).value;
-        const item = TAB_ITEM.exec(v);
+        const item = TAB_ITEM_LABEL.exec(v) ?? TAB_ITEM_VALUE.exec(v);
         if (item) st.tab = item[1] ?? item[2] ?? item[3] ?? null;
         else if (/<\/TabItem>|<\/?Tabs\b/.test(v)) st.tab = null;
         if (/<(?:pre|code|programlisting|screen)\b/i.test(v)) {
@@ -218,7 +222,8 @@ function markFenced(tree: Root, text: string): void {
     if (n.type === 'code') {
       let off = n.position?.start.offset;
       if (off !== undefined) {
-        while (text[off] === ' ' || text[off] === '\t') off++;
+        // A fence may be indented by up to three spaces; four make an indented block.
+        for (let k = 0; k < 3 && text[off] === ' '; k++) off++;
         const ch = text.slice(off, off + 3);
         if (ch === '```' || ch === '~~~') fencedHint.add(n);
       }
@@ -227,7 +232,33 @@ function markFenced(tree: Root, text: string): void {
   }
 }
 
-function safeParse(text: string): Root {
+// micromark's container handling is quadratic in nesting depth (5,000 nested
+// list markers on one line took 24 s); no real document nests 32 deep.
+const MAX_CONTAINER_PREFIX = 32;
+const DEEP_PREFIX = new RegExp(`^(?:[ \\t]{0,3}(?:>[ \\t]?|[-*+][ \\t]+|\\d{1,9}[.)][ \\t]+)){${MAX_CONTAINER_PREFIX + 1}}`, 'm');
+const CONTAINER = /^[ \t]{0,3}(?:>[ \t]?|[-*+][ \t]+|\d{1,9}[.)][ \t]+)/;
+
+export function limitNesting(text: string): string {
+  if (!DEEP_PREFIX.test(text)) return text;
+  return text
+    .split('\n')
+    .map((line) => {
+      let rest = line;
+      let prefix = '';
+      for (let depth = 0; depth < MAX_CONTAINER_PREFIX; depth++) {
+        const m = CONTAINER.exec(rest);
+        if (m === null) return line;
+        prefix += m[0];
+        rest = rest.slice(m[0].length);
+      }
+      while (CONTAINER.test(rest)) rest = rest.replace(CONTAINER, '');
+      return prefix + rest;
+    })
+    .join('\n');
+}
+
+function safeParse(source: string): Root {
+  const text = limitNesting(source);
   try {
     const tree = parseTree(text);
     markFenced(tree, text);

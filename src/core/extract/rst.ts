@@ -247,8 +247,8 @@ export function extractRst(text: string, url: string, contentHash: string): Extr
     para.push(line.trim());
     i++;
   }
-  const { literal } = flushPara();
-  void literal;
+  // A trailing `::` with no block after it introduces nothing.
+  flushPara();
   closeScopes(-1);
   return doc.finish(url, contentHash, 'rst');
 }

@@ -79,4 +79,6 @@ export interface ExtractResult {
   skipped?: SkippedBlock[];
   /** Per emitted snippet, the element or block kind it came from, parallel to `snippets` (always set). */
   origins?: string[];
+  /** Set when an extractor failed on this input (a bug): the result is then an empty page with its hash. */
+  error?: string;
 }

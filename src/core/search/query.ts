@@ -1,8 +1,9 @@
 /**
  * Query text to tsquery text. Every token becomes one term; a term matches when any of its alternatives does.
  * Identifiers mirror `code_search_text` (migrations/001): `json.dumps`, `readFileSync` and `tokio::spawn` are
- * indexed whole AND split into adjacent parts, so a term for them is `whole | part <-> part`, which matches
- * the identifier itself and also `json dumps` written out. Quoted text is one phrase term.
+ * indexed whole AND split into parts, so a term for them is `whole | part & part`, which matches the
+ * identifier itself, the identifier inside a longer one (`fs.readFileSync`), and `json dumps` written out.
+ * Quoted text is one phrase term.
  *
  * The output is tsquery source for `to_tsquery('english', ...)`: the database applies the same stemming and
  * stop words to the query as to the documents, and drops stop-word operands by itself.
@@ -83,14 +84,18 @@ function wordOrCorrections(word: string, corrections: Corrections | undefined, w
 
 /**
  * tsquery source for one term. `weight` restricts every operand to a label ('A' = title). A misspelt word
- * inside an identifier is corrected inside the split phrase (the whole identifier cannot be).
+ * inside an identifier is corrected in its parts (the whole identifier cannot be).
+ *
+ * An identifier's parts are ANDed, not required adjacent: a phrase operator makes the index recheck every row
+ * holding all the parts, which for common parts (`read.process`) is most of the table. Adjacency still counts
+ * in the ranking (exact identifier and proximity); only a quoted phrase is required to be one.
  */
 export function termQuery(term: QueryTerm, corrections?: Corrections, weight = ''): string {
   const w = weight ? `:${weight}` : '';
   const parts = term.words.map((word) => wordOrCorrections(word, corrections, w));
   if (term.phrase) return `(${parts.join(' <-> ')})`;
   if (!term.identifier) return parts[0]!;
-  return `(${operand(term.text, w)} | ${parts.join(' <-> ')})`;
+  return `(${operand(term.text, w)} | ${parts.join(' & ')})`;
 }
 
 export interface TsQueries {

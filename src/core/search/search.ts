@@ -5,16 +5,19 @@ import { resolveSources } from '../sources/resolve.js';
 import { buildTsQueries, exactIdentifiers, parseQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
 import { scoreSql, termHitsSql } from './rank.js';
-import { correctWords } from './typo.js';
+import { correctWords, wordStats } from './typo.js';
+import type { WordStats } from './typo.js';
 
 /**
  * The one snippet search behind the CLI, REST, MCP and the TUI.
  *
- * Retrieval runs in tiers inside one statement, each only when the tiers before it found too little:
- * every term (AND); then all terms but one (n-1 of n); then any term (OR). Candidates are ranked by SCORE_SQL
- * (rank.ts), where coverage dominates, so relaxed matches only fill in below full ones. When snippets still
- * come up short, the pages whose markdown matches are searched and their snippets returned, marked
- * `match: 'page'`.
+ * Query words are first checked against the index's vocabulary and misspellings expanded (typo.ts). Retrieval
+ * then runs in tiers inside one statement, each only when the tiers before it found too little: every term
+ * (AND); then all terms but one (n-1 of n); then any term (OR); and, in parallel with the relaxed tiers, the
+ * snippets of the pages whose text matches every term (the page's prose often says what its code does).
+ * Candidates are ranked by scoreSql (rank.ts), where coverage dominates, so relaxed matches only fill in below
+ * full ones. When snippets still come up short, the pages whose text matches any term are searched and their
+ * snippets returned after the others, marked `match: 'page'`.
  */
 
 export interface SearchOptions {
@@ -104,10 +107,50 @@ async function resolveFilters(pool: pg.Pool, options: SearchOptions): Promise<Fi
   return { sourceIds, language };
 }
 
-/** (n-1)-of-n: every way of leaving one term out, ORed. Only worth it from three terms up. */
-function allButOne(q: TsQueries): string {
-  if (q.perTerm.length < 3) return '';
-  return q.perTerm.map((_, skip) => `(${q.perTerm.filter((__, i) => i !== skip).join(' & ')})`).join(' | ');
+/**
+ * Which tiers a search runs, from how common its terms are (the lexicon's snippet counts). A term in most
+ * snippets matches nearly everything once the query is relaxed, and reading its huge index entry is what makes
+ * a search slow at a million snippets, so the relaxed tiers leave such terms out (they still count in the
+ * ranking). A relaxed tier made only of common terms is not run at all.
+ */
+export interface Retrieval {
+  /** tsquery source of the (n-1)-of-n tier, '' when it does not run. */
+  relaxed: string;
+  /** tsquery source of the any-term tier, '' when it does not run. */
+  any: string;
+  /** Whether pages matching every term lend their snippets (two terms or more). */
+  pages: boolean;
+}
+
+// A term in more than this share of all snippets is "common": no help in finding, only in ranking.
+const COMMON_SHARE = 0.05;
+
+function termShares(parsed: ParsedQuery, stats: WordStats, corrected: ReadonlyMap<string, readonly string[]>): number[] {
+  return parsed.terms.map((t) =>
+    t.words
+      .map((w) => {
+        const s = stats.words.get(w);
+        if (!s || s.stem === null) return 1; // a stop word constrains nothing
+        if (corrected.has(w) || stats.total === 0) return 0;
+        return Math.min(1, s.count / stats.total);
+      })
+      // Words of one identifier or phrase must all be there.
+      .reduce((a, b) => a * b, 1),
+  );
+}
+
+export function planRetrieval(q: TsQueries, shares: readonly number[]): Retrieval {
+  const n = q.perTerm.length;
+  const rare = q.perTerm.filter((_, i) => (shares[i] ?? 0) <= COMMON_SHARE);
+  const relaxed =
+    n < 3
+      ? ''
+      : q.perTerm
+          .map((_, skip) => q.perTerm.filter((__, i) => i !== skip))
+          .filter((combo) => combo.some((t) => rare.includes(t)))
+          .map((combo) => `(${combo.join(' & ')})`)
+          .join(' | ');
+  return { relaxed, any: n >= 2 ? rare.join(' | ') : '', pages: n >= 2 };
 }
 
 const RESULT_COLUMNS = `s.id, s.title, s.description, s.language, s.code, s.source_url, s.source_id, src.name AS source_name, src.version`;
@@ -131,22 +174,24 @@ type Row = Omit<SearchResult, 'match'> & { total: number };
 /**
  * Parameters: $1 all, $2 all-but-one, $3 any, $4 per-term[], $5 per-term titles[], $6 phrase, $7 identifiers[],
  * $8 source ids, $9 language, $10 candidate cap, $11 relax threshold, $12 limit, $13 offset, $14 page match cap,
- * $15 pages searched for snippets, $16 candidate cap of the relaxed tiers, $17 snippets per context page, $18 term count.
+ * $15 pages searched for snippets, $16 candidate cap of the relaxed tiers, $17 snippets per context page, $18 any term
+ * (all of them, for ranking; $3 leaves the common ones out).
  *
  * The tiers call to_tsquery on their parameter in place (not through the q row) so the planner, which plans
  * each search with its values, can estimate how common the terms are: a word in most snippets is found faster
  * by reading rows until the cap than through the index.
  */
-function snippetSearchSql(termCount: number, identifierCount: number): string {
+function snippetSearchSql(termCount: number, identifierCount: number, tiers: { relaxed: boolean; any: boolean; pages: boolean }): string {
   return `
 WITH q AS MATERIALIZED (
   SELECT to_tsquery('english', $1) AS qall,
-         to_tsquery('english', $2) AS qrelaxed,
-         to_tsquery('english', $3) AS any,
+         to_tsquery('english', $18) AS any,
          terms, titles,
          (SELECT count(*)::int FROM unnest(terms) AS t WHERE numnode(t) > 0) AS n,
          to_tsquery('english', $6) AS phrase,
-         $7::text[] AS identifiers
+         $7::text[] AS identifiers,
+         -- Typed here so that statements without the tiers using them still accept every parameter.
+         ($2::text, $3::text, $11::int, $14::int, $15::int, $16::int, $17::int) AS tier_parameters
     FROM (SELECT ARRAY(SELECT to_tsquery('english', t) FROM unnest($4::text[]) AS t) AS terms,
                  ARRAY(SELECT to_tsquery('english', t) FROM unnest($5::text[]) AS t) AS titles) AS a
 ),
@@ -156,23 +201,30 @@ tier1 AS (
      AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
    LIMIT $10
 ),
-tier2 AS (
+${
+  tiers.relaxed
+    ? `tier2 AS (
   SELECT s.id FROM snippets s
-   WHERE (SELECT count(*) FROM tier1) < $11
-     AND numnode(to_tsquery('english', $2)) > 0 AND s.search_vector @@ to_tsquery('english', $2)
+   WHERE (SELECT count(*) FROM tier1) < $11 AND s.search_vector @@ to_tsquery('english', $2)
      AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
    LIMIT $16
-),
-tier3 AS (
+),`
+    : ''
+}${
+  tiers.any
+    ? `tier3 AS (
   SELECT s.id FROM snippets s
-   WHERE (SELECT count(*) FROM tier1) + (SELECT count(*) FROM tier2) < $11
-     AND numnode(to_tsquery('english', $3)) > 0 AND s.search_vector @@ to_tsquery('english', $3)
+   WHERE (SELECT count(*) FROM tier1)${tiers.relaxed ? ' + (SELECT count(*) FROM tier2)' : ''} < $11
+     AND s.search_vector @@ to_tsquery('english', $3)
      AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
    LIMIT $16
-),
-page_matches AS (
+),`
+    : ''
+}${
+  tiers.pages
+    ? `page_matches AS (
   SELECT d.id FROM documents d
-   WHERE $18::int > 1 AND (SELECT count(*) FROM tier1) < $11
+   WHERE (SELECT count(*) FROM tier1) < $11
      AND numnode(to_tsquery('english', $1)) > 0 AND d.search_vector @@ to_tsquery('english', $1)
      AND ($8::uuid[] IS NULL OR d.source_id = ANY($8))
    LIMIT $14
@@ -188,8 +240,10 @@ tier_pages AS (
     SELECT o.snippet_id AS id FROM snippet_occurrences o JOIN snippets s ON s.id = o.snippet_id
      WHERE o.document_id = p.id AND s.search_vector @@ q.any AND ($9::text IS NULL OR s.language = $9)
      ORDER BY o.position LIMIT $17) AS x
-),
-candidates AS (SELECT id FROM tier1 UNION SELECT id FROM tier2 UNION SELECT id FROM tier3 UNION SELECT id FROM tier_pages),
+),`
+    : `top_pages AS (SELECT NULL::uuid AS id, NULL::float8 AS relevance WHERE false),`
+}
+candidates AS (SELECT id FROM tier1${tiers.relaxed ? ' UNION SELECT id FROM tier2' : ''}${tiers.any ? ' UNION SELECT id FROM tier3' : ''}${tiers.pages ? ' UNION SELECT id FROM tier_pages' : ''}),
 placed AS (
   SELECT s.id, COALESCE(focused.id, s.document_id) AS document_id, focused.url AS page_url
     FROM candidates c JOIN snippets s ON s.id = c.id
@@ -211,24 +265,32 @@ SELECT ${RESULT_COLUMNS.replace('s.source_url', 'COALESCE(p.page_url, s.source_u
 
 const sqlCache = new Map<string, string>();
 
-function cachedSql(termCount: number, identifierCount: number): string {
-  const key = `${termCount}/${identifierCount}`;
+function cachedSql(termCount: number, identifierCount: number, retrieval: Retrieval): string {
+  const tiers = { relaxed: retrieval.relaxed !== '', any: retrieval.any !== '', pages: retrieval.pages };
+  const key = `${termCount}/${identifierCount}/${tiers.relaxed}/${tiers.any}/${tiers.pages}`;
   let sql = sqlCache.get(key);
   if (sql === undefined) {
-    sql = snippetSearchSql(termCount, identifierCount);
+    sql = snippetSearchSql(termCount, identifierCount, tiers);
     sqlCache.set(key, sql);
   }
   return sql;
 }
 
-function snippetStatement(q: TsQueries, parsed: ParsedQuery, filters: Filters, limit: number, offset: number): { text: string; values: unknown[] } {
+function snippetStatement(
+  q: TsQueries,
+  parsed: ParsedQuery,
+  retrieval: Retrieval,
+  filters: Filters,
+  limit: number,
+  offset: number,
+): { text: string; values: unknown[] } {
   const identifiers = exactIdentifiers(parsed);
   return {
-    text: cachedSql(q.perTerm.length, identifiers.length),
+    text: cachedSql(q.perTerm.length, identifiers.length, retrieval),
     values: [
       q.all,
-      allButOne(q),
-      q.any,
+      retrieval.relaxed,
+      retrieval.any,
       q.perTerm,
       q.perTermTitle,
       q.phrase,
@@ -243,7 +305,7 @@ function snippetStatement(q: TsQueries, parsed: ParsedQuery, filters: Filters, l
       CONTEXT_PAGES,
       MAX_RELAXED_CANDIDATES,
       SNIPPETS_PER_CONTEXT_PAGE,
-      q.perTerm.length,
+      q.any,
     ],
   };
 }
@@ -252,15 +314,16 @@ async function searchSnippetRows(
   pool: pg.Pool,
   q: TsQueries,
   parsed: ParsedQuery,
+  retrieval: Retrieval,
   filters: Filters,
   limit: number,
   offset: number,
 ): Promise<{ rows: Row[]; total: number }> {
-  const { rows } = await pool.query<Row>(snippetStatement(q, parsed, filters, limit, offset));
+  const { rows } = await pool.query<Row>(snippetStatement(q, parsed, retrieval, filters, limit, offset));
   let total = rows[0]?.total ?? 0;
   if (rows.length === 0 && offset > 0) {
     // Past the end: count without paging so `total` stays right.
-    const again = await pool.query<Row>(snippetStatement(q, parsed, filters, 1, 0));
+    const again = await pool.query<Row>(snippetStatement(q, parsed, retrieval, filters, 1, 0));
     total = again.rows[0]?.total ?? 0;
   }
   return { rows, total };
@@ -306,6 +369,7 @@ interface PreparedSearch {
   parsed: ParsedQuery;
   filters: Filters;
   q: TsQueries;
+  retrieval: Retrieval;
   corrected: Array<{ from: string; to: string }>;
 }
 
@@ -317,9 +381,12 @@ async function prepareSearch(pool: pg.Pool, options: SearchOptions): Promise<Pre
   }
   const filters = await resolveFilters(pool, options);
   if (filters.sourceIds !== null && filters.sourceIds.length === 0) return null;
-  const corrections = await correctWords(pool, parsed.terms.flatMap((t) => t.words));
+  const words = parsed.terms.flatMap((t) => t.words);
+  const stats = await wordStats(pool, words);
+  const corrections = await correctWords(pool, words, stats);
   const q = buildTsQueries(parsed, corrections);
-  return { limit, offset, parsed, filters, q, corrected: [...corrections].map(([from, to]) => ({ from, to: to[0]! })) };
+  const retrieval = planRetrieval(q, termShares(parsed, stats, corrections));
+  return { limit, offset, parsed, filters, q, retrieval, corrected: [...corrections].map(([from, to]) => ({ from, to: to[0]! })) };
 }
 
 /**
@@ -329,7 +396,7 @@ async function prepareSearch(pool: pg.Pool, options: SearchOptions): Promise<Pre
 export async function explainSearch(pool: pg.Pool, options: SearchOptions): Promise<{ executionMs: number; planningMs: number; plan: unknown }> {
   const prepared = await prepareSearch(pool, options);
   if (prepared === null) return { executionMs: 0, planningMs: 0, plan: null };
-  const statement = snippetStatement(prepared.q, prepared.parsed, prepared.filters, prepared.limit, prepared.offset);
+  const statement = snippetStatement(prepared.q, prepared.parsed, prepared.retrieval, prepared.filters, prepared.limit, prepared.offset);
   const { rows } = await pool.query<{ 'QUERY PLAN': Array<{ 'Execution Time': number; 'Planning Time': number; Plan: unknown }> }>(
     `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`,
     statement.values,
@@ -342,9 +409,9 @@ export async function searchSnippets(pool: pg.Pool, options: SearchOptions): Pro
   const { limit, offset } = checkOptions(options);
   const prepared = await prepareSearch(pool, options);
   if (prepared === null) return { items: [], total: 0, limit, offset, fallback: false };
-  const { parsed, filters, q, corrected } = prepared;
+  const { parsed, filters, q, corrected, retrieval } = prepared;
 
-  const snippets = await searchSnippetRows(pool, q, parsed, filters, limit, offset);
+  const snippets = await searchSnippetRows(pool, q, parsed, retrieval, filters, limit, offset);
   let items = snippets.rows.map((r) => toResult(r, 'snippet'));
   let total = snippets.total;
   let fallback = false;
@@ -353,7 +420,7 @@ export async function searchSnippets(pool: pg.Pool, options: SearchOptions): Pro
     const head =
       snippets.rows.length === snippets.total
         ? items
-        : (await searchSnippetRows(pool, q, parsed, filters, FALLBACK_BELOW, 0)).rows.map((r) => toResult(r, 'snippet'));
+        : (await searchSnippetRows(pool, q, parsed, retrieval, filters, FALLBACK_BELOW, 0)).rows.map((r) => toResult(r, 'snippet'));
     const pageRows = await searchPages(pool, q, filters, head.map((r) => r.id), offset + limit);
     if (pageRows.length > 0) {
       fallback = true;

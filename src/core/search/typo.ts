@@ -6,9 +6,9 @@ import type pg from 'pg';
  * contains is expanded with the closest words that do: edit distance 1 (Damerau: a swap of neighbours counts
  * as one edit, so "gahter" → "gather"), found by stemming every one-edit variant of the word and looking the
  * stems up, which is exact and costs one index probe per variant; for longer words, edit distance 2 on the
- * stem through the trigram index. A known but very rare word (a typo in the docs themselves) is expanded too
- * when a one-edit neighbour is far more common. The original word always stays in the query, so a correction
- * can add matches but never lose one.
+ * stem through the trigram index. The original word always stays in the query, so a correction can add matches
+ * but never lose one. Words the lexicon knows are left alone, however rare: checking them would cost every
+ * query with a specific name the variant lookups.
  */
 
 export interface WordCorrection {
@@ -20,9 +20,6 @@ export interface WordCorrection {
 const MIN_WORD = 4;
 // Two edits only on longer words: on a 5-letter word two edits can turn any word into many others.
 const MIN_WORD_TWO_EDITS = 7;
-// A known word counts as a likely typo when it is this rare and a neighbour is RARE_RATIO times more common.
-const RARE_COUNT = 2;
-const RARE_RATIO = 50;
 // A second correction is kept when it is at least this common relative to the best one (ambiguous typo).
 const SECOND_RATIO = 0.5;
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
@@ -82,15 +79,26 @@ function correctable(word: string): boolean {
 
 type Db = pg.Pool | pg.ClientBase;
 
-/** Each word's stem (null for stop words) and the stem's snippet count in the lexicon (0 when absent). */
-async function stemsOf(db: Db, words: string[]): Promise<Map<string, { stem: string | null; count: number }>> {
-  const { rows } = await db.query<{ word: string; stem: string | null; count: number | null }>(
-    `SELECT x.word, x.stem, t.doc_count AS count
+export interface WordStats {
+  /** Stem (lexeme) of each word; null for stop words. `count`: snippets containing it (0 when unknown). */
+  words: Map<string, { stem: string | null; count: number }>;
+  /** Snippets in the index, to turn counts into shares. */
+  total: number;
+}
+
+/**
+ * Each word's stem and how many snippets contain it (from the lexicon), in one round trip. Used for typo
+ * correction and by the search to tell rare, selective words from ones in most snippets.
+ */
+export async function wordStats(db: Db, words: readonly string[]): Promise<WordStats> {
+  const unique = [...new Set(words.map((w) => w.toLowerCase()).filter((w) => w.length > 0 && w.length <= 64))];
+  const { rows } = await db.query<{ word: string; stem: string | null; count: number | null; total: number }>(
+    `SELECT x.word, x.stem, t.doc_count AS count, (SELECT COALESCE(sum(snippet_count), 0)::float8 FROM sources) AS total
        FROM (SELECT w AS word, (tsvector_to_array(to_tsvector('english', w)))[1] AS stem FROM unnest($1::text[]) AS w) AS x
        LEFT JOIN search_terms t ON t.term = x.stem`,
-    [words],
+    [unique],
   );
-  return new Map(rows.map((r) => [r.word, { stem: r.stem, count: r.count ?? 0 }]));
+  return { words: new Map(rows.map((r) => [r.word, { stem: r.stem, count: r.count ?? 0 }])), total: Number(rows[0]?.total ?? 0) };
 }
 
 /** Variants (spellings) whose stem is in the lexicon, with the stem's count. */
@@ -106,11 +114,12 @@ async function knownVariants(db: Db, variants: string[]): Promise<Map<string, { 
 }
 
 async function nearStems(db: Db, stem: string): Promise<Array<{ term: string; doc_count: number }>> {
-  // The trigram index finds candidates (pg_trgm's default similarity threshold, 0.3, suits words of seven
-  // letters and more, the only ones corrected this way); the edit distance in the caller decides.
+  // The trigram index (words seen at least twice, migrations/002) finds candidates; pg_trgm's default
+  // similarity threshold, 0.3, suits words of seven letters and more, the only ones corrected this way. The
+  // edit distance in the caller decides.
   const { rows } = await db.query<{ term: string; doc_count: number }>(
     `SELECT term, doc_count FROM search_terms
-      WHERE term % $1 AND length(term) BETWEEN length($1) - 2 AND length($1) + 2
+      WHERE doc_count >= 2 AND term % $1 AND length(term) BETWEEN length($1) - 2 AND length($1) + 2
       ORDER BY similarity(term, $1) DESC, doc_count DESC
       LIMIT 40`,
     [stem],
@@ -143,18 +152,18 @@ function pick(candidates: Candidate[]): string[] {
 }
 
 /**
- * Corrections for the words of a query: word → close spellings of lexicon words (best first). Words the
- * lexicon knows (and that are not suspiciously rare) get none.
+ * Corrections for the words of a query: word → close spellings of lexicon words (best first). Only words no
+ * snippet contains are corrected.
  */
-export async function correctWords(db: Db, words: readonly string[]): Promise<Map<string, string[]>> {
+export async function correctWords(db: Db, words: readonly string[], known?: WordStats): Promise<Map<string, string[]>> {
   const candidates = [...new Set(words.filter(correctable))];
   const result = new Map<string, string[]>();
   if (candidates.length === 0) return result;
-  const stems = await stemsOf(db, candidates);
+  const stats = known ?? (await wordStats(db, candidates));
   // Stop words have no stem and need no correction.
   const suspects = candidates.filter((w) => {
-    const s = stems.get(w);
-    return s !== undefined && s.stem !== null && s.count <= RARE_COUNT;
+    const s = stats.words.get(w);
+    return s !== undefined && s.stem !== null && s.count === 0;
   });
   if (suspects.length === 0) return result;
 
@@ -162,18 +171,11 @@ export async function correctWords(db: Db, words: readonly string[]): Promise<Ma
   for (const w of suspects) variants.set(w, editsOne(w));
   const found = await knownVariants(db, [...new Set([...variants.values()].flat())]);
   for (const w of suspects) {
-    const own = stems.get(w)!;
-    let near: Candidate[] = [];
+    const own = stats.words.get(w)!;
+    const near: Candidate[] = [];
     for (const v of variants.get(w)!) {
       const hit = found.get(v);
       if (hit !== undefined && hit.stem !== own.stem) near.push({ word: v, stem: hit.stem, count: hit.count, distance: isSwap(w, v) ? SWAP_DISTANCE : 1 });
-    }
-    if (own.count > 0) {
-      // Known but rare: only a much more common neighbour is a better guess than the word itself.
-      near = near.filter((c) => c.count >= own.count * RARE_RATIO && c.count >= RARE_RATIO);
-      const chosen = pick(near);
-      if (chosen.length > 0) result.set(w, chosen);
-      continue;
     }
     let chosen = pick(near);
     if (chosen.length === 0 && w.length >= MIN_WORD_TWO_EDITS && own.stem !== null) {

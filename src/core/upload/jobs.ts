@@ -9,6 +9,7 @@ import { checkSourceUrl, contentFileName, decodeUpload, MAX_FILE_BYTES, scanPath
 import type { FileProblem, SkippedFile, UploadFileInput } from './files.js';
 import { queueFiles, withBoss } from './queue.js';
 import type { QueueDb } from './queue.js';
+import { assertLlmReady } from '../llm/preflight.js';
 
 /**
  * Upload jobs: created with their files (bodies stored in upload_files) and queue entries in ONE transaction,
@@ -137,7 +138,8 @@ export interface UploadPathsRequest {
 }
 
 /** `docdex upload <file|dir>...`: reads and checks every file, then creates the job. */
-export async function createUploadFromPaths(db: QueueDb, _config: Config, request: UploadPathsRequest): Promise<UploadJob> {
+export async function createUploadFromPaths(db: QueueDb, config: Config, request: UploadPathsRequest): Promise<UploadJob> {
+  await assertLlmReady(config);
   const sourceUrl = checkSourceUrl(request.sourceUrl);
   const first = request.paths[0];
   const fallbackName = first === undefined ? 'upload' : path.basename(path.resolve(first)).replace(/\.(md|markdown|mdx|txt|rst|adoc)$/i, '');
@@ -162,25 +164,28 @@ export interface UploadContentRequest {
 const CONTENT_EXTENSIONS = /\.(md|markdown|mdx|txt|rst|adoc)$/i;
 
 /** POST /upload/markdown and POST /upload/file: one document from the request body. */
-export async function createUploadFromContent(db: QueueDb, _config: Config, request: UploadContentRequest): Promise<UploadJob> {
+export async function createUploadFromContent(db: QueueDb, config: Config, request: UploadContentRequest): Promise<UploadJob> {
+  await assertLlmReady(config);
   const sourceUrl = checkSourceUrl(request.sourceUrl);
-  const fileName = contentFileName(typeof request.content === 'string' ? request.content : '', request.title, request.filename);
-  if (request.filename !== undefined && !CONTENT_EXTENSIONS.test(fileName)) {
-    throw new ValidationError(`${fileName}: unsupported format.`, { hint: 'Supported formats: .md .markdown .mdx .txt .rst .adoc.' });
+  const label = request.filename?.trim() ? path.basename(request.filename.trim()) : 'content';
+  if (request.filename !== undefined && !CONTENT_EXTENSIONS.test(label)) {
+    throw new ValidationError(`${label}: unsupported format.`, { hint: 'Supported formats: .md .markdown .mdx .txt .rst .adoc.' });
   }
   let text: string;
   if (typeof request.content === 'string') {
     if (Buffer.byteLength(request.content, 'utf8') > MAX_FILE_BYTES) {
-      throw new ValidationError(`${fileName}: content is larger than the ${MAX_FILE_BYTES / 1024 / 1024} MB limit.`);
+      throw new ValidationError(`${label}: content is larger than the ${MAX_FILE_BYTES / 1024 / 1024} MB limit.`);
     }
-    if (request.content.includes('\u0000')) throw new ValidationError(`${fileName}: binary content (contains NUL bytes); upload text only.`);
+    if (request.content.includes('\u0000')) throw new ValidationError(`${label}: binary content (contains NUL bytes); upload text only.`);
     text = request.content;
   } else {
     const decoded = decodeUpload(request.content);
-    if ('error' in decoded) throw new ValidationError(`${fileName}: ${decoded.error}.`);
+    if ('error' in decoded) throw new ValidationError(`${label}: ${decoded.error}.`);
     text = decoded.text;
   }
-  if (text.trim().length === 0) throw new ValidationError(`${fileName}: the content is empty.`);
+  if (text.trim().length === 0) throw new ValidationError(`${label}: the content is empty.`);
+  // Named by the file name, the title or the content: re-sending the same document replaces its page.
+  const fileName = contentFileName(text, request.title, request.filename);
   const name = checkName(request.name, request.title ?? (request.filename ? fileName.replace(CONTENT_EXTENSIONS, '') : 'uploads'));
   const url = sourceUrl ?? `upload://${encodeURIComponent(name)}/${encodeURIComponent(fileName)}`;
   let body = text;
@@ -213,14 +218,14 @@ export async function waitForUpload(
 ): Promise<UploadJob> {
   const initial = await getUploadJob(db.pool, id);
   if (isFinished(initial)) return initial;
+  if (options.signal?.aborted) throw new Error('aborted');
   return new Promise<UploadJob>((resolve, reject) => {
     let done = false;
-    let timer: NodeJS.Timeout | undefined;
     let subscription: Awaited<ReturnType<typeof subscribe>> | undefined;
     const finish = (error: unknown, job?: UploadJob) => {
       if (done) return;
       done = true;
-      if (timer) clearInterval(timer);
+      clearInterval(timer);
       options.signal?.removeEventListener('abort', onAbort);
       void subscription?.close();
       if (job) resolve(job);
@@ -234,6 +239,7 @@ export async function waitForUpload(
         (error: unknown) => finish(error),
       );
     };
+    const timer = setInterval(check, options.pollMs ?? 2000);
     const onAbort = () => finish(new Error('aborted'));
     options.signal?.addEventListener('abort', onAbort);
     subscribe(
@@ -252,6 +258,5 @@ export async function waitForUpload(
       },
       () => undefined,
     );
-    timer = setInterval(check, options.pollMs ?? 2000);
   });
 }

@@ -6,7 +6,8 @@ import { publish } from '../events/notify.js';
 import { extractDocument } from '../extract/index.js';
 import { createBoss } from '../queue/boss.js';
 import { onPageWrite, storePage } from '../store/pages.js';
-import type { PageWriteHook } from '../store/pages.js';
+import type { PageWriteHook, PageWriteResult } from '../store/pages.js';
+import { queueEnhancementAfterStore } from '../llm/after-store.js';
 import { contentTypeFor } from './files.js';
 import { ensureUploadQueue, UPLOAD_QUEUE } from './queue.js';
 import type { UploadFileJobData } from './queue.js';
@@ -124,7 +125,12 @@ function isTransient(error: unknown): boolean {
 export type FileOutcome = 'done' | 'failed' | 'already-processed';
 
 /** Processes one stored upload file. Idempotent: a file already done or failed is left alone. */
-export async function processUploadFile(pool: pg.Pool, fileId: number): Promise<FileOutcome> {
+export interface ProcessHooks {
+  /** After the page is committed (the LLM stage queues it here). Must not throw. */
+  afterStore?: (page: { jobId: string; sourceId: string; title: string; stored: PageWriteResult }) => Promise<void>;
+}
+
+export async function processUploadFile(pool: pg.Pool, fileId: number, hooks: ProcessHooks = {}): Promise<FileOutcome> {
   const { rows } = await pool.query<{ job_id: string; path: string; url: string; content: string | null; status: string; source_id: string | null }>(
     `SELECT f.job_id, f.path, f.url, f.content, f.status, j.source_id
        FROM upload_files f JOIN upload_jobs j ON j.id = f.job_id WHERE f.id = $1`,
@@ -146,7 +152,7 @@ export async function processUploadFile(pool: pg.Pool, fileId: number): Promise<
   }
   try {
     const { page, snippets } = extractDocument({ url: file.url, contentType: contentTypeFor(file.path) ?? 'text/plain', body: file.content ?? '' });
-    await storePage(pool, {
+    const stored = await storePage(pool, {
       sourceId: file.source_id,
       url: file.url,
       title: page.title || file.path,
@@ -155,6 +161,7 @@ export async function processUploadFile(pool: pg.Pool, fileId: number): Promise<
       job: { kind: 'upload', id: file.job_id },
       snippets,
     });
+    await hooks.afterStore?.({ jobId: file.job_id, sourceId: file.source_id, title: page.title || file.path, stored });
     return 'done';
   } catch (error) {
     if (isTransient(error)) throw error;
@@ -173,8 +180,8 @@ export interface UploadWorkers {
  */
 export async function startUploadWorkers(
   db: { pool: pg.Pool; info: ConnectionInfo },
-  _config: Config,
-  options: { boss?: PgBoss; concurrency?: number; pollingIntervalSeconds?: number } = {},
+  config: Config,
+  options: { boss?: PgBoss; concurrency?: number; pollingIntervalSeconds?: number; onError?: (error: unknown) => void } = {},
 ): Promise<UploadWorkers> {
   const own = options.boss === undefined;
   const boss = options.boss ?? createBoss(db.info, { max: 2, instanceName: 'docdex-upload-worker' });
@@ -188,7 +195,11 @@ export async function startUploadWorkers(
     // Two cores: more parallel files only contend for the CPU the extractor needs.
     { batchSize: 1, localConcurrency: options.concurrency ?? 2, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1 },
     async (jobs) => {
-      for (const job of jobs) await processUploadFile(db.pool, job.data.fileId);
+      for (const job of jobs) {
+        await processUploadFile(db.pool, job.data.fileId, {
+          afterStore: (page) => queueEnhancementAfterStore(boss, config, { jobKind: 'upload', ...page }, options.onError),
+        });
+      }
     },
   );
   return {

@@ -2,6 +2,7 @@ import type { RouteModule } from '../app.js';
 import { createAgentInternalRoutes } from './agent-internal.js';
 import type { AgentInternalOptions } from './agent-internal.js';
 import { registerAgentSettingsRoutes } from './agent-settings.js';
+import { registerSandboxPlannerRoutes } from './sandbox-planner.js';
 
 /**
  * The agent manager's route modules: /api/settings (skills, manager token, push subscriptions; behind the
@@ -9,7 +10,7 @@ import { registerAgentSettingsRoutes } from './agent-settings.js';
  * `startAgentServices` from src/core/agent/services.ts in `docdex serve`.
  */
 export function createAgentRoutes(options: AgentInternalOptions = {}): RouteModule[] {
-  return [registerAgentSettingsRoutes, createAgentInternalRoutes(options)];
+  return [registerAgentSettingsRoutes, createAgentInternalRoutes(options), registerSandboxPlannerRoutes];
 }
 
 export const agentRoutes: RouteModule[] = createAgentRoutes();

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { cancelCrawl, getCrawlJob, listCrawlJobs, resumeCrawl, startCrawl } from '../../core/crawl/jobs.js';
-import { assertLlmReady } from '../../core/llm/preflight.js';
 import type { DaemonDeps } from '../app.js';
 import { ErrorBody } from '../errors.js';
 
@@ -71,7 +70,6 @@ const JobParams = z.object({ job_id: z.string() });
 export function registerCrawlRoutes(app: FastifyInstance, deps: DaemonDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const create = async (body: z.infer<typeof CrawlRequestBody>) => {
-    await assertLlmReady(deps.config);
     return startCrawl(deps.db, deps.config, body);
   };
   const createSchema = (summary: string) => ({

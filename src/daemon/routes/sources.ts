@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { CrawlJob } from '../../core/crawl/jobs.js';
-import { assertLlmReady } from '../../core/llm/preflight.js';
 import { deleteSource, getSource, listSources, updateSource } from '../../core/sources/manage.js';
 import { recrawlSource } from '../../core/sources/recrawl.js';
 import { resolveSource } from '../../core/sources/resolve.js';
@@ -159,8 +158,7 @@ export function registerSourceRoutes(app: FastifyInstance, deps: DaemonDeps): vo
       },
     },
     async (request, reply) => {
-      await assertLlmReady(deps.config);
-      return reply.status(202).send((await recrawlSource(deps.db, deps.config, request.params.source_id)) as unknown as CrawlJob);
+        return reply.status(202).send((await recrawlSource(deps.db, deps.config, request.params.source_id)) as unknown as CrawlJob);
     },
   );
 }

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { UserError, ValidationError } from '../../core/errors.js';
-import { assertLlmReady } from '../../core/llm/preflight.js';
 import { createUploadFromContent, getUploadJob } from '../../core/upload/index.js';
 import type { DaemonDeps } from '../app.js';
 import { ErrorBody, MAX_UPLOAD_BYTES } from '../errors.js';
@@ -53,8 +52,7 @@ export function registerUploadRoutes(app: FastifyInstance, deps: DaemonDeps): vo
       },
     },
     async (request, reply) => {
-      await assertLlmReady(deps.config);
-      const b = request.body;
+        const b = request.body;
       const job = await createUploadFromContent(deps.db, deps.config, {
         content: b.content,
         ...(b.title === undefined ? {} : { title: b.title }),
@@ -77,8 +75,7 @@ export function registerUploadRoutes(app: FastifyInstance, deps: DaemonDeps): vo
     },
     async (request, reply) => {
       if (!request.isMultipart()) throw new UserError('POST /upload/file takes multipart/form-data with a "file" part.', { code: 'bad_request' });
-      await assertLlmReady(deps.config);
-      const fields: Record<string, string> = {};
+        const fields: Record<string, string> = {};
       let file: { filename: string; content: Buffer } | undefined;
       // Streams each part; @fastify/multipart enforces the file size limit while reading (413 beyond it).
       for await (const part of request.parts()) {

@@ -216,7 +216,13 @@ export function reachable(graph: Record<string, string[]>, start: string, depth:
   let frontier = [start];
   for (let d = 0; d < depth; d++) {
     const next: string[] = [];
-    for (const p of frontier) for (const l of graph[p] ?? []) if (!seen.has(l) && graph[l] !== undefined) (seen.add(l), next.push(l));
+    for (const p of frontier) {
+      for (const l of graph[p] ?? []) {
+        if (seen.has(l) || graph[l] === undefined) continue;
+        seen.add(l);
+        next.push(l);
+      }
+    }
     frontier = next;
   }
   return seen;

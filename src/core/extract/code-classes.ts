@@ -1,0 +1,46 @@
+// Class names that matter inside code blocks, shared by the tree builder (which
+// flattens plain highlighter spans), the junk filter and the code reader.
+
+// Class attributes repeat across a page and across a site; caching the verdict
+// of the long alternations below beats re-running them.
+export class ClassMatcher {
+  private readonly cache = new Map<string, boolean>();
+  constructor(private readonly re: RegExp) {}
+  test(cls: string): boolean {
+    let v = this.cache.get(cls);
+    if (v === undefined) {
+      v = this.re.test(cls);
+      // Bounded: a crawl sees millions of distinct class strings over time.
+      if (this.cache.size >= 20_000) this.cache.clear();
+      this.cache.set(cls, v);
+    }
+    return v;
+  }
+}
+
+// Inside a code block: gutters, copy buttons, screen-reader labels, popups.
+const CODE_JUNK_CLASS =
+  /(?:^|\s)(?:linenos|linenodiv|lineno|ln|lnt|gl|line-numbers-rows|line-number|line-numbers|linenumber|blob-num|hljs-ln-numbers|hljs-ln-n|rouge-gutter|gutter|code-line-number|sr-only|visually-hidden|screen-reader-text|copybutton|copy-button|copybtn|copy-btn|btn-copy|copy-code|code-copy|clipboard|md-clipboard|md-code__nav|md-code__button|twoslash-popup-container|code-title|filename|code-block-caption|expressive-code-copy|copy)(?:\s|$)|(?:^|\s)[\w-]*(?:copyButton|CopyButton|clipboardButton|codeLineNumber|buttonGroup|codeBlockTitle|lineNumber)[\w-]*(?:\s|$)/;
+
+export const codeJunkClass = new ClassMatcher(CODE_JUNK_CLASS);
+
+/** Elements that are one line each (Shiki, Prism, Expressive Code, Chroma, CodeMirror). */
+export const LINE_CLASS = /(?:^|\s)(?:line|token-line|ec-line|code-line|cm-line|view-line|hljs-ln-line|codeline|highlight-line|react-syntax-highlighter-line-number-line)(?:\s|$)/;
+
+const lineClass = new ClassMatcher(LINE_CLASS);
+
+/**
+ * A highlighter token span inside a code block that carries nothing but text
+ * (Pygments `<span class="n">`, Prism `<span class="token keyword">`, Shiki
+ * `<span style>`): the tree keeps its text and drops the element. Code blocks
+ * hold about a third of a documentation page's elements.
+ */
+export function isPlainCodeSpan(attrs: Record<string, string>): boolean {
+  if (attrs['aria-hidden'] !== undefined || attrs.hidden !== undefined || attrs['data-line-number'] !== undefined || attrs['data-linenos'] !== undefined) {
+    return false;
+  }
+  const cls = attrs.class;
+  if (cls === undefined || cls.length === 0) return true;
+  if (cls.length <= 3) return cls !== 'ln' && cls !== 'lnt' && cls !== 'gl';
+  return !lineClass.test(cls) && !codeJunkClass.test(cls);
+}

@@ -1,0 +1,153 @@
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { setSandboxPreferences } from '../../src/core/agent/settings.js';
+import { provisionWorkspace, workspaceLayout } from '../../src/core/agent/workspace.js';
+import type { Workspace } from '../../src/core/agent/workspace.js';
+import { loadConfig } from '../../src/core/config.js';
+import type { Config } from '../../src/core/config.js';
+import { SandboxEnforcement, createSandboxExtension, shimRunnerCommand } from '../../src/core/sandbox/enforcement.js';
+import { sandboxSettings } from '../../src/core/sandbox/settings.js';
+import { createTestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+
+/**
+ * The enforcement state machine against the real database and files: the toggle plus a (re)start stamps the
+ * child, writes the shim and the plugin, refuses the start when they cannot be written, and stops the VM on a
+ * restart into disabled or a stop. The VM stop is the injected function here (recorded, not faked away): the
+ * real stop is `sandboxDown`, covered with the real VM in the microVM tests.
+ */
+
+describe('sandbox enforcement on agent server start and stop', () => {
+  let db: TestDatabase;
+  let ws: string;
+  let workspace: Workspace;
+  let config: Config;
+  let stops: number;
+  const runner = ['/usr/bin/env', 'node', '/opt/docdex/dist/core/sandbox/exec-main.js'];
+
+  const enforcement = () => new SandboxEnforcement({ runner, stopVm: async () => void stops++ });
+  const ctx = () => ({ config, pool: db.pool, workspace, pluginDir: workspace.pluginDir });
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    ws = await mkdtemp(path.join(os.tmpdir(), 'docdex-enf-'));
+    config = loadConfig({ ...db.env, WORKSPACE_PATH: ws });
+    workspace = workspaceLayout(config);
+    await provisionWorkspace(workspace);
+  });
+
+  afterAll(async () => {
+    await db?.drop();
+    await rm(ws, { recursive: true, force: true });
+  });
+
+  beforeEach(async () => {
+    stops = 0;
+    await db.pool.query('DELETE FROM agent_settings');
+    await chmod(workspace.pluginDir, 0o700);
+    await rm(path.join(workspace.agentConfigDir, 'opencode.jsonc'), { force: true });
+  });
+
+  it('stamps the child as not enforced, writes nothing and stops any VM while the toggle is off', async () => {
+    const e = enforcement();
+    const start = await e.prepareForStart(ctx());
+    expect(start.env).toEqual({ MGR_SANDBOX_ENFORCED: 'false' });
+    expect(start.plugins).toEqual([]);
+    expect(start.stamp.enforced).toBe(false);
+    await expect(stat(path.join(workspace.pluginDir, 'mgr-sandbox.js'))).rejects.toThrow();
+    expect(stops).toBe(1);
+    await e.onAgentServerStopped();
+    expect(stops).toBe(1);
+  });
+
+  it('writes the shim and the plugin next to the plugins and stamps the child when the toggle is on', async () => {
+    await setSandboxPreferences(db.pool, 'default', { enabled: true });
+    await writeFile(path.join(workspace.agentConfigDir, 'opencode.jsonc'), '{\n  // the user shell\n  "shell": "/bin/sh"\n}\n');
+    const e = enforcement();
+    const start = await e.prepareForStart(ctx());
+    const shim = path.join(workspace.pluginDir, 'mgr-sandbox-shell');
+    const plugin = path.join(workspace.pluginDir, 'mgr-sandbox.js');
+    expect(start.env).toEqual({ MGR_SANDBOX_ENFORCED: 'true' });
+    expect(start.plugins).toEqual([shim, plugin]);
+    expect(start.stamp).toMatchObject({ enforced: true, shimPath: shim, pluginPath: plugin, hostShell: '/bin/sh' });
+    const shimText = await readFile(shim, 'utf8');
+    expect(shimText).toContain(`exec '/bin/sh' "$@"`);
+    expect(shimText).toContain(`'/usr/bin/env' 'node' '/opt/docdex/dist/core/sandbox/exec-main.js' sandbox exec -w "$MGR_SANDBOX_WORKDIR"`);
+    expect((await stat(shim)).mode & 0o777).toBe(0o755);
+    const pluginText = await readFile(plugin, 'utf8');
+    expect(pluginText).toContain(JSON.stringify(shim));
+    expect(pluginText).toContain('process.env.MGR_SANDBOX_ENFORCED === "true"');
+    expect(stops).toBe(0);
+
+    // The setting changing under a running child changes nothing: the stamp is the child's environment.
+    await setSandboxPreferences(db.pool, 'default', { enabled: false });
+    expect(e.current()?.enforced).toBe(true);
+
+    // Manager shutdown or `agent stop`: the VM goes with the enforced child.
+    await e.onAgentServerStopped();
+    expect(stops).toBe(1);
+
+    // Restart into disabled: files removed, VM stopped.
+    const restart = await e.prepareForStart(ctx());
+    expect(restart.env.MGR_SANDBOX_ENFORCED).toBe('false');
+    await expect(stat(plugin)).rejects.toThrow();
+    await expect(stat(shim)).rejects.toThrow();
+    expect(stops).toBe(2);
+  });
+
+  it('refuses the start when the shim cannot be written', async () => {
+    await setSandboxPreferences(db.pool, 'default', { enabled: true });
+    if (process.getuid?.() === 0) {
+      // root writes through permissions: make the plugin folder a file instead.
+      const blocked = path.join(ws, 'blocked');
+      await writeFile(blocked, 'not a folder');
+      const start = enforcement().prepareForStart({ ...ctx(), pluginDir: blocked });
+      await expect(start).rejects.toMatchObject({ code: 'sandbox_shim_unwritable' });
+      await expect(start).rejects.toThrow(/Cannot write the sandbox shell shim/);
+    } else {
+      await chmod(workspace.pluginDir, 0o500);
+      await expect(enforcement().prepareForStart(ctx())).rejects.toMatchObject({ code: 'sandbox_shim_unwritable' });
+    }
+  });
+
+  it('falls back from a configured shell that is not executable, and never remembers the shim itself', async () => {
+    await setSandboxPreferences(db.pool, 'default', { enabled: true });
+    const shim = path.join(workspace.pluginDir, 'mgr-sandbox-shell');
+    for (const shell of ['/nonexistent/zsh', shim, 'bash']) {
+      await writeFile(path.join(workspace.agentConfigDir, 'opencode.jsonc'), JSON.stringify({ shell }));
+      const start = await new SandboxEnforcement({ runner, stopVm: async () => undefined }).prepareForStart(ctx());
+      expect(start.stamp.hostShell).not.toBe(shell);
+      expect(path.isAbsolute(start.stamp.hostShell!)).toBe(true);
+    }
+  });
+
+  it('pins the sandbox configuration of the start into the runner command, since the child has its own HOME', () => {
+    const settings = { ...sandboxSettings(config), image: 'busybox@sha256:abc', execUser: undefined };
+    expect(shimRunnerCommand(settings, '/d/exec-main.js', '/n/node')).toEqual([
+      '/usr/bin/env',
+      '-u',
+      'SANDBOX_EXEC_USER',
+      `DOCDEX_HOME=${config.home}`,
+      `WORKSPACE_PATH=${ws}`,
+      `SANDBOX_ACCEL=${settings.accel}`,
+      `SANDBOX_START_TIMEOUT_MS=${settings.startTimeoutMs}`,
+      `SANDBOX_MEMORY_MB=${settings.memoryMib}`,
+      `SANDBOX_CPUS=${settings.cpus}`,
+      'SANDBOX_IMAGE=busybox@sha256:abc',
+      '/n/node',
+      '/d/exec-main.js',
+    ]);
+  });
+
+  it('adapts to the agent server extension hook', async () => {
+    await setSandboxPreferences(db.pool, 'default', { enabled: true });
+    const ext = createSandboxExtension({ runner, stopVm: async () => void stops++ });
+    await mkdir(workspace.pluginDir, { recursive: true });
+    const layout = { pluginDir: workspace.pluginDir } as Parameters<typeof ext.prepare>[0]['layout'];
+    expect(await ext.prepare({ config, pool: db.pool, workspace, layout })).toEqual({ env: { MGR_SANDBOX_ENFORCED: 'true' } });
+    await ext.stopped!();
+    expect(stops).toBe(1);
+  });
+});
