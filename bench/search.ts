@@ -319,8 +319,8 @@ async function ensureDatabase(info: ConnectionInfo, name: string, fresh: boolean
   return { ...info, config: withDb(name), display: name };
 }
 
-export async function benchSearch(): Promise<Row[]> {
-  const total = Number(process.env.BENCH_SNIPPETS ?? 1_000_000);
+/** The generated corpus of `total` snippets in its scratch database, generated on first use and then reused. */
+export async function openBenchCorpus(total: number): Promise<{ info: ConnectionInfo; pool: pg.Pool; ingest: { seconds: number; rate: number; reused: boolean } }> {
   const config = loadConfig();
   const name = `docdex_bench_search_${total}`;
   let info = await ensureDatabase(await resolveConnection(config), name, false);
@@ -343,6 +343,12 @@ export async function benchSearch(): Promise<Row[]> {
     await pool.query('INSERT INTO bench_meta VALUES ($1, $2, $3, $4, $5)', [total, GENERATOR_VERSION, latestMigrationId(), g.seconds, g.rate]);
     ingest = { ...g, reused: false };
   }
+  return { info, pool, ingest };
+}
+
+export async function benchSearch(): Promise<Row[]> {
+  const total = Number(process.env.BENCH_SNIPPETS ?? 1_000_000);
+  const { pool, ingest } = await openBenchCorpus(total);
   try {
     const sizes = await pool.query<{ table_bytes: string; index_bytes: string; search_gin: string; title_trgm: string; lexicon: string; terms: number }>(
       `SELECT pg_table_size('snippets') AS table_bytes, pg_indexes_size('snippets') AS index_bytes,

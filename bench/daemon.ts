@@ -1,0 +1,88 @@
+// Daemon load (issue 6): 200 concurrent clients search for 30 s against the real daemon over loopback while a
+// crawl of a local site runs in the same daemon, on the generated corpus of BENCH_DAEMON_SNIPPETS (default
+// 100,000) snippets. Reports requests/s, p50/p99 latency and errors. Bounded: one 30 s run, loopback only.
+// Run alone: npm run build && node --experimental-strip-types bench/daemon.ts
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import autocannon from 'autocannon';
+import pino from 'pino';
+import { loadConfig } from '../dist/core/config.js';
+import { docsIndexRoutes } from '../dist/daemon/routes/index.js';
+import { startDaemon } from '../dist/daemon/server.js';
+import { crawlWorkerService } from '../dist/daemon/services.js';
+import { openBenchCorpus } from './search.ts';
+
+type Row = Record<string, string | number>;
+
+const QUERIES = ['read file', 'json parse', 'connect socket', 'async await', 'transaction commit', 'http request', 'log level', 'parse date', 'cache memory', 'retry timeout'];
+
+async function serveSite(pages: number, delayMs: number): Promise<{ base: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const m = /^\/p(\d+)\.html$/.exec(req.url ?? '');
+    const i = m ? Number(m[1]) : 0;
+    const links = Array.from({ length: 5 }, (_, k) => `<a href="/p${(i * 5 + k + 1) % pages}.html">next</a>`).join(' ');
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<html><head><title>Page ${i} - Bench</title></head><body><main><h1>Page ${i}</h1><h2 id="a">Usage ${i}</h2><p>Call the helper.</p><pre><code class="language-python">helper_${i}(value=${i})\nprint(helper_${i})</code></pre>${links}</main></body></html>`);
+    }, delayMs);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+export async function benchDaemon(): Promise<Row[]> {
+  const total = Number(process.env.BENCH_DAEMON_SNIPPETS ?? 100_000);
+  const durationSeconds = Number(process.env.BENCH_DAEMON_SECONDS ?? 30);
+  const { info, pool } = await openBenchCorpus(total);
+  await pool.end();
+  const connectionString = typeof info.config.connectionString === 'string' ? info.config.connectionString : undefined;
+  const env = connectionString
+    ? { ...process.env, DATABASE_URL: connectionString, CRAWL_DELAY: '0' }
+    : { ...process.env, DB_HOST: String(info.config.host), DB_PORT: String(info.config.port), DB_NAME: String(info.config.database), DB_USER: String(info.config.user), DB_PASSWORD: String(info.config.password), CRAWL_DELAY: '0' };
+  const config = loadConfig(env);
+  const site = await serveSite(2000, 5);
+  const daemon = await startDaemon(config, { host: '127.0.0.1', port: 0, routes: docsIndexRoutes, services: [crawlWorkerService], logger: pino({ level: 'silent' }) });
+  try {
+    const base = daemon.url;
+    const start = await fetch(`${base}/api/crawl-jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ start_urls: [`${site.base}/p0.html`], name: `bench-crawl-${Date.now()}`, max_depth: 3, max_concurrent_crawls: 4 }),
+    });
+    const job = (await start.json()) as { job_id: string };
+    const result = await autocannon({
+      url: base,
+      connections: 200,
+      duration: durationSeconds,
+      requests: QUERIES.map((q) => ({ method: 'GET' as const, path: `/api/search?q=${encodeURIComponent(q)}&limit=10` })),
+    });
+    const crawled = (await (await fetch(`${base}/api/crawl-jobs/${job.job_id}`)).json()) as { pages_crawled: number; status: string };
+    await fetch(`${base}/api/crawl-jobs/${job.job_id}/cancel`, { method: 'POST' });
+    return [
+      {
+        snippets: total,
+        clients: 200,
+        seconds: durationSeconds,
+        'req/s': result.requests.average.toFixed(0),
+        'p50 ms': result.latency.p50,
+        'p99 ms': result.latency.p99,
+        errors: result.errors + result.timeouts,
+        non2xx: result.non2xx,
+        'pages crawled meanwhile': crawled.pages_crawled,
+        goal: '0 errors, p99 <= 50 ms',
+        met: result.errors + result.timeouts + result.non2xx === 0 && result.latency.p99 <= 50 ? 'yes' : 'no',
+      },
+    ];
+  } finally {
+    await daemon.close();
+    await site.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const rows = await benchDaemon();
+  console.table(rows);
+}
