@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../errors.js';
+import { withTransaction } from '../db/transaction.js';
 
 /**
  * Per-host credentials for git over HTTPS and the hosting CLI, stored in the database only. Each has a
@@ -92,21 +93,13 @@ export async function addGitCredential(pool: pg.Pool, input: GitCredentialInput,
     if (rowCount === 0) throw new NotFoundError(`No repo with id ${parsed.repoId}.`, { hint: 'Run `docdex repos list` to see the repos.' });
   }
   const id = `gc_${randomBytes(12).toString('base64url')}`;
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await withTransaction(pool, async (client) => {
     if (parsed.isDefault) await client.query('UPDATE agent_git_credentials SET is_default = false, updated_at = now() WHERE user_id = $1 AND is_default', [userId]);
     await client.query(
       `INSERT INTO agent_git_credentials (id, user_id, host, username, token, repo_id, label, is_default) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [id, userId, host, parsed.username ?? null, parsed.token, parsed.repoId ?? null, parsed.label ?? null, parsed.isDefault ?? false],
     );
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
   return getGitCredential(pool, id, userId);
 }
 
@@ -130,19 +123,11 @@ export async function removeGitCredential(pool: pg.Pool, id: string, userId = DE
 /** Makes `id` the default credential, or clears the default with null. */
 export async function setDefaultGitCredential(pool: pg.Pool, id: string | null, userId = DEFAULT_CREDENTIAL_USER): Promise<GitCredentialRecord | null> {
   if (id !== null) await getGitCredential(pool, id, userId);
-  const client = await pool.connect();
-  try {
-    // Two statements: the one-default index is checked row by row, so swapping in one UPDATE can collide.
-    await client.query('BEGIN');
+  // Two statements: the one-default index is checked row by row, so swapping in one UPDATE can collide.
+  await withTransaction(pool, async (client) => {
     await client.query('UPDATE agent_git_credentials SET is_default = false, updated_at = now() WHERE user_id = $1 AND is_default', [userId]);
     if (id !== null) await client.query('UPDATE agent_git_credentials SET is_default = true, updated_at = now() WHERE user_id = $1 AND id = $2', [userId, id]);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
   return id === null ? null : getGitCredential(pool, id, userId);
 }
 

@@ -24,6 +24,7 @@ import { RobotsUnavailableError } from './robots-store.js';
 import type { Scope } from './scope.js';
 import { sleep } from './sleep.js';
 import { cleanUrl, hostKey, normalizeUrl, sameOrigin } from './url.js';
+import { withTransaction } from '../db/transaction.js';
 
 /**
  * One page of a crawl, start to finish: claim it (the exact concurrency gate), check robots.txt, take the
@@ -80,19 +81,7 @@ async function retryTransaction<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 async function inTransaction(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<void>): Promise<void> {
-  await retryTransaction(async () => {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      await fn(client);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
-  });
+  await retryTransaction(() => withTransaction(pool, fn));
 }
 
 export type PageResult = 'stored' | 'unchanged' | 'skipped' | 'failed' | 'not-claimed' | 'released' | 'lost';

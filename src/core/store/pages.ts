@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { withTransaction } from '../db/transaction.js';
 import type { ExtractedSnippet } from '../extract/types.js';
 
 /**
@@ -37,21 +38,6 @@ export type PageWriteHook = (client: pg.ClientBase, write: PageWrite, newSnippet
 const hooks: PageWriteHook[] = [];
 export function onPageWrite(hook: PageWriteHook): void {
   if (!hooks.includes(hook)) hooks.push(hook);
-}
-
-async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
 }
 
 async function upsertDocument(client: pg.ClientBase, w: PageWrite): Promise<{ id: string; existed: boolean }> {
@@ -166,7 +152,7 @@ async function insertSnippets(client: pg.ClientBase, w: PageWrite, documentId: s
 }
 
 export async function storePage(pool: pg.Pool, write: PageWrite): Promise<PageWriteResult> {
-  return inTransaction(pool, async (client) => {
+  return withTransaction(pool, async (client) => {
     const doc = await upsertDocument(client, write);
     const removed = doc.existed ? await detachDocument(client, doc.id) : 0;
     const { ids, inserted } = await insertSnippets(client, write, doc.id);
@@ -181,7 +167,7 @@ export async function storePage(pool: pg.Pool, write: PageWrite): Promise<PageWr
 
 /** Removes a page that disappeared (404/410 on recrawl) with its snippets unless other pages show them. */
 export async function removePage(pool: pg.Pool, sourceId: string, url: string): Promise<{ removed: boolean; snippetsRemoved: number }> {
-  return inTransaction(pool, async (client) => {
+  return withTransaction(pool, async (client) => {
     const { rows } = await client.query<{ id: string }>('SELECT id FROM documents WHERE source_id = $1 AND url = $2 FOR UPDATE', [sourceId, url]);
     const doc = rows[0];
     if (!doc) return { removed: false, snippetsRemoved: 0 };
