@@ -35,6 +35,21 @@ describe('git credentials', () => {
     await db?.drop();
   });
 
+  it('shows credentials read-only in the settings, without tokens, with the default named', async () => {
+    const scratch = await createTestDatabase();
+    try {
+      const { readSettings } = await import('../../src/core/agent/settings.js');
+      expect((await readSettings(scratch.pool)).preferences).toMatchObject({ gitCredentials: [], defaultGitCredentialId: null });
+      const made = await addGitCredential(scratch.pool, { host: 'github.com', username: 'octo', token: 'ghp_secret_value', isDefault: true });
+      const shown = await readSettings(scratch.pool);
+      expect(shown.preferences.gitCredentials).toEqual([{ id: made.id, host: 'github.com', username: 'octo', isDefault: true, hasToken: true }]);
+      expect(shown.preferences.defaultGitCredentialId).toBe(made.id);
+      expect(JSON.stringify(shown)).not.toContain('ghp_secret_value');
+    } finally {
+      await scratch.drop();
+    }
+  });
+
   it('normalises hosts and refuses what is not one', async () => {
     expect(normaliseHost('https://GitHub.com/org/repo')).toBe('github.com');
     expect(normaliseHost('git.example.com:8443')).toBe('git.example.com:8443');

@@ -107,6 +107,7 @@ describe('GET and PATCH /settings', () => {
         tts: { enabled: false, configured: false },
         stt: { enabled: false, configured: false },
         sandbox: { enabled: false, gitCredentials: false },
+        defaultGitCredentialId: null,
       },
       updatedAt: 0,
     });

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import { UserError } from '../errors.js';
+import { withTransaction } from '../db/transaction.js';
 
 /**
  * Per-user preferences of the agent manager (the spec's Preferences object). Only the keys a user changed
@@ -101,6 +102,7 @@ export const Preferences = z
     tts: z.object({ enabled: z.boolean(), configured: z.boolean() }).loose().describe('apiKey and endpoint are never returned'),
     stt: z.object({ enabled: z.boolean(), configured: z.boolean() }).loose().describe('apiKey and endpoint are never returned'),
     sandbox: z.object({ enabled: z.boolean(), gitCredentials: z.boolean() }).describe('Read-only here; changed in the manager settings'),
+    defaultGitCredentialId: z.string().nullable().optional().describe('Read-only: the default git credential'),
   })
   .meta({ id: 'AgentPreferences' });
 export type Preferences = z.infer<typeof Preferences>;
@@ -182,7 +184,31 @@ async function loadStored(client: pg.Pool | pg.PoolClient, userId: string, lock 
 
 export async function readSettings(pool: pg.Pool, userId = DEFAULT_USER_ID): Promise<SettingsEnvelope> {
   const { stored, updatedAt } = await loadStored(pool, userId);
-  return { preferences: presentPreferences(stored), updatedAt };
+  return { preferences: await withGitCredentials(pool, userId, presentPreferences(stored)), updatedAt };
+}
+
+/**
+ * Git credentials live in their own table (`docdex manager git-credentials`), never in the preferences JSON;
+ * settings show them read-only, without tokens, plus which one is the default.
+ */
+async function withGitCredentials(pool: pg.Pool, userId: string, preferences: Preferences): Promise<Preferences> {
+  const { rows } = await pool.query<{ id: string; host: string; username: string | null; repo_id: number | null; is_default: boolean }>(
+    'SELECT id, host, username, repo_id, is_default FROM agent_git_credentials WHERE user_id = $1 ORDER BY host, created_at, id',
+    [userId],
+  );
+  if (rows.length === 0) return { ...preferences, defaultGitCredentialId: null };
+  return {
+    ...preferences,
+    gitCredentials: rows.map((r) => ({
+      id: r.id,
+      host: r.host,
+      ...(r.username === null ? {} : { username: r.username }),
+      ...(r.repo_id === null ? {} : { repoId: r.repo_id }),
+      isDefault: r.is_default,
+      hasToken: true,
+    })),
+    defaultGitCredentialId: rows.find((r) => r.is_default)?.id ?? null,
+  };
 }
 
 /** The raw stored preferences, secrets included: for manager-side code (credential forwarding, speech). */
@@ -235,13 +261,11 @@ export function parsePreferencesPatch(body: unknown): PreferencesPatch {
 }
 
 async function inTransaction(pool: pg.Pool, userId: string, change: (stored: Stored) => Stored): Promise<SettingsEnvelope> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  const { next, updatedAt } = await withTransaction(pool, async (client) => {
     await client.query(`INSERT INTO agent_settings (user_id, updated_at) VALUES ($1, 'epoch') ON CONFLICT (user_id) DO NOTHING`, [userId]);
     const { stored } = await loadStored(client, userId, true);
-    const next = change(stored);
-    const text = JSON.stringify(next);
+    const changed = change(stored);
+    const text = JSON.stringify(changed);
     if (Buffer.byteLength(text) > MAX_STORED_BYTES) throw badRequest(`Preferences are limited to ${MAX_STORED_BYTES / 1024} KB.`);
     const { rows } = await client.query<{ updated_at: Date }>(
       // Strictly increasing, so two quick PATCHes never report the same updatedAt.
@@ -249,14 +273,9 @@ async function inTransaction(pool: pg.Pool, userId: string, change: (stored: Sto
         WHERE user_id = $1 RETURNING updated_at`,
       [userId, text],
     );
-    await client.query('COMMIT');
-    return { preferences: presentPreferences(next), updatedAt: rows[0]!.updated_at.getTime() };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+    return { next: changed, updatedAt: rows[0]!.updated_at.getTime() };
+  });
+  return { preferences: await withGitCredentials(pool, userId, presentPreferences(next)), updatedAt };
 }
 
 /**
