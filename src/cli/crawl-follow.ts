@@ -88,3 +88,14 @@ export async function followCrawl(db: Database, config: Config, job: CrawlJob, o
     await workers?.stop();
   }
 }
+
+/**
+ * `--wait` as `crawl start` and `crawl resume` share it: follow to the end, print the summary, and make the
+ * exit code say whether the crawl completed (scripted CI indexing depends on it).
+ */
+export async function followToEnd(db: Database, config: Config, job: CrawlJob, options: FollowOptions): Promise<CrawlJob> {
+  const final = await followCrawl(db, config, job, options);
+  if (!options.json) options.log(summaryLine(final));
+  if (final.status !== 'completed') process.exitCode = 1;
+  return final;
+}

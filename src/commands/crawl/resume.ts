@@ -21,16 +21,14 @@ export default class CrawlResume extends BaseCommand<typeof CrawlResume> {
         this.log(`Crawl ${job.job_id} of ${job.name} queued again. Follow it with \`docdex crawl status ${job.job_id}\`.`);
         return job;
       }
-      const { followCrawl, summaryLine } = await import('../../cli/crawl-follow.js');
-      const final = await followCrawl(db, this.settings, job, {
+      const { followToEnd } = await import('../../cli/crawl-follow.js');
+      // Awaited here, not returned bare: the finally below must not close the database mid-crawl.
+      return await followToEnd(db, this.settings, job, {
         tty: this.isTty,
         json: this.jsonEnabled(),
         log: (line) => this.log(line),
         warn: (line) => this.logToStderr(line),
       });
-      if (!this.jsonEnabled()) this.log(summaryLine(final));
-      if (final.status !== 'completed') process.exitCode = 1;
-      return final;
     } finally {
       await db.close();
     }

@@ -55,16 +55,14 @@ export default class CrawlStart extends BaseCommand<typeof CrawlStart> {
         return job;
       }
       // The worker, HTTP client and extractor load only when this process may crawl.
-      const { followCrawl, summaryLine } = await import('../../cli/crawl-follow.js');
-      const final = await followCrawl(db, this.settings, job, {
+      const { followToEnd } = await import('../../cli/crawl-follow.js');
+      // Awaited here, not returned bare: the finally below must not close the database mid-crawl.
+      return await followToEnd(db, this.settings, job, {
         tty: this.isTty,
         json: this.jsonEnabled(),
         log: (line) => this.log(line),
         warn: (line) => this.logToStderr(line),
       });
-      if (!this.jsonEnabled()) this.log(summaryLine(final));
-      if (final.status !== 'completed') process.exitCode = 1;
-      return final;
     } finally {
       await db.close();
     }

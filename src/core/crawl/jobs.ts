@@ -10,6 +10,7 @@ import { PAGE_QUEUE } from './queue.js';
 import { parseCrawlRequest } from './request.js';
 import type { CrawlRequestInput } from './request.js';
 import { assertLlmReady } from '../llm/preflight.js';
+import { withTransaction } from '../db/transaction.js';
 
 /**
  * Crawl jobs: creating, reading, listing, cancelling, resuming, and the health report. Creating and resuming
@@ -59,35 +60,15 @@ export interface CrawlJob {
   updated_at: string;
 }
 
-interface CrawlJobRow {
-  id: string;
-  status: CrawlJobStatus;
-  name: string;
-  version: string;
-  source_id: string;
-  start_urls: string[];
-  max_depth: number;
-  domain_filter: string | null;
-  url_patterns: string[];
-  exclude_patterns: string[];
+/** The crawl_jobs row as pg returns it: CrawlJob's fields, with Date timestamps and the column name max_concurrent. */
+type CrawlJobRow = Omit<CrawlJob, 'job_id' | 'max_concurrent_crawls' | 'created_at' | 'started_at' | 'completed_at' | 'heartbeat_at' | 'updated_at'> & {
   max_concurrent: number;
-  use_sitemap: boolean;
-  metadata: Record<string, unknown>;
-  pages_found: number;
-  pages_crawled: number;
-  pages_skipped: number;
-  pages_failed: number;
-  snippets_stored: number;
-  current_url: string | null;
-  pages_per_second: number;
-  eta_seconds: number | null;
-  error: string | null;
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
   heartbeat_at: Date | null;
   updated_at: Date;
-}
+};
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -225,10 +206,7 @@ export async function startCrawl(
     name = site.name;
     if (!description) description = site.description;
   }
-  const client = await db.pool.connect();
-  let jobId: string;
-  try {
-    await client.query('BEGIN');
+  const jobId = await withTransaction(db.pool, async (client) => {
     const source = await upsertSourceForCrawl(client, {
       name,
       version: request.version,
@@ -274,16 +252,11 @@ export async function startCrawl(
         request.use_sitemap,
       ],
     );
-    jobId = rows[0]!.id;
-    const found = await insertStartUrls(client, jobId, request.start_urls);
-    await client.query('UPDATE crawl_jobs SET pages_found = $2 WHERE id = $1', [jobId, found]);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+    const id = rows[0]!.id;
+    const found = await insertStartUrls(client, id, request.start_urls);
+    await client.query('UPDATE crawl_jobs SET pages_found = $2 WHERE id = $1', [id, found]);
+    return id;
+  });
   await wakeWorkers(db.pool, jobId);
   return getCrawlJob(db.pool, jobId);
 }
@@ -355,9 +328,7 @@ export async function resumeCrawl(db: { pool: pg.Pool; info?: ConnectionInfo }, 
   if ((row.status === 'running' || row.status === 'queued') && (await controllerAlive(pool, row.id))) {
     throw new ConflictError(`Crawl job ${row.id} is ${row.status} on a live worker.`, { hint: `Follow it with \`docdex crawl status ${row.id}\`.` });
   }
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await withTransaction(pool, async (client) => {
     const locked = await client.query<{ status: string }>('SELECT status FROM crawl_jobs WHERE id = $1 FOR UPDATE', [row.id]);
     if (locked.rows[0]?.status === 'completed') throw new ConflictError(`Crawl job ${row.id} already completed.`);
     await client.query(
@@ -376,13 +347,7 @@ export async function resumeCrawl(db: { pool: pg.Pool; info?: ConnectionInfo }, 
         WHERE id = $1`,
       [row.id],
     );
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
   await wakeWorkers(pool, row.id);
   return getCrawlJob(pool, row.id);
 }
