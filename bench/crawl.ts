@@ -7,9 +7,7 @@
 // 2. politeness: CRAWL_DELAY=1, N=10 pages on one host; wall time from start to completed, which includes the
 //    robots.txt request (goal <= 1.05 x N x delay);
 // 3. memory: peak RSS (VmHWM) of a real `docdex worker --only crawl` process crawling 5,000 pages (goal
-//    <= 250 MB), with Node's default heap settings and with NODE_OPTIONS=--max-semi-space-size=8.
-// A diagnostic row repeats (1) with the search lexicon trigger disabled, to show how much of the page write is
-// the lexicon's shared rows (every page's snippet insert upserts common terms, held until the page commits).
+//    <= 250 MB), started as users start it (bin/run.js picks its heap settings).
 // Run alone: npm run build && node --experimental-strip-types bench/crawl.ts
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -173,17 +171,16 @@ async function crawlOnce(db: BenchDb, config: Config, origin: string, name: stri
   return { job: final, seconds: (performance.now() - started) / 1000 };
 }
 
-async function throughput(db: BenchDb, latencyMs: number, concurrency: number, withoutLexicon = false): Promise<Row> {
+async function throughput(db: BenchDb, latencyMs: number, concurrency: number): Promise<Row> {
   const site = await startSite(20, 49, latencyMs); // 1 + 20 + 980 = 1,001 pages
   const config = loadConfig({ ...process.env, CRAWL_DELAY: '0', DATABASE_URL: db.url });
   const workers = await startCrawlWorkers(db, config, { concurrency, supervise: false });
-  if (withoutLexicon) await db.pool.query('ALTER TABLE snippets DISABLE TRIGGER snippets_search_terms_insert');
   try {
     const raw = await rawLoop(site.urls, concurrency);
-    const { job, seconds } = await crawlOnce(db, config, site.origin, `throughput-${latencyMs}-${concurrency}-${withoutLexicon}`, concurrency);
+    const { job, seconds } = await crawlOnce(db, config, site.origin, `throughput-${latencyMs}-${concurrency}`, concurrency);
     const crawled = job.pages_crawled / seconds;
     return {
-      bench: `loopback, ${latencyMs} ms/response, concurrency ${concurrency}${withoutLexicon ? ', lexicon trigger off (diagnostic)' : ''}`,
+      bench: `loopback, ${latencyMs} ms/response, concurrency ${concurrency}`,
       pages: job.pages_crawled,
       'raw pages/s': raw.toFixed(0),
       'crawl pages/s': crawled.toFixed(0),
@@ -193,7 +190,6 @@ async function throughput(db: BenchDb, latencyMs: number, concurrency: number, w
       notes: `${job.snippets_stored} snippets, status ${job.status}`,
     };
   } finally {
-    if (withoutLexicon) await db.pool.query('ALTER TABLE snippets ENABLE TRIGGER snippets_search_terms_insert');
     await workers.stop();
     await site.close();
   }
@@ -270,10 +266,8 @@ export async function benchCrawl(): Promise<Row[]> {
   try {
     rows.push(await throughput(db, 0, 10));
     rows.push(await throughput(db, 20, 10));
-    rows.push(await throughput(db, 0, 10, true));
     rows.push(await politeness(db));
     rows.push(await memory(db, base, ''));
-    rows.push(await memory(db, base, '--max-semi-space-size=8'));
   } finally {
     await db.drop();
   }

@@ -1,4 +1,19 @@
 #!/usr/bin/env node
 import { execute } from '@oclif/core';
 
+// The long-running commands restart themselves, in place (same pid, so signals and supervisors are unaffected),
+// with a young generation of 8 MB semi-spaces instead of V8's default of up to 64 MB: a crawl allocates many
+// short-lived page buffers, and the default lets the worker's resident memory grow by a hundred MB or so for
+// no measurable speed. An explicit setting (flag or NODE_OPTIONS) is left alone.
+const LONG_RUNNING = new Set(['worker', 'serve']);
+const SEMI_SPACE = '--max-semi-space-size';
+if (
+  LONG_RUNNING.has(process.argv[2] ?? '') &&
+  typeof process.execve === 'function' &&
+  !process.execArgv.some((a) => a.startsWith(SEMI_SPACE)) &&
+  !(process.env.NODE_OPTIONS ?? '').includes(SEMI_SPACE)
+) {
+  process.execve(process.execPath, [process.execPath, `${SEMI_SPACE}=8`, ...process.execArgv, ...process.argv.slice(1)], process.env);
+}
+
 await execute({ dir: import.meta.url });

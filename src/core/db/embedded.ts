@@ -211,6 +211,23 @@ async function portIsFree(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Memory and WAL settings, passed on the command line at every start so that a machine's later upgrade (or a
+ * newer docdex) applies them to an existing data directory. PostgreSQL's stock 128 MB of shared buffers is
+ * far below a million-snippet index (its search GIN index alone is several hundred MB): writes then spend
+ * their time evicting and re-reading index pages. A share of the machine's memory, bounded both ways, keeps a
+ * laptop comfortable; a larger WAL budget stops bulk loads from checkpointing every few seconds.
+ */
+export function serverTuning(totalBytes = os.totalmem()): string[] {
+  const mb = Math.floor(totalBytes / 1024 / 1024);
+  const clamp = (v: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, Math.floor(v)));
+  return [
+    `shared_buffers=${clamp(mb / 32, 128, 1024)}MB`,
+    `maintenance_work_mem=${clamp(mb / 64, 64, 512)}MB`,
+    'max_wal_size=2GB',
+  ];
+}
+
 async function writeServerConfig(dataDir: string, port: number): Promise<void> {
   const conf = [
     '# Written by docdex; edits are overwritten when docdex picks a new port.',
@@ -219,7 +236,6 @@ async function writeServerConfig(dataDir: string, port: number): Promise<void> {
     "listen_addresses = '127.0.0.1'",
     "unix_socket_directories = ''",
     'max_connections = 200',
-    'shared_buffers = 128MB',
     // A local index can lose the last few hundred milliseconds of commits after an OS crash, never consistency.
     'synchronous_commit = off',
     "password_encryption = 'scram-sha-256'",
@@ -317,7 +333,10 @@ export async function startEmbeddedPostgres(home: string): Promise<EmbeddedConne
       port = await freePort();
       await writeServerConfig(paths.dataDir, port);
     }
-    const result = await run(bin.pgCtl, ['start', '-w', '-t', '60', '-D', paths.dataDir, '-l', paths.logFile], { detached: true });
+    const options = serverTuning()
+      .map((setting) => `-c ${setting}`)
+      .join(' ');
+    const result = await run(bin.pgCtl, ['start', '-w', '-t', '60', '-D', paths.dataDir, '-l', paths.logFile, '-o', options], { detached: true });
     if (result.code !== 0 || !runningServer(paths.dataDir)) {
       const tail = await fs.readFile(paths.logFile, 'utf8').catch(() => '');
       throw new UserError('The embedded PostgreSQL server did not start.', {

@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.js';
 import type { PageWriteResult } from '../store/pages.js';
-import { enqueuePageEnhancement } from './worker.js';
+import { enqueuePageEnhancement } from './queue.js';
 
 /**
  * Called by the crawl and upload pipelines after a page is committed. With enhancement on it queues the page

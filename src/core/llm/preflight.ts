@@ -1,7 +1,5 @@
 import type { Config } from '../config.js';
 import { UserError } from '../errors.js';
-import { APIConnectionTimeoutError } from 'openai';
-import { describeCause, LlmClient, LlmRequestError } from './client.js';
 import { resolveLlmSettings } from './settings.js';
 import type { LlmSettings } from './settings.js';
 
@@ -26,6 +24,9 @@ function llmError(message: string, hint: string, cause?: unknown): UserError {
 }
 
 async function check(settings: LlmSettings, timeoutMs: number): Promise<void> {
+  // Loaded only when enhancement is on: the model client is a large dependency that crawl and upload
+  // processes without an LLM never need.
+  const [{ APIConnectionTimeoutError }, { describeCause, LlmClient, LlmRequestError }] = await Promise.all([import('openai'), import('./client.js')]);
   const client = new LlmClient(settings, { maxAttempts: 1 });
   const off = 'or set CODE_ENABLE_LLM_EXTRACTION=false to index without the LLM';
   let ids: string[];

@@ -8,8 +8,7 @@ import { readUsage } from './budget.js';
 import { LlmClient } from './client.js';
 import type { LlmClientOptions } from './client.js';
 import { enhancePage } from './enhance.js';
-import type { EnhancePageResult, PageEnhancement } from './enhance.js';
-import { registerLanguageConfidenceHook } from './language-confidence.js';
+import type { EnhancePageResult } from './enhance.js';
 import { resolveLlmSettings } from './settings.js';
 
 /**
@@ -18,47 +17,11 @@ import { resolveLlmSettings } from './settings.js';
  * storePage commits and get better titles and descriptions when the model answers.
  */
 
-export const LLM_QUEUE = 'docdex-llm-enhance';
+import { ensureQueue, LLM_QUEUE } from './queue.js';
+import type { PageEnhancementJob } from './queue.js';
 
-// Any process that stores pages and enqueues enhancement imports this module, so the language-confidence hook
-// is in place before its first page is written.
-registerLanguageConfidenceHook();
-
-export type PageEnhancementJob = PageEnhancement;
-
-// Transient endpoint failures (after the client's own retries) come back later, spaced out; an outage longer
-// than this leaves the page with its extractor values, which is the product's normal state without an LLM.
-const QUEUE_OPTIONS = {
-  retryLimit: 4,
-  retryDelay: 30,
-  retryBackoff: true,
-  retryDelayMax: 900,
-  expireInSeconds: 1800,
-  deleteAfterSeconds: 86_400,
-} as const;
-
-const queuesReady = new WeakMap<PgBoss, Promise<void>>();
-
-async function ensureQueue(boss: PgBoss): Promise<void> {
-  let ready = queuesReady.get(boss);
-  if (!ready) {
-    // create_queue is idempotent (ON CONFLICT DO NOTHING under pg-boss's advisory lock).
-    ready = boss.createQueue(LLM_QUEUE, QUEUE_OPTIONS);
-    queuesReady.set(boss, ready);
-    ready.catch(() => queuesReady.delete(boss));
-  }
-  await ready;
-}
-
-/**
- * Queues the enhancement of one stored page. Call it after storePage returns, with its snippetIds, only when
- * config.llm.enabled. Returns the pg-boss job id, or null when the page has no snippets.
- */
-export async function enqueuePageEnhancement(boss: PgBoss, job: PageEnhancementJob): Promise<string | null> {
-  if (job.snippetIds.length === 0) return null;
-  await ensureQueue(boss);
-  return boss.send(LLM_QUEUE, { ...job }, { ...QUEUE_OPTIONS });
-}
+export { enqueuePageEnhancement, LLM_QUEUE } from './queue.js';
+export type { PageEnhancementJob } from './queue.js';
 
 export interface LlmWorkers {
   stop(): Promise<void>;

@@ -120,6 +120,8 @@ export interface Retrieval {
   any: string;
   /** Whether pages matching every term lend their snippets (two terms or more). */
   pages: boolean;
+  /** Whether the every-term tier reads rows in table order instead of through the search index. */
+  scan: boolean;
 }
 
 // A term in more than this share of all snippets is "common": no help in finding, only in ranking.
@@ -139,6 +141,34 @@ function termShares(parsed: ParsedQuery, stats: WordStats, corrected: ReadonlyMa
   );
 }
 
+/**
+ * Estimated share of the snippets matching every term (independence assumed). Corrected words count with
+ * their corrections' counts, the typed spelling being unknown to the index.
+ */
+export function matchShare(parsed: ParsedQuery, stats: WordStats, corrected: ReadonlyMap<string, readonly string[]>, correctionStats: WordStats | null): number {
+  if (stats.total === 0) return 0;
+  const share = (w: string): number => {
+    const s = stats.words.get(w);
+    if (!s || s.stem === null) return 1;
+    const alternatives = corrected.get(w) ?? [];
+    const count = s.count + alternatives.reduce((sum, c) => sum + (correctionStats?.words.get(c)?.count ?? 0), 0);
+    return Math.min(1, count / stats.total);
+  };
+  return parsed.terms.reduce((product, t) => product * t.words.reduce((p, w) => p * share(w), 1), 1);
+}
+
+// Finding every-term matches through the search index reads every posting of every term before the first row
+// comes back (a bitmap), which for terms in a large share of a million snippets takes tens of milliseconds;
+// reading rows in table order until the cap is met checks about cap / share rows, a few thousand at these
+// shares. Without a source to narrow the rows by index, a language filter leaves the scan more rows to pass
+// over, so it needs more common terms before it pays.
+const SCAN_SHARE = 0.05;
+const SCAN_SHARE_LANGUAGE_ONLY = 0.25;
+
+export function scanAllTerms(share: number, filters: { sourceIds: string[] | null; language: string | null }): boolean {
+  return share >= (filters.language !== null && filters.sourceIds === null ? SCAN_SHARE_LANGUAGE_ONLY : SCAN_SHARE);
+}
+
 export function planRetrieval(q: TsQueries, shares: readonly number[]): Retrieval {
   const n = q.perTerm.length;
   const rare = q.perTerm.filter((_, i) => (shares[i] ?? 0) <= COMMON_SHARE);
@@ -150,7 +180,7 @@ export function planRetrieval(q: TsQueries, shares: readonly number[]): Retrieva
           .filter((combo) => combo.some((t) => rare.includes(t)))
           .map((combo) => `(${combo.join(' & ')})`)
           .join(' | ');
-  return { relaxed, any: n >= 2 ? rare.join(' | ') : '', pages: n >= 2 };
+  return { relaxed, any: n >= 2 ? rare.join(' | ') : '', pages: n >= 2, scan: false };
 }
 
 const RESULT_COLUMNS = `s.id, s.title, s.description, s.language, s.code, s.source_url, s.source_id, src.name AS source_name, src.version`;
@@ -181,7 +211,9 @@ type Row = Omit<SearchResult, 'match'> & { total: number };
  * each search with its values, can estimate how common the terms are: a word in most snippets is found faster
  * by reading rows until the cap than through the index.
  */
-function snippetSearchSql(termCount: number, identifierCount: number, tiers: { relaxed: boolean; any: boolean; pages: boolean }): string {
+function snippetSearchSql(termCount: number, identifierCount: number, tiers: { relaxed: boolean; any: boolean; pages: boolean; scan: boolean }): string {
+  // IS TRUE hides the match from the planner's index matching (same rows: a match is never NULL here).
+  const allTerms = tiers.scan ? `(s.search_vector @@ to_tsquery('english', $1)) IS TRUE` : `s.search_vector @@ to_tsquery('english', $1)`;
   return `
 WITH q AS MATERIALIZED (
   SELECT to_tsquery('english', $1) AS qall,
@@ -197,7 +229,7 @@ WITH q AS MATERIALIZED (
 ),
 tier1 AS (
   SELECT s.id FROM snippets s
-   WHERE numnode(to_tsquery('english', $1)) > 0 AND s.search_vector @@ to_tsquery('english', $1)
+   WHERE numnode(to_tsquery('english', $1)) > 0 AND ${allTerms}
      AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
    LIMIT $10
 ),
@@ -266,8 +298,8 @@ SELECT ${RESULT_COLUMNS.replace('s.source_url', 'COALESCE(p.page_url, s.source_u
 const sqlCache = new Map<string, string>();
 
 function cachedSql(termCount: number, identifierCount: number, retrieval: Retrieval): string {
-  const tiers = { relaxed: retrieval.relaxed !== '', any: retrieval.any !== '', pages: retrieval.pages };
-  const key = `${termCount}/${identifierCount}/${tiers.relaxed}/${tiers.any}/${tiers.pages}`;
+  const tiers = { relaxed: retrieval.relaxed !== '', any: retrieval.any !== '', pages: retrieval.pages, scan: retrieval.scan };
+  const key = `${termCount}/${identifierCount}/${tiers.relaxed}/${tiers.any}/${tiers.pages}/${tiers.scan}`;
   let sql = sqlCache.get(key);
   if (sql === undefined) {
     sql = snippetSearchSql(termCount, identifierCount, tiers);
@@ -329,13 +361,22 @@ async function searchSnippetRows(
   return { rows, total };
 }
 
-/** Snippets of the pages whose text matches best, for queries the snippets themselves do not answer. */
-async function searchPages(pool: pg.Pool, q: TsQueries, filters: Filters, excludeIds: number[], take: number): Promise<Row[]> {
+/**
+ * Snippets of the pages whose text matches best, for queries the snippets themselves do not answer. Pages are
+ * found by the query's selective terms (`find`: a word on most pages would make every page a candidate and
+ * each one's whole text vector would be read to rank it), a bounded number of them, and ranked by all terms.
+ */
+async function searchPages(pool: pg.Pool, q: TsQueries, find: string, filters: Filters, excludeIds: number[], take: number): Promise<Row[]> {
   const { rows } = await pool.query<Row>(
     `WITH q AS MATERIALIZED (SELECT to_tsquery('english', $1) AS any),
+     matches AS (
+       SELECT d.id FROM documents d
+        WHERE numnode(to_tsquery('english', $7)) > 0 AND d.search_vector @@ to_tsquery('english', $7)
+          AND ($2::uuid[] IS NULL OR d.source_id = ANY($2))
+        LIMIT $8
+     ),
      pages AS (
-       SELECT d.id, d.url, ts_rank(d.search_vector, q.any, 1) AS rank FROM documents d, q
-        WHERE numnode(q.any) > 0 AND d.search_vector @@ q.any AND ($2::uuid[] IS NULL OR d.source_id = ANY($2))
+       SELECT d.id, d.url, ts_rank(d.search_vector, q.any, 1) AS rank FROM matches m JOIN documents d ON d.id = m.id, q
         ORDER BY rank DESC, d.id LIMIT $5
      ),
      hits AS (
@@ -349,7 +390,7 @@ async function searchPages(pool: pg.Pool, q: TsQueries, filters: Filters, exclud
       WHERE ($3::text IS NULL OR s.language = $3) AND s.id <> ALL($4::bigint[])
       ORDER BY h.rank DESC, h.position, s.id
       LIMIT $6`,
-    [q.any, filters.sourceIds, filters.language, excludeIds, FALLBACK_PAGES, take],
+    [q.any, filters.sourceIds, filters.language, excludeIds, FALLBACK_PAGES, take, find, MAX_PAGE_MATCHES],
   );
   return rows;
 }
@@ -385,7 +426,11 @@ async function prepareSearch(pool: pg.Pool, options: SearchOptions): Promise<Pre
   const stats = await wordStats(pool, words);
   const corrections = await correctWords(pool, words, stats);
   const q = buildTsQueries(parsed, corrections);
-  const retrieval = planRetrieval(q, termShares(parsed, stats, corrections));
+  const correctionStats = corrections.size > 0 ? await wordStats(pool, [...corrections.values()].flat()) : null;
+  const retrieval = {
+    ...planRetrieval(q, termShares(parsed, stats, corrections)),
+    scan: scanAllTerms(matchShare(parsed, stats, corrections, correctionStats), filters),
+  };
   return { limit, offset, parsed, filters, q, retrieval, corrected: [...corrections].map(([from, to]) => ({ from, to: to[0]! })) };
 }
 
@@ -421,7 +466,7 @@ export async function searchSnippets(pool: pg.Pool, options: SearchOptions): Pro
       snippets.rows.length === snippets.total
         ? items
         : (await searchSnippetRows(pool, q, parsed, retrieval, filters, FALLBACK_BELOW, 0)).rows.map((r) => toResult(r, 'snippet'));
-    const pageRows = await searchPages(pool, q, filters, head.map((r) => r.id), offset + limit);
+    const pageRows = await searchPages(pool, q, retrieval.any || q.any, filters, head.map((r) => r.id), offset + limit);
     if (pageRows.length > 0) {
       fallback = true;
       items = [...head, ...pageRows.map((r) => toResult(r, 'page'))].slice(offset, offset + limit);

@@ -1,9 +1,10 @@
 import type pg from 'pg';
+import { refreshSearchTerms } from './lexicon.js';
 
 /**
  * Typo tolerance against the index's own vocabulary: search_terms holds the stemmed lexemes of every snippet's
- * search vector (kept current by triggers on snippets, see migrations/002). A query word whose stem no snippet
- * contains is expanded with the closest words that do: edit distance 1 (Damerau: a swap of neighbours counts
+ * search vector (queued by a trigger on snippets and folded in by lexicon.ts, see migrations/010). A query
+ * word whose stem no snippet contains is expanded with the closest words that do: edit distance 1 (Damerau: a swap of neighbours counts
  * as one edit, so "gahter" → "gather"), found by stemming every one-edit variant of the word and looking the
  * stems up, which is exact and costs one index probe per variant; for longer words, edit distance 2 on the
  * stem through the trigram index. The original word always stays in the query, so a correction can add matches
@@ -23,6 +24,8 @@ const MIN_WORD_TWO_EDITS = 7;
 // A second correction is kept when it is at least this common relative to the best one (ambiguous typo).
 const SECOND_RATIO = 0.5;
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
+// Queued snippets a search folds into the lexicon before correcting (about a second's work at most).
+const SEARCH_REFRESH_ROWS = 20_000;
 
 /** Every string one edit (deletion, neighbour swap, substitution, insertion) away from `word`. */
 export function editsOne(word: string): string[] {
@@ -84,6 +87,8 @@ export interface WordStats {
   words: Map<string, { stem: string | null; count: number }>;
   /** Snippets in the index, to turn counts into shares. */
   total: number;
+  /** Snippets are waiting to be folded into the lexicon: a word it lacks may only be new. */
+  queued: boolean;
 }
 
 /**
@@ -92,13 +97,18 @@ export interface WordStats {
  */
 export async function wordStats(db: Db, words: readonly string[]): Promise<WordStats> {
   const unique = [...new Set(words.map((w) => w.toLowerCase()).filter((w) => w.length > 0 && w.length <= 64))];
-  const { rows } = await db.query<{ word: string; stem: string | null; count: number | null; total: number }>(
-    `SELECT x.word, x.stem, t.doc_count AS count, (SELECT COALESCE(sum(snippet_count), 0)::float8 FROM sources) AS total
+  const { rows } = await db.query<{ word: string; stem: string | null; count: number | null; total: number; queued: boolean }>(
+    `SELECT x.word, x.stem, t.doc_count AS count, (SELECT COALESCE(sum(snippet_count), 0)::float8 FROM sources) AS total,
+            EXISTS (SELECT 1 FROM search_terms_queue) AS queued
        FROM (SELECT w AS word, (tsvector_to_array(to_tsvector('english', w)))[1] AS stem FROM unnest($1::text[]) AS w) AS x
        LEFT JOIN search_terms t ON t.term = x.stem`,
     [unique],
   );
-  return { words: new Map(rows.map((r) => [r.word, { stem: r.stem, count: r.count ?? 0 }])), total: Number(rows[0]?.total ?? 0) };
+  return {
+    words: new Map(rows.map((r) => [r.word, { stem: r.stem, count: r.count ?? 0 }])),
+    total: Number(rows[0]?.total ?? 0),
+    queued: rows[0]?.queued ?? false,
+  };
 }
 
 /** Variants (spellings) whose stem is in the lexicon, with the stem's count. */
@@ -159,12 +169,21 @@ export async function correctWords(db: Db, words: readonly string[], known?: Wor
   const candidates = [...new Set(words.filter(correctable))];
   const result = new Map<string, string[]>();
   if (candidates.length === 0) return result;
-  const stats = known ?? (await wordStats(db, candidates));
+  let stats = known ?? (await wordStats(db, candidates));
   // Stop words have no stem and need no correction.
-  const suspects = candidates.filter((w) => {
-    const s = stats.words.get(w);
-    return s !== undefined && s.stem !== null && s.count === 0;
-  });
+  const unknown = (st: WordStats) =>
+    candidates.filter((w) => {
+      const s = st.words.get(w);
+      return s !== undefined && s.stem !== null && s.count === 0;
+    });
+  let suspects = unknown(stats);
+  if (suspects.length > 0 && stats.queued) {
+    // Just-written snippets may hold the word: fold them in before calling it a typo (bounded, so a search
+    // never pays for a whole bulk load; background refreshes take the rest).
+    await refreshSearchTerms(db, SEARCH_REFRESH_ROWS);
+    stats = await wordStats(db, candidates);
+    suspects = unknown(stats);
+  }
   if (suspects.length === 0) return result;
 
   const variants = new Map<string, string[]>();
@@ -198,6 +217,8 @@ export async function rebuildSearchTerms(pool: pg.Pool): Promise<number> {
   try {
     await client.query('BEGIN');
     await client.query('DELETE FROM search_terms');
+    // What is queued and visible here is in the rebuild below; later commits stay queued.
+    await client.query('DELETE FROM search_terms_queue');
     const result = await client.query(
       `INSERT INTO search_terms (term, doc_count)
        SELECT w, count(*)::int FROM snippets s, LATERAL search_vector_terms(s.search_vector) AS w GROUP BY w`,

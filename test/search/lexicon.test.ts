@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refreshSearchTerms } from '../../src/core/search/lexicon.js';
+import { searchSnippets } from '../../src/core/search/search.js';
+import { rebuildSearchTerms } from '../../src/core/search/typo.js';
+import { createTestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { addPage, createSource } from './fixtures.js';
+import type { FixtureSource } from './fixtures.js';
+
+/** The typo lexicon is fed through a queue (migrations/010): nothing written may be missed or counted twice. */
+
+let db: TestDatabase;
+let source: FixtureSource;
+
+const queued = async () => Number((await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM search_terms_queue')).rows[0]!.n);
+const lexicon = async () =>
+  new Map((await db.pool.query<{ term: string; doc_count: number }>('SELECT term, doc_count FROM search_terms')).rows.map((r) => [r.term, r.doc_count]));
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  source = await createSource(db.pool, 'lexicon');
+});
+afterAll(async () => {
+  await db.drop();
+});
+
+describe('search lexicon upkeep', () => {
+  it('folds a stored page into the lexicon right after its commit', async () => {
+    await addPage(db.pool, source, 'https://lexicon.example/a.html', [
+      { title: 'Gathering results', code: 'results = await asyncio.gather(first(), second())' },
+    ]);
+    expect(await queued()).toBe(0);
+    const terms = await lexicon();
+    expect(terms.get('gather')).toBe(1);
+    expect(terms.get('asyncio')).toBe(1);
+  });
+
+  it('corrects a typo against snippets written without the page store, by folding the queue in first', async () => {
+    const page = await db.pool.query<{ id: string }>(
+      `INSERT INTO documents (source_id, url, title, markdown, content_hash, source_type, crawl_job_id)
+       VALUES ($1, 'https://lexicon.example/bulk.html', 'Bulk', 'bulk', 'h', 'crawled', $2) RETURNING id`,
+      [source.id, source.jobId],
+    );
+    await db.pool.query(
+      `INSERT INTO snippets (source_id, document_id, title, code, code_hash, source_url)
+       SELECT $1, $2, 'Quaternion rotation ' || i, 'rotate_quaternion(q' || i || ')', 'bulk-' || i, 'https://lexicon.example/bulk.html'
+         FROM generate_series(1, 3) AS i`,
+      [source.id, page.rows[0]!.id],
+    );
+    await db.pool.query('UPDATE sources SET snippet_count = snippet_count + 3 WHERE id = $1', [source.id]);
+    expect(await queued()).toBe(3);
+    expect((await lexicon()).has('quaternion')).toBe(false);
+
+    const found = await searchSnippets(db.pool, { query: 'quaternoin' });
+    expect(found.corrected).toEqual([{ from: 'quaternoin', to: 'quaternion' }]);
+    expect(found.items.length).toBe(3);
+    expect(await queued()).toBe(0);
+    expect((await lexicon()).get('quaternion')).toBe(3);
+  });
+
+  it('counts every snippet exactly once when pages are stored concurrently', async () => {
+    const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel'];
+    await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        addPage(db.pool, source, `https://lexicon.example/c${i}.html`, [
+          { title: `Concurrent ${words[i % words.length]}`, code: `handle_${words[i % words.length]}(${i}) # widget` },
+          { title: 'Concurrent shared', code: `shared_widget(${i})` },
+        ]),
+      ),
+    );
+    await refreshSearchTerms(db.pool);
+    expect(await queued()).toBe(0);
+    const incremental = await lexicon();
+    expect(incremental.get('widget')).toBe(48);
+    // The same lexicon as one built from scratch: nothing missed, nothing counted twice.
+    await rebuildSearchTerms(db.pool);
+    expect(await lexicon()).toEqual(incremental);
+  });
+
+  it('lets one session refresh at a time and leaves the rest queued for the next', async () => {
+    const page = await db.pool.query<{ id: string }>(
+      `INSERT INTO documents (source_id, url, title, markdown, content_hash, source_type, crawl_job_id)
+       VALUES ($1, 'https://lexicon.example/locked.html', 'Locked', 'locked', 'h2', 'crawled', $2) RETURNING id`,
+      [source.id, source.jobId],
+    );
+    await db.pool.query(
+      `INSERT INTO snippets (source_id, document_id, title, code, code_hash, source_url)
+       VALUES ($1, $2, 'Zeppelin mooring', 'moor(zeppelin)', 'locked-1', 'https://lexicon.example/locked.html')`,
+      [source.id, page.rows[0]!.id],
+    );
+    const holder = await db.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query("SELECT pg_advisory_xact_lock(hashtext('docdex.search_terms_queue'))");
+      expect(await refreshSearchTerms(db.pool)).toBe(0);
+      expect(await queued()).toBe(1);
+      await holder.query('COMMIT');
+    } finally {
+      holder.release();
+    }
+    expect(await refreshSearchTerms(db.pool)).toBe(1);
+    expect((await lexicon()).get('zeppelin')).toBe(1);
+  });
+});
