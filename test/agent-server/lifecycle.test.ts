@@ -10,7 +10,9 @@ import { createOpencodeScheduleRunner } from '../../src/core/agent-server/schedu
 import { createAgentServerService, endStaleServer, prepareAgentServer } from '../../src/core/agent-server/service.js';
 import { readAgentServerState } from '../../src/core/agent-server/state.js';
 import { AgentServerSupervisor } from '../../src/core/agent-server/supervisor.js';
+import type { AgentServerEndpoint } from '../../src/core/agent-server/supervisor.js';
 import { loadConfig } from '../../src/core/config.js';
+import { UserError } from '../../src/core/errors.js';
 import type { Config } from '../../src/core/config.js';
 import type { Database } from '../../src/core/db/connect.js';
 import { createTestDatabase } from '../helpers/db.js';
@@ -231,6 +233,85 @@ describe('the supervisor with a stand-in server', () => {
       await waitUntil(() => (readFileSync(`${dir}/server.log`, 'utf8').includes('line ') ? true : undefined), 10_000, 'the new log');
       expect(supervisor.recentLog(5)).toHaveLength(5);
       expect(supervisor.current().state).toBe('running');
+    } finally {
+      await supervisor.stop();
+      removeDir(dir);
+    }
+  });
+});
+
+describe('the start check of a spawn plan (stand-in server)', () => {
+  const standIn = (port: number) => `require('node:http').createServer((req, res) => res.end('{"healthy":true}')).listen(${port}, '127.0.0.1');`;
+
+  it('stops the server for good on a UserError, with the message as lastError', async () => {
+    const dir = tempDir('docdex-verify-');
+    const port = await freePort();
+    const seen: AgentServerEndpoint[] = [];
+    let prepared = 0;
+    const supervisor = new AgentServerSupervisor({
+      url: `http://127.0.0.1:${port}`,
+      password: 'pw',
+      prepare: async () => {
+        prepared++;
+        return {
+          command: process.execPath,
+          args: ['-e', standIn(port)],
+          cwd: dir,
+          env: { PATH: process.env.PATH ?? '' },
+          async verify(server) {
+            seen.push(server);
+            // The server answers while it is checked, and is not reported as running yet.
+            expect(supervisor.current().state).toBe('starting');
+            throw new UserError('the plugin did not load');
+          },
+        };
+      },
+      logFile: `${dir}/server.log`,
+      log: silent,
+      backoff: { initialMs: 50, maxMs: 50 },
+    });
+    try {
+      const status = await supervisor.start();
+      expect(status).toMatchObject({ state: 'failed', pid: null, lastError: 'the plugin did not load' });
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({ url: `http://127.0.0.1:${port}`, headers: { authorization: `Basic ${Buffer.from('opencode:pw').toString('base64')}` } });
+      expect(alive(seen[0]!.pid!)).toBe(false);
+      expect(await supervisor.probe(1000)).toBe(false);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(prepared).toBe(1);
+      expect(supervisor.current().state).toBe('failed');
+    } finally {
+      await supervisor.stop();
+      removeDir(dir);
+    }
+  });
+
+  it('kills and retries with backoff on any other error, and runs once the check passes', async () => {
+    const dir = tempDir('docdex-verify-');
+    const port = await freePort();
+    const pids: Array<number | undefined> = [];
+    const supervisor = new AgentServerSupervisor({
+      url: `http://127.0.0.1:${port}`,
+      prepare: async () => ({
+        command: process.execPath,
+        args: ['-e', standIn(port)],
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '' },
+        async verify(server) {
+          pids.push(server.pid);
+          if (pids.length === 1) throw new Error('could not ask the server');
+        },
+      }),
+      logFile: `${dir}/server.log`,
+      log: silent,
+      backoff: { initialMs: 50, maxMs: 50 },
+    });
+    try {
+      await supervisor.start();
+      await waitUntil(() => (supervisor.current().state === 'running' ? true : undefined), 20_000, 'the retry');
+      expect(pids).toHaveLength(2);
+      expect(alive(pids[0]!)).toBe(false);
+      expect(supervisor.current()).toMatchObject({ state: 'running', pid: pids[1], restarts: 1, lastError: null });
     } finally {
       await supervisor.stop();
       removeDir(dir);

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -45,6 +45,8 @@ describe('the generated mgr-sandbox.js plugin', () => {
   let token: string;
   const recorded: Recorded[] = [];
   const shimPath = '/opt/docdex-test/mgr-sandbox-shell';
+  const nonce = 'n0nce'.repeat(6);
+  const planned = { MGR_SANDBOX_PLANNED: nonce };
   let loads = 0;
 
   beforeAll(async () => {
@@ -77,7 +79,7 @@ describe('the generated mgr-sandbox.js plugin', () => {
     await db?.drop();
     await rm(ws, { recursive: true, force: true });
     await rm(dir, { recursive: true, force: true });
-    for (const name of ['MGR_SANDBOX_ENFORCED', 'MGR_INTERNAL_TOKEN', 'MGR_INTERNAL_API_URL', 'MGR_SANDBOX_WORKDIR']) delete process.env[name];
+    for (const name of ['MGR_SANDBOX_ENFORCED', 'MGR_INTERNAL_TOKEN', 'MGR_INTERNAL_API_URL', 'MGR_SANDBOX_WORKDIR', 'MGR_SANDBOX_HOOKED', 'MGR_SANDBOX_PLANNED']) delete process.env[name];
   });
 
   beforeEach(() => {
@@ -85,7 +87,7 @@ describe('the generated mgr-sandbox.js plugin', () => {
   });
 
   /** A fresh copy of the plugin module, loaded with the given agent-server environment. */
-  async function load(env: Record<string, string | undefined>, source = renderMgrSandboxPlugin({ shimPath, plannerTimeoutMs: 5000 })): Promise<Hooks> {
+  async function load(env: Record<string, string | undefined>, source = renderMgrSandboxPlugin({ shimPath, plannerTimeoutMs: 5000, nonce, reportPath: path.join(dir, 'report.json') })): Promise<Hooks> {
     // The token slot is per process and set by the first docdex plugin; every load here is a new "process".
     delete (globalThis as Record<symbol, unknown>)[Symbol.for('docdex.mgr.internal')];
     for (const [k, v] of Object.entries(env)) {
@@ -115,13 +117,35 @@ describe('the generated mgr-sandbox.js plugin', () => {
     expect(config).toEqual({ shell: shimPath, model: 'x' });
   });
 
+  it('marks every spawn it sees with the start nonce, and reports itself loaded for the start check', async () => {
+    const report = path.join(dir, 'report.json');
+    await rm(report, { force: true });
+    // Markers inherited by the agent server (another start's) must not vouch for anything.
+    process.env.MGR_SANDBOX_HOOKED = 'stale';
+    process.env.MGR_SANDBOX_PLANNED = 'stale';
+    const hooks = await load(enforcedEnv());
+    expect(process.env.MGR_SANDBOX_HOOKED).toBeUndefined();
+    expect(process.env.MGR_SANDBOX_PLANNED).toBeUndefined();
+    await hooks.config!({});
+    const loaded = JSON.parse(await readFile(report, 'utf8'));
+    expect(loaded).toMatchObject({ nonce, pid: process.pid, shell: shimPath, shellEnv: false });
+
+    // A pseudo-terminal: planned as host, marked, and from now on the hook is known to fire in this process.
+    const output = { env: { MGR_SANDBOX_PLANNED: 'forged-by-another-plugin' } as Record<string, string> };
+    await hooks['shell.env']!({ cwd: path.join(ws, 'repos', 'app') }, output);
+    expect(output.env).toEqual(planned);
+    expect(process.env.MGR_SANDBOX_HOOKED).toBe(nonce);
+    expect(JSON.parse(await readFile(report, 'utf8'))).toMatchObject({ nonce, shell: shimPath, shellEnv: true });
+    expect(recorded).toEqual([]);
+  });
+
   it('asks the planner for a session shell and injects the working directory; the command is never seen', async () => {
     const hooks = await load(enforcedEnv());
     const cwd = path.join(ws, 'repos', 'app');
     const output = { env: { OTHER: '1' } as Record<string, string> };
     await hooks['shell.env']!({ cwd, sessionID: 'ses_1', callID: 'call_1' }, output);
     expect(recorded).toEqual([{ method: 'POST', url: '/sandbox/shell', authorization: `Bearer ${token}`, body: { cwd, callID: 'call_1', sessionID: 'ses_1' } }]);
-    expect(output.env).toEqual({ OTHER: '1', MGR_SANDBOX_WORKDIR: cwd });
+    expect(output.env).toEqual({ OTHER: '1', ...planned, MGR_SANDBOX_WORKDIR: cwd });
 
     const after = { title: 'ls', output: 'x', metadata: { exit: 0 } };
     await hooks['tool.execute.after']!({ tool: 'bash', sessionID: 'ses_1', callID: 'call_1', args: { command: 'ls' } }, after);
@@ -138,14 +162,14 @@ describe('the generated mgr-sandbox.js plugin', () => {
     const output = { env: { MGR_SANDBOX_WORKDIR: '/x', MGR_SANDBOX_ENV_GH_TOKEN: 't', KEEP: 'y' } };
     await hooks['shell.env']!({ cwd: path.join(ws, 'repos', 'app') }, output);
     expect(recorded).toEqual([]);
-    expect(output.env).toEqual({ KEEP: 'y' });
+    expect(output.env).toEqual({ KEEP: 'y', ...planned });
   });
 
   it('injects the refusal for a directory outside the roots, and does not badge it', async () => {
     const hooks = await load(enforcedEnv());
     const output = { env: {} as Record<string, string> };
     await hooks['shell.env']!({ cwd: '/', callID: 'call_2' }, output);
-    expect(output.env).toEqual({ MGR_SANDBOX_REFUSE: outsideRootsMessage('/', sandboxRoots(ws)) });
+    expect(output.env).toEqual({ ...planned, MGR_SANDBOX_REFUSE: outsideRootsMessage('/', sandboxRoots(ws)) });
     const after = { title: '', output: '', metadata: {} };
     await hooks['tool.execute.after']!({ tool: 'bash', sessionID: 's', callID: 'call_2', args: {} }, after);
     expect(after.metadata).toEqual({});
@@ -159,7 +183,7 @@ describe('the generated mgr-sandbox.js plugin', () => {
     let hooks = await load({ ...enforcedEnv(), MGR_INTERNAL_API_URL: `http://127.0.0.1:${port}` });
     let output = { env: {} as Record<string, string> };
     await hooks['shell.env']!({ cwd: path.join(ws, 'repos', 'app'), callID: 'c' }, output);
-    expect(Object.keys(output.env)).toEqual(['MGR_SANDBOX_REFUSE']);
+    expect(Object.keys(output.env)).toEqual(['MGR_SANDBOX_PLANNED', 'MGR_SANDBOX_REFUSE']);
     expect(output.env.MGR_SANDBOX_REFUSE).toMatch(new RegExp(`^${UNAVAILABLE_PREFIX}: the sandbox planner at http://127.0.0.1:${port} could not be reached \\(ECONNREFUSED\\)$`));
 
     hooks = await load({ ...enforcedEnv(), MGR_INTERNAL_TOKEN: 'not-the-token' });
@@ -195,7 +219,7 @@ describe('the generated mgr-sandbox.js plugin', () => {
         const hooks = await load({ ...enforcedEnv(), MGR_INTERNAL_API_URL: `${base}/${prefix}` });
         const output = { env: {} as Record<string, string> };
         await hooks['shell.env']!({ cwd: '/w', callID: 'c' }, output);
-        expect(output.env).toEqual({ MGR_SANDBOX_REFUSE: `${UNAVAILABLE_PREFIX}: ${reason}` });
+        expect(output.env).toEqual({ ...planned, MGR_SANDBOX_REFUSE: `${UNAVAILABLE_PREFIX}: ${reason}` });
       }
     } finally {
       await new Promise((resolve) => fake.close(resolve));

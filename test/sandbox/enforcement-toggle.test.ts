@@ -7,7 +7,8 @@ import { provisionWorkspace, workspaceLayout } from '../../src/core/agent/worksp
 import type { Workspace } from '../../src/core/agent/workspace.js';
 import { loadConfig } from '../../src/core/config.js';
 import type { Config } from '../../src/core/config.js';
-import { SandboxEnforcement, createSandboxExtension, shimRunnerCommand } from '../../src/core/sandbox/enforcement.js';
+import { SandboxEnforcement, createSandboxExtension, pinShellInConfigContent, shimRunnerCommand } from '../../src/core/sandbox/enforcement.js';
+import { UserError } from '../../src/core/errors.js';
 import { sandboxSettings } from '../../src/core/sandbox/settings.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
@@ -69,7 +70,7 @@ describe('sandbox enforcement on agent server start and stop', () => {
     const start = await e.prepareForStart(ctx());
     const shim = path.join(workspace.pluginDir, 'mgr-sandbox-shell');
     const plugin = path.join(workspace.pluginDir, 'mgr-sandbox.js');
-    expect(start.env).toEqual({ MGR_SANDBOX_ENFORCED: 'true' });
+    expect(start.env).toEqual({ MGR_SANDBOX_ENFORCED: 'true', OPENCODE_CONFIG_CONTENT: JSON.stringify({ shell: shim }) });
     expect(start.plugins).toEqual([shim, plugin]);
     expect(start.stamp).toMatchObject({ enforced: true, shimPath: shim, pluginPath: plugin, hostShell: '/bin/sh' });
     const shimText = await readFile(shim, 'utf8');
@@ -123,6 +124,38 @@ describe('sandbox enforcement on agent server start and stop', () => {
     }
   });
 
+  it("pins the shell through OPENCODE_CONFIG_CONTENT too, keeping the rest of the user's, and a new nonce per start", async () => {
+    await setSandboxPreferences(db.pool, 'default', { enabled: true });
+    const shim = path.join(workspace.pluginDir, 'mgr-sandbox-shell');
+    const e = new SandboxEnforcement({ runner, stopVm: async () => undefined, baseEnv: { OPENCODE_CONFIG_CONTENT: '{\n  // mine\n  "shell": "/bin/zsh", "model": "a/b",\n}' } });
+    const first = await e.prepareForStart(ctx());
+    expect(JSON.parse(first.env.OPENCODE_CONFIG_CONTENT!)).toEqual({ shell: shim, model: 'a/b' });
+    const nonce = first.stamp.nonce!;
+    expect(nonce).toMatch(/^[0-9a-f]{32}$/);
+    expect(await readFile(shim, 'utf8')).toContain(`nonce='${nonce}'`);
+    expect(await readFile(path.join(workspace.pluginDir, 'mgr-sandbox.js'), 'utf8')).toContain(JSON.stringify(nonce));
+    // A report of the previous child is removed before the next one starts, and the nonce changes.
+    const report = path.join(workspace.pluginDir, 'mgr-sandbox.report.json');
+    await writeFile(report, JSON.stringify({ nonce }));
+    const second = await e.prepareForStart(ctx());
+    expect(second.stamp.nonce).not.toBe(nonce);
+    await expect(stat(report)).rejects.toThrow();
+
+    expect(() => pinShellInConfigContent('[1]', shim)).toThrow(UserError);
+    expect(() => pinShellInConfigContent('{"shell": ', shim)).toThrow(/OPENCODE_CONFIG_CONTENT is not a JSON object/);
+    expect(pinShellInConfigContent(undefined, shim)).toBe(JSON.stringify({ shell: shim }));
+    expect(pinShellInConfigContent('  ', shim)).toBe(JSON.stringify({ shell: shim }));
+    await expect(new SandboxEnforcement({ runner, stopVm: async () => undefined, baseEnv: { OPENCODE_CONFIG_CONTENT: 'nope' } }).prepareForStart(ctx())).rejects.toMatchObject({
+      code: 'sandbox_config_content_invalid',
+    });
+
+    // Restart into disabled removes the report with the shim and the plugin.
+    await writeFile(report, '{}');
+    await setSandboxPreferences(db.pool, 'default', { enabled: false });
+    await e.prepareForStart(ctx());
+    await expect(stat(report)).rejects.toThrow();
+  });
+
   it('pins the sandbox configuration of the start into the runner command, since the child has its own HOME', () => {
     const settings = { ...sandboxSettings(config), image: 'busybox@sha256:abc', execUser: undefined };
     expect(shimRunnerCommand(settings, '/d/exec-main.js', '/n/node')).toEqual([
@@ -146,7 +179,8 @@ describe('sandbox enforcement on agent server start and stop', () => {
     const ext = createSandboxExtension({ runner, stopVm: async () => void stops++ });
     await mkdir(workspace.pluginDir, { recursive: true });
     const layout = { pluginDir: workspace.pluginDir } as Parameters<typeof ext.prepare>[0]['layout'];
-    expect(await ext.prepare({ config, pool: db.pool, workspace, layout })).toEqual({ env: { MGR_SANDBOX_ENFORCED: 'true' } });
+    const prepared = await ext.prepare({ config, pool: db.pool, workspace, layout });
+    expect(prepared).toEqual({ env: { MGR_SANDBOX_ENFORCED: 'true', OPENCODE_CONFIG_CONTENT: JSON.stringify({ shell: path.join(workspace.pluginDir, 'mgr-sandbox-shell') }) }, verify: expect.any(Function) });
     await ext.stopped!();
     expect(stops).toBe(1);
   });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FORWARDED_ENV_NAMES } from '../../src/core/sandbox/credentials.js';
 import { UserError } from '../../src/core/errors.js';
-import { SHIM_NAME, renderShim, shellQuote, writeShim } from '../../src/core/sandbox/shim.js';
+import { SHIM_NAME, SHIM_TEMPLATE, UNPLANNED_MESSAGE, renderShim, shellQuote, writeShim } from '../../src/core/sandbox/shim.js';
 
 /**
  * The generated shim against a fake runner and a fake host shell that record their exact argv (NUL-separated)
@@ -31,6 +31,8 @@ const PAYLOAD = Buffer.concat([
 let dir: string;
 let shim: string;
 let out: string;
+/** The start's nonce, as mgr-sandbox.js of the same start would put it on the spawns it saw. */
+const NONCE = 'f00dfeed'.repeat(4);
 
 function splitNul(buf: Buffer): Buffer[] {
   const parts: Buffer[] = [];
@@ -73,7 +75,7 @@ beforeAll(async () => {
     await chmod(path.join(dir, name), 0o755);
   }
   await writeFile(path.join(dir, 'payload'), PAYLOAD);
-  shim = await writeShim(path.join(dir, 'plugins'), { runner: [path.join(dir, 'fake-runner'), 'pre arg'], hostShell: path.join(dir, 'fake-shell') });
+  shim = await writeShim(path.join(dir, 'plugins'), { runner: [path.join(dir, 'fake-runner'), 'pre arg'], hostShell: path.join(dir, 'fake-shell'), nonce: NONCE });
 });
 
 afterAll(async () => {
@@ -133,13 +135,15 @@ describe('the shell shim', () => {
   });
 
   it('passes through to the remembered host shell with the same args when MGR_SANDBOX_WORKDIR is unset', async () => {
-    const result = await runShim({ MGR_INTERNAL_TOKEN: 'internal-secret', KEEP: 'me' });
+    const result = await runShim({ MGR_INTERNAL_TOKEN: 'internal-secret', KEEP: 'me', MGR_SANDBOX_PLANNED: NONCE });
     expect(result.code).toBe(42);
     expect(await recorded('fake-runner')).toBeUndefined();
     const rec = (await recorded('fake-shell'))!;
     expect(rec.argv.map((b) => b.toString('hex'))).toEqual([Buffer.from('-c'), PAYLOAD].map((b) => b.toString('hex')));
     expect(rec.env.get('KEEP')).toBe('me');
     expect(rec.env.has('MGR_INTERNAL_TOKEN')).toBe(false);
+    // The marker vouches for this spawn only; the host shell's children do not inherit it.
+    expect(rec.env.has('MGR_SANDBOX_PLANNED')).toBe(false);
   });
 
   it('refuses without running anything when the planner refused', async () => {
@@ -149,6 +153,53 @@ describe('the shell shim', () => {
     expect(result.stderr).toBe(`${message}\n`);
     expect(await recorded('fake-runner')).toBeUndefined();
     expect(await recorded('fake-shell')).toBeUndefined();
+  });
+
+  describe('when the mgr-sandbox plugin did not plan the spawn (issue #12)', () => {
+    async function expectRefused(env: Record<string, string>, flags: string[] = []): Promise<void> {
+      const result = await runShim(env, [], flags);
+      expect(result.code).toBe(125);
+      expect(result.stderr).toBe(`${UNPLANNED_MESSAGE}\n`);
+      expect(await recorded('fake-runner')).toBeUndefined();
+      expect(await recorded('fake-shell')).toBeUndefined();
+    }
+
+    it('refuses a host spawn that carries no marker instead of running the host shell', async () => {
+      expect(UNPLANNED_MESSAGE).toMatch(/^Sandbox enforcement is on but the sandbox is unavailable: the mgr-sandbox plugin did not plan this command/);
+      // What an agent server whose plugin did not load hands the shim: its enforcement stamp and nothing else.
+      await expectRefused({ MGR_SANDBOX_ENFORCED: 'true', MGR_INTERNAL_TOKEN: 'internal-secret' });
+      // The shim only exists while enforcement is on, so the stamp is not what it trusts.
+      await expectRefused({});
+      await expectRefused({ MGR_SANDBOX_ENFORCED: 'false' }, ['-l']);
+    });
+
+    it('refuses markers that are empty or carry the nonce of another start', async () => {
+      for (const value of ['', 'f00dfeed', `${NONCE}x`, 'deadbeef'.repeat(4)]) {
+        await expectRefused({ MGR_SANDBOX_ENFORCED: 'true', MGR_SANDBOX_PLANNED: value });
+        await expectRefused({ MGR_SANDBOX_ENFORCED: 'true', MGR_SANDBOX_HOOKED: value });
+      }
+    });
+
+    it("passes a spawn opencode never offers to the hook (slash-command template) once the agent server's hook fired", async () => {
+      const result = await runShim({ MGR_SANDBOX_ENFORCED: 'true', MGR_SANDBOX_HOOKED: NONCE });
+      expect(result.code).toBe(42);
+      const rec = (await recorded('fake-shell'))!;
+      expect(rec.argv.map((b) => b.toString('hex'))).toEqual([Buffer.from('-c'), PAYLOAD].map((b) => b.toString('hex')));
+      expect(rec.env.has('MGR_SANDBOX_HOOKED')).toBe(false);
+      expect(await recorded('fake-runner')).toBeUndefined();
+    });
+
+    it('still refuses a planner refusal that carries the marker, and keeps markers out of the runner', async () => {
+      const message = 'Sandbox enforcement is on but the sandbox is unavailable: the VM did not boot';
+      const refused = await runShim({ MGR_SANDBOX_REFUSE: message, MGR_SANDBOX_PLANNED: NONCE, MGR_SANDBOX_HOOKED: NONCE });
+      expect(refused).toEqual({ code: 125, stderr: `${message}\n` });
+      expect(await recorded('fake-shell')).toBeUndefined();
+      const result = await runShim({ MGR_SANDBOX_WORKDIR: '/w', MGR_SANDBOX_PLANNED: NONCE, MGR_SANDBOX_HOOKED: NONCE });
+      expect(result.code).toBe(42);
+      const rec = (await recorded('fake-runner'))!;
+      expect(rec.env.has('MGR_SANDBOX_PLANNED')).toBe(false);
+      expect(rec.env.has('MGR_SANDBOX_HOOKED')).toBe(false);
+    });
   });
 
   it('fails closed on arguments it cannot run faithfully', async () => {
@@ -161,11 +212,11 @@ describe('the shell shim', () => {
 });
 
 describe('renderShim and writeShim', () => {
-  const template = 'R=@RUNNER@ S=@HOST_SHELL@ N=@ENV_NAMES@';
+  const template = 'R=@RUNNER@ S=@HOST_SHELL@ N=@ENV_NAMES@ K=@NONCE@ M=@UNPLANNED_MESSAGE@';
 
   it('quotes the runner words and the host shell, and lists the allow-list', () => {
-    expect(renderShim(template, { runner: ["/opt/it's/node", 'run.js'], hostShell: '/bin/bash', envNames: ['A', 'B_1'] })).toBe(
-      `R='/opt/it'\\''s/node' 'run.js' S='/bin/bash' N=A B_1`,
+    expect(renderShim(template, { runner: ["/opt/it's/node", 'run.js'], hostShell: '/bin/bash', envNames: ['A', 'B_1'], nonce: NONCE })).toBe(
+      `R='/opt/it'\\''s/node' 'run.js' S='/bin/bash' N=A B_1 K='${NONCE}' M=${shellQuote(UNPLANNED_MESSAGE)}`,
     );
     expect(renderShim(template, { runner: ['x'], hostShell: '/bin/sh' })).toContain(`N=${FORWARDED_ENV_NAMES.join(' ')}`);
   });
@@ -174,6 +225,17 @@ describe('renderShim and writeShim', () => {
     expect(() => renderShim(template, { runner: ['x'], hostShell: '/bin/sh', envNames: ['A;rm -rf /'] })).toThrow();
     expect(() => renderShim(template, { runner: ['x'], hostShell: '/bin/sh', envNames: ['MGR_INTERNAL_TOKEN'] })).toThrow();
     expect(() => renderShim(template, { runner: ['x'], hostShell: 'sh' })).toThrow(/absolute/);
+  });
+
+  it('refuses a template without the marker check, and a nonce that is not plain letters and digits', async () => {
+    expect(() => renderShim('R=@RUNNER@ S=@HOST_SHELL@ N=@ENV_NAMES@', { runner: ['x'], hostShell: '/bin/sh' })).toThrow(/lacks @NONCE@/);
+    for (const nonce of ['short', "abc'def0123456789", 'a'.repeat(129)]) expect(() => renderShim(template, { runner: ['x'], hostShell: '/bin/sh', nonce })).toThrow(/nonce/);
+    // Without a nonce a random one is rendered: no plugin knows it, so every host spawn is refused.
+    const real = await readFile(SHIM_TEMPLATE, 'utf8');
+    const a = renderShim(real, { runner: ['x'], hostShell: '/bin/sh' });
+    const b = renderShim(real, { runner: ['x'], hostShell: '/bin/sh' });
+    expect(a).toMatch(/^nonce='[0-9a-f]{32}'$/m);
+    expect(a).not.toBe(b);
   });
 
   it('throws a UserError when the shim cannot be written', async () => {

@@ -15,7 +15,7 @@ import { createOpencodeScheduleRunner } from './schedule-runner.js';
 import { claimSupervision, readAgentServerState, releaseSupervision, reportStatus, setDesiredState, supervisorIdentity } from './state.js';
 import type { PreviousHolder } from './state.js';
 import { AgentServerSupervisor } from './supervisor.js';
-import type { SpawnPlan, SupervisorLog, SupervisorOptions } from './supervisor.js';
+import type { AgentServerEndpoint, SpawnPlan, SupervisorLog, SupervisorOptions } from './supervisor.js';
 
 /**
  * The daemon side of `docdex agent start|stop|restart`: the daemon is the supervisor. It takes the
@@ -32,11 +32,12 @@ export interface AgentServerExtensionContext {
 
 /**
  * A hook into every start (the sandbox uses one): write files next to the plugins, add environment
- * variables. Throwing a UserError refuses the start.
+ * variables, and check the server once it answers (`verify`, see SpawnPlan). Throwing a UserError refuses the
+ * start.
  */
 export interface AgentServerExtension {
   name: string;
-  prepare(ctx: AgentServerExtensionContext): Promise<{ env?: Record<string, string> } | undefined>;
+  prepare(ctx: AgentServerExtensionContext): Promise<{ env?: Record<string, string>; verify?: (server: AgentServerEndpoint) => Promise<void> } | undefined>;
   /** Called after the server stopped for good (daemon shutdown or `docdex agent stop`). */
   stopped?(): Promise<void>;
 }
@@ -68,7 +69,12 @@ export async function prepareAgentServer(config: Config, pool: pg.Pool, options:
   await seedPluginDependencies(layout.globalConfigDir);
   await seedPluginDependencies(layout.homeConfigDir);
   const extra: Record<string, string> = {};
-  for (const extension of options.extensions ?? []) Object.assign(extra, (await extension.prepare({ config, pool, workspace, layout }))?.env);
+  const checks: Array<(server: AgentServerEndpoint) => Promise<void>> = [];
+  for (const extension of options.extensions ?? []) {
+    const prepared = await extension.prepare({ config, pool, workspace, layout });
+    Object.assign(extra, prepared?.env);
+    if (prepared?.verify) checks.push(prepared.verify);
+  }
   const env = agentServerEnv(process.env, {
     layout,
     token,
@@ -82,6 +88,13 @@ export async function prepareAgentServer(config: Config, pool: pg.Pool, options:
     args: ['serve', '--port', String(config.agent.port), '--hostname', config.agent.host, '--print-logs'],
     cwd: workspace.assistantDir,
     env,
+    ...(checks.length === 0
+      ? {}
+      : {
+          async verify(server: AgentServerEndpoint) {
+            for (const check of checks) await check(server);
+          },
+        }),
   };
 }
 

@@ -28,11 +28,24 @@ export interface AgentServerStatus {
   retryAt: number | null;
 }
 
+/** How a start check reaches the server it checks. */
+export interface AgentServerEndpoint {
+  url: string;
+  /** HTTP basic auth when the server has a password; empty otherwise. */
+  headers: Record<string, string>;
+  pid: number | undefined;
+}
+
 export interface SpawnPlan {
   command: string;
   args: string[];
   cwd: string;
   env: Record<string, string>;
+  /**
+   * Runs once the server answers, before it counts as running. A UserError stops it for good (state failed,
+   * the message as lastError); any other error kills it and retries with backoff.
+   */
+  verify?(server: AgentServerEndpoint): Promise<void>;
 }
 
 export interface SupervisorLog {
@@ -255,9 +268,39 @@ export class AgentServerSupervisor {
       await this.kill('SIGKILL', child);
       return;
     }
+    if (plan.verify && !(await this.verifyStart(plan, child))) return;
     this.update({ state: 'running', startedAt: Date.now(), lastError: null });
     this.options.log.info({ pid: child.pid, url: this.options.url }, 'agent server running');
     this.startHealth(child);
+  }
+
+  /** The plan's start check; false when the child was stopped (for good, or for a retry) instead. */
+  private async verifyStart(plan: SpawnPlan, child: ChildProcess): Promise<boolean> {
+    let failure: unknown;
+    try {
+      await plan.verify!({ url: this.options.url, headers: this.authHeaders(), pid: child.pid });
+    } catch (error) {
+      failure = error ?? new Error('the start check failed');
+    }
+    if (this.child !== child) return false; // exited meanwhile: the close handler scheduled the retry
+    if (this.desired !== 'running') {
+      await this.kill('SIGTERM', child);
+      return false;
+    }
+    if (failure === undefined) return true;
+    const message = (failure as Error).message ?? String(failure);
+    this.note(`start check failed; stopping the agent server: ${message}`);
+    this.options.log.error({ err: failure }, 'agent server start check failed');
+    if (isUserError(failure)) {
+      // Retrying cannot fix it, and the server must not keep running as it is.
+      this.desired = 'stopped';
+      await this.kill('SIGKILL', child);
+      this.update({ state: 'failed', pid: null, startedAt: null, lastError: message });
+      return false;
+    }
+    this.update({ lastError: message });
+    await this.kill('SIGKILL', child);
+    return false;
   }
 
   private scheduleRetry(): void {

@@ -1,19 +1,24 @@
 import { existsSync } from 'node:fs';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse as parseJsonc } from 'jsonc-parser';
+import type { ParseError } from 'jsonc-parser';
 import type pg from 'pg';
 import type { AgentServerExtension } from '../agent-server/service.js';
+import type { AgentServerEndpoint } from '../agent-server/supervisor.js';
 import { readAgentConfig } from '../agent/agent-config.js';
 import { DEFAULT_USER_ID, readSettings } from '../agent/settings.js';
 import type { Workspace } from '../agent/workspace.js';
 import type { Config } from '../config.js';
 import { UserError } from '../errors.js';
-import { ENFORCED_VAR, MGR_SANDBOX_PLUGIN, renderMgrSandboxPlugin } from './plugin.js';
+import { ENFORCED_VAR, MGR_SANDBOX_PLUGIN, PLUGIN_REPORT_NAME, newSandboxNonce, renderMgrSandboxPlugin } from './plugin.js';
+import type { SandboxPluginReport } from './plugin.js';
 import { sandboxDown } from './service.js';
 import { sandboxSettings } from './settings.js';
 import type { SandboxSettings } from './settings.js';
 import { SHIM_NAME, writeShim } from './shim.js';
+import { unavailableMessage } from './unavailable.js';
 
 /**
  * The enforcement state machine (spec: States and transitions, the sandbox rows):
@@ -25,8 +30,21 @@ import { SHIM_NAME, writeShim } from './shim.js';
  *     environment is the stamp, and the plugin reads it once.
  *   enforced --(restart into disabled, agent server stopped for good, manager shutdown)--> VM stopped.
  *
- * The agent server supervisor calls `prepareForStart` before every spawn and `onAgentServerStopped` after
- * it stopped for good; `createSandboxExtension` adapts both to its extension hook.
+ * The agent server supervisor calls `prepareForStart` before every spawn, `verifyStart` once the enforced
+ * child answers, and `onAgentServerStopped` after it stopped for good; `createSandboxExtension` adapts them to
+ * its extension hook.
+ *
+ * Failing closed when mgr-sandbox.js does not do its job (issue #12) takes three layers, each enough on its
+ * own for the bash tool and `!command`:
+ *   1. OPENCODE_CONFIG_CONTENT pins `shell` to the shim in the child's environment. opencode merges it after
+ *      the global and project configuration files, so the shell is the shim even when the plugin never
+ *      loads. ($SHELL is not used: opencode only falls back to it when no `shell` is configured, and every
+ *      host process the server starts (MCP and language servers, hooks) would inherit a shim that refuses.)
+ *   2. The shim hands a spawn to the host shell only when it carries this start's nonce (planner.ts,
+ *      PLANNED_VAR / HOOKED_VAR), which only the plugin's shell.env hook puts there.
+ *   3. `verifyStart`: the child loads an instance for the workspace, and the plugin must report itself loaded
+ *      with this start's nonce, the effective shell must be the shim, and the shell.env hook must fire; if
+ *      not, the supervisor stops the child and reports why.
  */
 
 export interface SandboxEnforcementContext {
@@ -44,6 +62,10 @@ export interface EnforcementStamp {
   pluginPath?: string;
   /** The shell the shim hands non-sandboxed spawns to (the user's configured shell, else $SHELL, else /bin/sh). */
   hostShell?: string;
+  /** This start's fail-closed nonce, rendered into the shim and the plugin. */
+  nonce?: string;
+  /** Where the plugin reports itself loaded. */
+  reportPath?: string;
   stampedAt: number;
 }
 
@@ -63,6 +85,33 @@ export interface SandboxEnforcementOptions {
   stopVm?: (settings: SandboxSettings) => Promise<unknown>;
   shimTemplate?: string;
   log?: { warn(obj: object, msg: string): void };
+  /** The environment the agent server inherits (for an OPENCODE_CONFIG_CONTENT of the user's); default process.env. */
+  baseEnv?: NodeJS.ProcessEnv;
+  /** How long `verifyStart` may take; default 30 s. */
+  startCheckTimeoutMs?: number;
+}
+
+/** The command the start check runs in a pseudo-terminal to see the shell.env hook fire; it does nothing. */
+export const START_CHECK_PTY_COMMAND = '/bin/true';
+
+/**
+ * OPENCODE_CONFIG_CONTENT with `shell` pinned to the shim, keeping whatever else the user put there. opencode
+ * merges it after its configuration files, so it overrides a `shell` from any of them.
+ */
+export function pinShellInConfigContent(existing: string | undefined, shimPath: string): string {
+  let base: Record<string, unknown> = {};
+  if (existing !== undefined && existing.trim() !== '') {
+    const errors: ParseError[] = [];
+    const parsed: unknown = parseJsonc(existing, errors, { allowTrailingComma: true });
+    if (errors.length > 0 || parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new UserError('Sandbox enforcement is on but OPENCODE_CONFIG_CONTENT is not a JSON object, so the agent server shell cannot be pinned to the sandbox shim.', {
+        code: 'sandbox_config_content_invalid',
+        hint: 'Fix or unset OPENCODE_CONFIG_CONTENT in the environment of `docdex serve`.',
+      });
+    }
+    base = parsed as Record<string, unknown>;
+  }
+  return JSON.stringify({ ...base, shell: shimPath });
 }
 
 const EXEC_MAIN_CANDIDATES = [
@@ -144,11 +193,13 @@ export class SandboxEnforcement {
     const { preferences } = await readSettings(ctx.pool, this.options.userId ?? DEFAULT_USER_ID);
     const shimPath = path.join(ctx.pluginDir, SHIM_NAME);
     const pluginPath = path.join(ctx.pluginDir, MGR_SANDBOX_PLUGIN);
+    const reportPath = path.join(ctx.pluginDir, PLUGIN_REPORT_NAME);
 
     if (preferences.sandbox.enabled !== true) {
       // A stale plugin would be inert without the stamp; removing it keeps the folder honest.
       await rm(pluginPath, { force: true });
       await rm(shimPath, { force: true });
+      await rm(reportPath, { force: true });
       // Restart into disabled stops the VM. A runner that does not answer is not started just for this, so
       // this is cheap when none runs (also after a daemon that died while enforced).
       await this.stop(settings);
@@ -159,11 +210,15 @@ export class SandboxEnforcement {
 
     const runner = this.options.runner ?? defaultRunner(settings);
     const hostShell = await rememberedHostShell(ctx.workspace, shimPath);
+    const configContent = pinShellInConfigContent((this.options.baseEnv ?? process.env).OPENCODE_CONFIG_CONTENT, shimPath);
+    // One per start: a marker or report left from an earlier child never matches this one.
+    const nonce = newSandboxNonce();
     // Throws a UserError when it cannot be written: the start is refused, never run unenforced.
-    await writeShim(ctx.pluginDir, { runner, hostShell, ...(this.options.shimTemplate === undefined ? {} : { template: this.options.shimTemplate }) });
+    await writeShim(ctx.pluginDir, { runner, hostShell, nonce, ...(this.options.shimTemplate === undefined ? {} : { template: this.options.shimTemplate }) });
     try {
       await mkdir(ctx.pluginDir, { recursive: true, mode: 0o700 });
-      await writeAtomic(pluginPath, renderMgrSandboxPlugin({ shimPath, plannerTimeoutMs: settings.startTimeoutMs + 30_000 }));
+      await rm(reportPath, { force: true });
+      await writeAtomic(pluginPath, renderMgrSandboxPlugin({ shimPath, plannerTimeoutMs: settings.startTimeoutMs + 30_000, nonce, reportPath }));
     } catch (error) {
       throw new UserError(`Cannot write the sandbox plugin ${pluginPath}: ${(error as Error).message}`, {
         code: 'sandbox_plugin_unwritable',
@@ -171,9 +226,79 @@ export class SandboxEnforcement {
         cause: error,
       });
     }
-    this.last = { enforced: true, shimPath, pluginPath, hostShell, stampedAt: Date.now() };
+    this.last = { enforced: true, shimPath, pluginPath, hostShell, nonce, reportPath, stampedAt: Date.now() };
     this.lastSettings = settings;
-    return { env: { [ENFORCED_VAR]: 'true' }, plugins: [shimPath, pluginPath], stamp: this.current()! };
+    return { env: { [ENFORCED_VAR]: 'true', OPENCODE_CONFIG_CONTENT: configContent }, plugins: [shimPath, pluginPath], stamp: this.current()! };
+  }
+
+  /**
+   * The start check of an enforced child (layer 3 above), run once it answers: it loads the agent server
+   * instance of `directory` (the plugin loads per instance), and requires the effective shell to be the shim
+   * and the plugin to have reported itself loaded with this start's nonce. A pseudo-terminal running
+   * START_CHECK_PTY_COMMAND then shows whether opencode calls the shell.env hook. A UserError (the supervisor
+   * stops the child for good) when the evidence says the plugin is not doing its job; a plain Error when the
+   * server could not be asked.
+   */
+  async verifyStart(server: AgentServerEndpoint, directory: string): Promise<void> {
+    const stamp = this.last;
+    if (!stamp?.enforced) return;
+    const timeoutMs = this.options.startCheckTimeoutMs ?? 30_000;
+    const deadline = Date.now() + timeoutMs;
+    const query = `?directory=${encodeURIComponent(directory)}`;
+    const call = async (method: string, route: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
+      const response = await fetch(`${server.url}${route}${query}`, {
+        method,
+        headers: { ...server.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(Math.max(1000, deadline - Date.now())),
+      });
+      const text = await response.text();
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = text;
+      }
+      return { status: response.status, body: parsed };
+    };
+    const failed = (reason: string) =>
+      new UserError(unavailableMessage(`${reason}; the agent server was stopped so that no agent command runs on the host`), {
+        code: 'sandbox_plugin_not_loaded',
+        hint: `Look for opencode's error about ${stamp.pluginPath} in the agent server log, then restart the agent server (or turn sandbox enforcement off).`,
+      });
+
+    const config = await call('GET', '/config');
+    if (config.status !== 200) throw new Error(`the sandbox start check could not read the agent server configuration (HTTP ${config.status})`);
+    const shell = (config.body as { shell?: unknown } | undefined)?.shell;
+    if (shell !== stamp.shimPath) throw failed(`the agent server shell is ${JSON.stringify(shell ?? null)}, not the sandbox shim ${stamp.shimPath}`);
+
+    // A pseudo-terminal stays on the host (spec), and creating one is the only request that fires the shell.env
+    // hook without touching a session. Without one (no terminal support) the check cannot see the hook; the
+    // shim then refuses slash-command templates until the hook first fires, which is the closed side.
+    let hookProbed = false;
+    const pty = await call('POST', '/pty', { command: START_CHECK_PTY_COMMAND, args: [], cwd: directory, title: 'docdex sandbox start check' }).catch(() => undefined);
+    const ptyId = (pty?.body as { id?: unknown } | undefined)?.id;
+    if (pty?.status === 200 && typeof ptyId === 'string') {
+      hookProbed = true;
+      await call('DELETE', `/pty/${encodeURIComponent(ptyId)}`).catch(() => undefined);
+    } else {
+      this.options.log?.warn({ status: pty?.status }, 'the sandbox start check could not open a pseudo-terminal; the shell.env hook is not checked');
+    }
+
+    let report: SandboxPluginReport | undefined;
+    for (;;) {
+      report = await readFile(stamp.reportPath!, 'utf8').then(
+        (text) => JSON.parse(text) as SandboxPluginReport,
+        () => undefined,
+      );
+      const current = report?.nonce === stamp.nonce;
+      if (current && report!.shell === stamp.shimPath && (report!.shellEnv || !hookProbed)) return;
+      if (Date.now() >= deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    if (!report || report.nonce !== stamp.nonce) throw failed(`the mgr-sandbox plugin (${stamp.pluginPath}) did not report itself loaded within ${timeoutMs} ms`);
+    if (report.shell !== stamp.shimPath) throw failed(`the mgr-sandbox plugin's config hook did not pin the shell to ${stamp.shimPath}`);
+    throw failed(`opencode did not call the mgr-sandbox plugin's shell.env hook for a pseudo-terminal within ${timeoutMs} ms`);
   }
 
   /** The agent server stopped for good (`docdex agent stop`, manager shutdown): an enforced VM goes with it. */
@@ -208,8 +333,10 @@ export function createSandboxExtension(options: SandboxEnforcementOptions = {}):
     name: 'sandbox',
     enforcement,
     async prepare(ctx) {
-      const { env } = await enforcement.prepareForStart({ config: ctx.config, pool: ctx.pool, workspace: ctx.workspace, pluginDir: ctx.layout.pluginDir });
-      return { env };
+      const { env, stamp } = await enforcement.prepareForStart({ config: ctx.config, pool: ctx.pool, workspace: ctx.workspace, pluginDir: ctx.layout.pluginDir });
+      if (!stamp.enforced) return { env };
+      // The assistant's workspace is the server's own directory, so its instance is the one loaded anyway.
+      return { env, verify: (server) => enforcement.verifyStart(server, ctx.workspace.assistantDir) };
     },
     stopped: () => enforcement.onAgentServerStopped(),
   };

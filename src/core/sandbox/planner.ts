@@ -75,6 +75,14 @@ export function planShell(input: PlanInput): ShellPlan {
 export const WORKDIR_VAR = 'MGR_SANDBOX_WORKDIR';
 export const REFUSE_VAR = 'MGR_SANDBOX_REFUSE';
 export const ENV_PREFIX = 'MGR_SANDBOX_ENV_';
+/**
+ * Fail-closed markers, both set to the nonce of the agent server start (rendered into the plugin and the shim):
+ * the plugin puts PLANNED_VAR on every spawn its shell.env hook sees, and HOOKED_VAR into the agent server's
+ * own environment once that hook has fired. The shim hands a spawn to the host shell only with one of them, so
+ * a spawn the plugin never saw (plugin not loaded, hook not called) is refused instead of running on the host.
+ */
+export const PLANNED_VAR = 'MGR_SANDBOX_PLANNED';
+export const HOOKED_VAR = 'MGR_SANDBOX_HOOKED';
 
 export function shellEnvFor(plan: ShellPlan): Record<string, string> {
   switch (plan.action) {
