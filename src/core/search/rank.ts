@@ -46,7 +46,7 @@ function sum(parts: string[]): string {
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 /**
- * The score expression over snippet `s`, its page `d`, `h.hits` (terms the snippet matches, see termHitsSql)
+ * The score expression over snippet `s` (search_vector, code, page_count), its page `d` (title_vector), `h.hits` (terms the snippet matches, see termHitsSql)
  * and `tp`, the page's row among the best pages matching every term (NULL when it is not one; `relevance` 0..1
  * relative to the best). Needs `q` with: terms tsquery[], titles tsquery[], n int, phrase tsquery, any tsquery,
  * identifiers text[]. The per-term checks are unrolled for the query's term count: a subquery per row costs

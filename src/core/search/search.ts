@@ -277,14 +277,17 @@ tier_pages AS (
 }
 candidates AS (SELECT id FROM tier1${tiers.relaxed ? ' UNION SELECT id FROM tier2' : ''}${tiers.any ? ' UNION SELECT id FROM tier3' : ''}${tiers.pages ? ' UNION SELECT id FROM tier_pages' : ''}),
 placed AS (
-  SELECT s.id, COALESCE(focused.id, s.document_id) AS document_id, focused.url AS page_url
+  SELECT s.id, s.search_vector, s.code, s.page_count, COALESCE(focused.id, s.document_id) AS document_id, focused.url AS page_url
     FROM candidates c JOIN snippets s ON s.id = c.id
     ${FOCUSED_PAGE}
 ),
 ranked AS (
-  SELECT s.id, pl.page_url, ${scoreSql(termCount, identifierCount)} AS score
-    FROM placed pl JOIN snippets s ON s.id = pl.id JOIN documents d ON d.id = pl.document_id
-    LEFT JOIN top_pages tp ON tp.id = pl.document_id, q,
+  SELECT s.id, s.page_url, ${scoreSql(termCount, identifierCount)} AS score
+    FROM placed s
+    -- One index probe per candidate: planned as a join, a mid-sized index (tens of thousands of pages) got its
+    -- whole documents table hashed for a few hundred candidates. OFFSET 0 keeps the subquery from being merged.
+    CROSS JOIN LATERAL (SELECT d.title_vector FROM documents d WHERE d.id = s.document_id OFFSET 0) AS d
+    LEFT JOIN top_pages tp ON tp.id = s.document_id, q,
     LATERAL (SELECT ${termHitsSql(termCount)} AS hits) AS h
 ),
 paged AS (
