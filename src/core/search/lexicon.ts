@@ -26,3 +26,42 @@ export async function refreshSearchTerms(db: Db, maxRows = Number.POSITIVE_INFIN
   }
   return done;
 }
+
+// Page writers fold the queue in at most this often per pool. Every refresh rewrites the row of each word it
+// touches (and that row's trigram index entries), so a common word refreshed after every page of a fast crawl
+// was rewritten hundreds of times a second; once a second, a batch of pages costs each word one rewrite.
+const WRITER_REFRESH_INTERVAL_MS = 1000;
+
+interface WriterState {
+  last: number;
+  trailing: NodeJS.Timeout | null;
+}
+const writers = new WeakMap<pg.Pool, WriterState>();
+
+/**
+ * For page writers, after a commit: folds the queue in now when the last refresh on this pool is a second
+ * old, otherwise once that second is up (a timer that does not keep the process alive), so the lexicon
+ * trails the writes by about a second. Never throws: what is not folded in stays queued for the next
+ * refresh, and a search folds it in before calling a word a typo.
+ */
+export async function refreshSearchTermsAfterWrite(pool: pg.Pool): Promise<void> {
+  let state = writers.get(pool);
+  if (!state) {
+    state = { last: 0, trailing: null };
+    writers.set(pool, state);
+  }
+  const wait = state.last + WRITER_REFRESH_INTERVAL_MS - Date.now();
+  if (wait > 0) {
+    if (state.trailing === null) {
+      const s = state;
+      s.trailing = setTimeout(() => {
+        s.trailing = null;
+        void refreshSearchTermsAfterWrite(pool);
+      }, wait);
+      s.trailing.unref();
+    }
+    return;
+  }
+  state.last = Date.now();
+  await refreshSearchTerms(pool, LEXICON_BATCH * 10).catch(() => 0);
+}

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { withTransaction } from '../db/transaction.js';
 import type { ExtractedSnippet } from '../extract/types.js';
-import { LEXICON_BATCH, refreshSearchTerms } from '../search/lexicon.js';
+import { refreshSearchTermsAfterWrite } from '../search/lexicon.js';
 
 /**
  * Writing one page and its snippets, shared by the crawl and upload pipelines. A page is written in ONE
@@ -154,11 +154,8 @@ async function insertSnippets(client: pg.ClientBase, w: PageWrite, documentId: s
 
 export async function storePage(pool: pg.Pool, write: PageWrite): Promise<PageWriteResult> {
   const result = await storePageTransaction(pool, write);
-  // After the commit, so that page writes never wait on one another's lexicon rows. One batch at most: a page
-  // write must not inherit a bulk load's backlog. Pages written while another session refreshes stay queued
-  // for the next refresh (or for a search that needs them), and so does everything when a refresh fails: the
-  // page itself is stored, which is what the caller asked for.
-  if (result.snippetsInserted > 0) await refreshSearchTerms(pool, LEXICON_BATCH).catch(() => 0);
+  // After the commit, so that page writes never wait on one another's lexicon rows.
+  if (result.snippetsInserted > 0) await refreshSearchTermsAfterWrite(pool);
   return result;
 }
 
