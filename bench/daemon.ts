@@ -4,7 +4,8 @@
 // Run alone: npm run build && node --experimental-strip-types bench/daemon.ts
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../dist/core/config.js';
 import { docsIndexRoutes } from '../dist/daemon/routes/index.js';
@@ -33,6 +34,37 @@ async function serveSite(pages: number, delayMs: number): Promise<{ base: string
   };
 }
 
+// The load generator runs in its own process, as a load tool would: in the daemon's process it shared one
+// event loop with the server, and every request's latency included the client's own work.
+const LOAD_CHILD = `
+const autocannon = require('autocannon');
+let input = '';
+process.stdin.on('data', (d) => (input += d));
+process.stdin.on('end', async () => {
+  const r = await autocannon(JSON.parse(input));
+  process.stdout.write(JSON.stringify({ requests: r.requests, latency: r.latency, errors: r.errors, timeouts: r.timeouts, non2xx: r.non2xx }));
+});
+`;
+
+interface LoadResult {
+  requests: { average: number };
+  latency: { p50: number; p99: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+}
+
+function loadFromChild(options: object): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', LOAD_CHILD], { cwd: path.resolve(import.meta.dirname, '..'), stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`load generator exited with ${code}`))));
+    child.stdin.end(JSON.stringify(options));
+  });
+}
+
 export async function benchDaemon(): Promise<Row[]> {
   const total = Number(process.env.BENCH_DAEMON_SNIPPETS ?? 100_000);
   const durationSeconds = Number(process.env.BENCH_DAEMON_SECONDS ?? 30);
@@ -53,7 +85,7 @@ export async function benchDaemon(): Promise<Row[]> {
       body: JSON.stringify({ start_urls: [`${site.base}/p0.html`], name: `bench-crawl-${Date.now()}`, max_depth: 3, max_concurrent_crawls: 4 }),
     });
     const job = (await start.json()) as { job_id: string };
-    const result = await autocannon({
+    const result = await loadFromChild({
       url: base,
       connections: 200,
       duration: durationSeconds,

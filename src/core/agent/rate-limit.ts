@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { withTransaction } from '../db/transaction.js';
 
 export interface RateLimit {
   /** Accepted requests per window. */
@@ -17,9 +18,7 @@ export type RateLimitDecision = { allowed: true; remaining: number } | { allowed
  * both take the last slot.
  */
 export async function takeRateLimitSlot(pool: pg.Pool, bucket: string, limit: RateLimit): Promise<RateLimitDecision> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return withTransaction<RateLimitDecision>(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [bucket]);
     await client.query(`DELETE FROM agent_rate_limit_hits WHERE bucket = $1 AND at <= clock_timestamp() - make_interval(secs => $2)`, [
       bucket,
@@ -33,20 +32,13 @@ export async function takeRateLimitSlot(pool: pg.Pool, bucket: string, limit: Ra
     );
     const count = rows[0]?.count ?? 0;
     if (count >= limit.max) {
-      await client.query('COMMIT');
       // Rounded up: a client that waits exactly Retry-After seconds must find the slot free.
       const retryAfterSeconds = Math.max(1, Math.ceil(Number(rows[0]?.retry_ms ?? limit.windowSeconds * 1000) / 1000));
       return { allowed: false, retryAfterSeconds };
     }
     await client.query('INSERT INTO agent_rate_limit_hits (bucket) VALUES ($1)', [bucket]);
-    await client.query('COMMIT');
     return { allowed: true, remaining: limit.max - count - 1 };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** A bucket name per token and route; the token itself is never stored. */

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { withTransaction } from '../db/transaction.js';
 import { refreshSearchTerms } from './lexicon.js';
 
 /**
@@ -213,9 +214,7 @@ export async function correctWords(db: Db, words: readonly string[], known?: Wor
  * words of deleted snippets). Runs in one transaction: searches keep the old lexicon until it commits.
  */
 export async function rebuildSearchTerms(pool: pg.Pool): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return withTransaction(pool, async (client) => {
     await client.query('DELETE FROM search_terms');
     // What is queued and visible here is in the rebuild below; later commits stay queued.
     await client.query('DELETE FROM search_terms_queue');
@@ -223,12 +222,6 @@ export async function rebuildSearchTerms(pool: pg.Pool): Promise<number> {
       `INSERT INTO search_terms (term, doc_count)
        SELECT w, count(*)::int FROM snippets s, LATERAL search_vector_terms(s.search_vector) AS w GROUP BY w`,
     );
-    await client.query('COMMIT');
     return result.rowCount ?? 0;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

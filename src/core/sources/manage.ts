@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { ConflictError, ValidationError } from '../errors.js';
 import { resolveSource } from './resolve.js';
+import { withTransaction } from '../db/transaction.js';
 
 /** Listing, showing, editing and deleting sources (a crawled site or an upload collection, per version). */
 
@@ -155,43 +156,39 @@ function merged(existing: unknown, added: string[] | undefined): string[] | unde
 export async function updateSource(pool: pg.Pool, ref: string, update: SourceUpdate, options: { version?: string } = {}): Promise<SourceDetails> {
   checkUpdate(update);
   const { id } = await resolveSource(pool, ref, options.version);
-  const client = await pool.connect();
   try {
-    await client.query('BEGIN');
-    const { rows } = await client.query<{ crawl_config: CrawlSettings }>('SELECT crawl_config FROM sources WHERE id = $1 FOR UPDATE', [id]);
-    const config: CrawlSettings = { ...(rows[0]?.crawl_config ?? {}) };
-    const include = merged(config.url_patterns, update.addIncludePatterns);
-    const exclude = merged(config.exclude_patterns, update.addExcludePatterns);
-    if (include) config.url_patterns = include;
-    if (exclude) config.exclude_patterns = exclude;
-    if (update.maxDepth !== undefined) config.max_depth = update.maxDepth;
-    if (update.maxConcurrent !== undefined) config.max_concurrent_crawls = update.maxConcurrent;
-    await client.query(
-      `UPDATE sources SET
-         name = COALESCE($2, name), version = COALESCE($3, version), description = COALESCE($4, description),
-         base_url = CASE WHEN $5 THEN $6 ELSE base_url END, crawl_config = $7, updated_at = now()
-       WHERE id = $1`,
-      [
-        id,
-        update.name?.trim() ?? null,
-        update.version?.trim() ?? null,
-        update.description ?? null,
-        update.baseUrl !== undefined,
-        update.baseUrl ?? null,
-        JSON.stringify(config),
-      ],
-    );
-    await client.query('COMMIT');
+    await withTransaction(pool, async (client) => {
+      const { rows } = await client.query<{ crawl_config: CrawlSettings }>('SELECT crawl_config FROM sources WHERE id = $1 FOR UPDATE', [id]);
+      const config: CrawlSettings = { ...(rows[0]?.crawl_config ?? {}) };
+      const include = merged(config.url_patterns, update.addIncludePatterns);
+      const exclude = merged(config.exclude_patterns, update.addExcludePatterns);
+      if (include) config.url_patterns = include;
+      if (exclude) config.exclude_patterns = exclude;
+      if (update.maxDepth !== undefined) config.max_depth = update.maxDepth;
+      if (update.maxConcurrent !== undefined) config.max_concurrent_crawls = update.maxConcurrent;
+      await client.query(
+        `UPDATE sources SET
+           name = COALESCE($2, name), version = COALESCE($3, version), description = COALESCE($4, description),
+           base_url = CASE WHEN $5 THEN $6 ELSE base_url END, crawl_config = $7, updated_at = now()
+         WHERE id = $1`,
+        [
+          id,
+          update.name?.trim() ?? null,
+          update.version?.trim() ?? null,
+          update.description ?? null,
+          update.baseUrl !== undefined,
+          update.baseUrl ?? null,
+          JSON.stringify(config),
+        ],
+      );
+    });
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
     if ((error as { code?: string }).code === '23505') {
       throw new ConflictError(`A source named "${update.name ?? ref}" with version "${update.version ?? ''}" already exists.`, {
         hint: 'Pick another name or version, or delete the other source first.',
       });
     }
     throw error;
-  } finally {
-    client.release();
   }
   return getSource(pool, id);
 }
@@ -213,14 +210,10 @@ export interface DeleteResult {
  */
 export async function deleteSource(pool: pg.Pool, ref: string, options: { version?: string } = {}): Promise<DeleteResult> {
   const source = await resolveSource(pool, ref, options.version);
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return withTransaction(pool, async (client) => {
     const locked = await client.query('SELECT 1 FROM sources WHERE id = $1 FOR UPDATE', [source.id]);
-    if (locked.rowCount === 0) {
-      await client.query('ROLLBACK');
-      return { ...source, documents: 0, snippets: 0, crawl_jobs: 0, upload_jobs: 0 };
-    }
+    // Deleted meanwhile by someone else: nothing left to count or delete.
+    if (locked.rowCount === 0) return { ...source, documents: 0, snippets: 0, crawl_jobs: 0, upload_jobs: 0 };
     const { rows } = await client.query<Omit<DeleteResult, 'id' | 'name' | 'version'>>(
       `SELECT (SELECT count(*)::int FROM documents WHERE source_id = $1) AS documents,
               (SELECT count(*)::int FROM snippets WHERE source_id = $1) AS snippets,
@@ -229,12 +222,6 @@ export async function deleteSource(pool: pg.Pool, ref: string, options: { versio
       [source.id],
     );
     await client.query('DELETE FROM sources WHERE id = $1', [source.id]);
-    await client.query('COMMIT');
     return { ...source, ...rows[0]! };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

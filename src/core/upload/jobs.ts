@@ -10,6 +10,7 @@ import type { FileProblem, SkippedFile, UploadFileInput } from './files.js';
 import { queueFiles, withBoss } from './queue.js';
 import type { QueueDb } from './queue.js';
 import { assertLlmReady } from '../llm/preflight.js';
+import { withTransaction } from '../db/transaction.js';
 
 /**
  * Upload jobs: created with their files (bodies stored in upload_files) and queue entries in ONE transaction,
@@ -87,9 +88,7 @@ async function createUpload(db: QueueDb, upload: NewUpload): Promise<UploadJob> 
     );
   }
   return withBoss(db, async (boss) => {
-    const client = await db.pool.connect();
-    try {
-      await client.query('BEGIN');
+    const created = await withTransaction(db.pool, async (client) => {
       // An upload into an existing (name, version) adds to that source: re-uploading a file replaces its page.
       const source = await client.query<{ id: string }>(
         `INSERT INTO sources (name, version, kind, base_url) VALUES ($1, $2, 'upload', $3)
@@ -117,14 +116,9 @@ async function createUpload(db: QueueDb, upload: NewUpload): Promise<UploadJob> 
         jobId,
         files.rows.map((r) => r.id),
       );
-      await client.query('COMMIT');
-      return getUploadJob(db.pool, jobId);
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+      return jobId;
+    });
+    return getUploadJob(db.pool, created);
   });
 }
 

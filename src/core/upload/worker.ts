@@ -11,6 +11,7 @@ import { queueEnhancementAfterStore } from '../llm/after-store.js';
 import { contentTypeFor } from './files.js';
 import { ensureUploadQueue, UPLOAD_QUEUE } from './queue.js';
 import type { UploadFileJobData } from './queue.js';
+import { withTransaction } from '../db/transaction.js';
 
 /**
  * Processing upload files: extract, store through the shared page store (dedup with crawled pages of the
@@ -97,22 +98,14 @@ const countUploadedPage: PageWriteHook = async (client, write) => {
 onPageWrite(countUploadedPage);
 
 async function recordFailure(pool: pg.Pool, fileId: number, jobId: string, error: string): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await withTransaction(pool, async (client) => {
     const { rows } = await client.query<{ path: string }>(
       `UPDATE upload_files SET status = 'failed', error = $2, content = NULL, updated_at = now()
         WHERE id = $1 AND status = 'pending' RETURNING path`,
       [fileId, error],
     );
     if (rows[0]) await finishFile(client, jobId, { failed: true, snippets: 0, path: rows[0].path, error });
-    await client.query('COMMIT');
-  } catch (e) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 // Connection loss, shutdown, deadlock or serialisation failure, out of resources: worth retrying the file.
