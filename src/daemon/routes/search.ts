@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { searchSnippets } from '../../core/search/search.js';
+import { searchSnippetsShared } from '../../core/search/shared.js';
 import type { DaemonDeps } from '../app.js';
 import { ErrorBody } from '../errors.js';
 
@@ -59,14 +59,14 @@ export function registerSearchRoutes(app: FastifyInstance, deps: DaemonDeps): vo
   r.post(
     '/search',
     { schema: { summary: 'Search code snippets', tags: ['search'], body: SearchRequest, response: { 200: SearchResponse, 404: ErrorBody, 422: ErrorBody } } },
-    async (request) => searchSnippets(deps.db.pool, request.body),
+    async (request) => searchSnippetsShared(deps.db.pool, request.body),
   );
   r.get(
     '/api/search',
     { schema: { summary: 'Search code snippets (query string)', tags: ['search'], querystring: SearchQuery, response: { 200: SearchResponse, 404: ErrorBody, 422: ErrorBody } } },
     async (request) => {
       const { q, ...rest } = request.query;
-      return searchSnippets(deps.db.pool, { query: q, ...rest });
+      return searchSnippetsShared(deps.db.pool, { query: q, ...rest });
     },
   );
 }

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { UserError } from '../../errors.js';
-import { searchSnippets } from '../../search/search.js';
+import { searchSnippetsShared } from '../../search/shared.js';
 import { SEPARATOR, formatSnippets } from '../format.js';
 import type { SnippetForModel } from '../format.js';
 import { libraryLabel, resolveLibrary } from '../libraries.js';
@@ -12,7 +12,7 @@ import { limitArg, pageArg, plural } from './common.js';
 
 export const GET_CONTENT = 'get_content';
 
-// searchSnippets accepts offsets up to 1000 (src/core/search/search.ts): deeper pages of one query are noise.
+// The search accepts offsets up to 1000 (src/core/search/search.ts): deeper pages of one query are noise.
 const MAX_SEARCH_DEPTH = 1000;
 
 const inputSchema = z.object({
@@ -47,7 +47,7 @@ export async function getContent(deps: McpDeps, args: z.output<typeof inputSchem
         hint: 'Use a more specific query, or a lower page number.',
       });
     }
-    const result = await searchSnippets(deps.pool, { query, source: library.id, limit: args.limit, offset });
+    const result = await searchSnippetsShared(deps.pool, { query, source: library.id, limit: args.limit, offset });
     snippets = result.items;
     total = result.total;
     if (result.corrected && result.corrected.length > 0) {
