@@ -1,5 +1,6 @@
 // Class names that matter inside code blocks, shared by the tree builder (which
 // flattens plain highlighter spans), the junk filter and the code reader.
+import { detach } from './encoding.js';
 
 // Class attributes repeat across a page and across a site; caching the verdict
 // of the long alternations below beats re-running them.
@@ -12,7 +13,8 @@ export class ClassMatcher {
       v = this.re.test(cls);
       // Bounded: a crawl sees millions of distinct class strings over time.
       if (this.cache.size >= 20_000) this.cache.clear();
-      this.cache.set(cls, v);
+      // Detached: a class string sliced from a page would keep the page alive.
+      this.cache.set(detach(cls), v);
     }
     return v;
   }

@@ -13,6 +13,7 @@
 // - a paragraph right before the block that is nothing but a path (`src/app.ts`)
 //   is a filename hint, not context.
 import { filenameFromProseLine } from './filename.js';
+import { collapseSpaces } from './whitespace.js';
 
 export interface HeadingItem {
   kind: 'heading';
@@ -61,7 +62,7 @@ export function plainText(md: string): string {
     s = s.replace(/(\*\*|__|`+)/g, '').replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, '$1$2');
   }
   s = s.replace(/^\s*(?:[-*+]|\d+[.)]|>+|#{1,6})\s+/gm, '');
-  return s.replace(/\s+/g, ' ').trim();
+  return collapseSpaces(s).trim();
 }
 
 function sentences(text: string): string[] {
@@ -113,6 +114,8 @@ interface HeadingEntry {
   level: number;
   text: string;
   anchor: string | null;
+  /** The section title for its code blocks, computed for the first one. */
+  section?: string;
 }
 
 /** Context for every code item in the stream, indexed by its block number. */
@@ -157,8 +160,13 @@ export function resolveContexts(items: readonly StreamItem[], blockCount: number
         let filenameHint: string | null = null;
         let paragraphs = prose;
         const last = paragraphs[paragraphs.length - 1];
+        // Plain text of a short last paragraph, kept for the `before` context below.
+        let lastPlain: string | null = null;
         if (last !== undefined) {
-          if (last.length <= 200) filenameHint = filenameFromProseLine(plainText(last));
+          if (last.length <= 200) {
+            lastPlain = plainText(last);
+            filenameHint = filenameFromProseLine(lastPlain);
+          }
           if (filenameHint !== null) paragraphs = paragraphs.slice(0, -1);
         }
         let before = '';
@@ -169,7 +177,7 @@ export function resolveContexts(items: readonly StreamItem[], blockCount: number
           for (let i = paragraphs.length - 1; i >= 0 && size < BEFORE_MAX * 2 && recent.length < 4; i--) {
             const p = paragraphs[i] as string;
             const tail = p.length > BEFORE_MAX * 3 ? p.slice(p.length - BEFORE_MAX * 3) : p;
-            const plain = plainText(tail);
+            const plain = lastPlain !== null && i === paragraphs.length - 1 && tail === last ? lastPlain : plainText(tail);
             if (plain.length === 0) continue;
             recent.unshift(plain);
             size += plain.length;
@@ -188,7 +196,7 @@ export function resolveContexts(items: readonly StreamItem[], blockCount: number
         }
         const top = path[path.length - 1];
         const ctx: BlockContext = {
-          section: top ? truncateWords(plainText(top.text), SECTION_MAX) : '',
+          section: top ? (top.section ??= truncateWords(plainText(top.text), SECTION_MAX)) : '',
           sectionLevel: top ? top.level : 0,
           anchor,
           before,
@@ -226,5 +234,5 @@ export function composeDescription(parts: Array<string | null | undefined>): str
     .filter((p): p is string => typeof p === 'string' && p.trim().length > 0)
     .map((p) => p.trim())
     .join(' ');
-  return truncateWords(text.replace(/\s+/g, ' '), DESCRIPTION_MAX);
+  return truncateWords(collapseSpaces(text), DESCRIPTION_MAX);
 }

@@ -45,11 +45,13 @@ function decodeWindows1252(bytes: Uint8Array): string {
   return latin.replace(/[\x80-\x9f]/g, (c) => String.fromCharCode(CP1252_HIGH[c.charCodeAt(0) - 0x80] as number));
 }
 
+const UTF8_LABEL = /^(?:utf-?8|unicode-1-1-utf-8)$/i;
+
 function decodeWith(label: string, bytes: Uint8Array): string | null {
   if (WINDOWS_1252_LABELS.has(label.trim().toLowerCase())) return decodeWindows1252(bytes);
   // Buffer's UTF-8 decoder (simdutf) is several times faster than TextDecoder's
   // and also turns invalid sequences into U+FFFD.
-  if (/^(?:utf-?8|unicode-1-1-utf-8)$/i.test(label.trim())) {
+  if (UTF8_LABEL.test(label.trim())) {
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   }
   try {
@@ -59,9 +61,19 @@ function decodeWith(label: string, bytes: Uint8Array): string | null {
   }
 }
 
+/**
+ * Whether decodeWith(label) yields text that is well-formed by construction
+ * and holds a NUL exactly where the bytes hold 0x00 (UTF-8 via Buffer,
+ * windows-1252): the two scans over the whole text can then be skipped.
+ */
+function isByteFaithful(label: string): boolean {
+  return WINDOWS_1252_LABELS.has(label.trim().toLowerCase()) || UTF8_LABEL.test(label.trim());
+}
+
 /** Text of the body, with NUL characters removed and lone surrogates repaired. */
 export function decodeBody(body: string | Uint8Array, contentType?: string | null): string {
   let text: string;
+  let faithful = false;
   if (typeof body === 'string') {
     text = body;
   } else {
@@ -69,13 +81,22 @@ export function decodeBody(body: string | Uint8Array, contentType?: string | nul
     const sniffed = declared === null ? sniffCharset(body) : null;
     // UTF-16 declared in a <meta> of an ASCII-compatible document is a lie (HTML spec).
     const label = declared ?? (sniffed !== null && /^utf-?16/i.test(sniffed) && body[0] !== 0xfe && body[0] !== 0xff ? 'utf-8' : sniffed) ?? 'utf-8';
-    text = decodeWith(label, body) ?? decodeWith('utf-8', body) ?? '';
+    const decoded = decodeWith(label, body);
+    if (decoded !== null) {
+      text = decoded;
+      faithful = isByteFaithful(label);
+    } else {
+      text = decodeWith('utf-8', body) ?? '';
+      faithful = true;
+    }
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   // NUL cannot be stored in a PostgreSQL text column and means nothing in a document.
-  if (text.includes('\0')) text = text.replace(/\0/g, '');
-  const wf = text as unknown as WellFormed;
-  if (!wf.isWellFormed()) text = wf.toWellFormed();
+  if (faithful ? (body as Uint8Array).indexOf(0) !== -1 : text.includes('\0')) text = text.replace(/\0/g, '');
+  if (!faithful) {
+    const wf = text as unknown as WellFormed;
+    if (!wf.isWellFormed()) text = wf.toWellFormed();
+  }
   return text;
 }
 
@@ -83,4 +104,13 @@ export function md5Hex(data: string | Uint8Array): string {
   // The one-shot crypto.hash (Node 21.7+) skips creating a Hash object per call:
   // a page with a hundred snippets hashes a hundred times.
   return hash('md5', data, 'hex');
+}
+
+/**
+ * A copy of `s` that does not keep a larger string alive. V8 represents a slice
+ * of 13+ characters as a view into its parent, so a slice cached across pages
+ * (class names, tag names) would pin the whole page it came from.
+ */
+export function detach(s: string): string {
+  return /[\u0100-\uffff]/.test(s) ? Buffer.from(s, 'utf16le').toString('utf16le') : Buffer.from(s, 'latin1').toString('latin1');
 }

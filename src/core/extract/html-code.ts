@@ -6,6 +6,7 @@ import { LINE_CLASS } from './code-classes.js';
 import { isCodeJunk } from './html-main.js';
 import { type HElement, type HNode, type HtmlTree, isAncestor, Kind, textOf } from './html-tree.js';
 import { isKnownLanguage, languageFromClass, normalizeLanguage } from './language.js';
+import { collapseSpaces } from './whitespace.js';
 
 // ---------------------------------------------------------------------------
 // Text.
@@ -71,11 +72,27 @@ function stripOneNewline(s: string): string {
 function finishCode(text: string): string {
   let s = text.includes('\u00a0') ? text.replace(/\u00a0/g, ' ') : text;
   if (s.includes('\r')) s = s.replace(/\r\n?/g, '\n');
-  // A copy button that slipped through as plain text sits on its own first or last line.
-  const lines = s.split('\n');
-  while (lines.length > 0 && COPY_LINE.test((lines[lines.length - 1] as string).trim())) lines.pop();
-  while (lines.length > 0 && COPY_LINE.test((lines[0] as string).trim())) lines.shift();
-  return lines.join('\n');
+  // A copy button that slipped through as plain text sits on its own first or
+  // last line. Only the edge lines are looked at: no split of the whole block.
+  // Kept: the lines from `start` up to `end` (exclusive); `empty` once none are left.
+  let start = 0;
+  let end = s.length;
+  let empty = false;
+  while (!empty) {
+    const nl = end > start ? s.lastIndexOf('\n', end - 1) : -1;
+    const lineStart = nl >= start ? nl + 1 : start;
+    if (!COPY_LINE.test(s.slice(lineStart, end).trim())) break;
+    if (lineStart === start) empty = true;
+    else end = lineStart - 1;
+  }
+  while (!empty) {
+    const nl = s.indexOf('\n', start);
+    const lineEnd = nl >= 0 && nl < end ? nl : end;
+    if (!COPY_LINE.test(s.slice(start, lineEnd).trim())) break;
+    if (lineEnd === end) empty = true;
+    else start = lineEnd + 1;
+  }
+  return empty ? '' : s.slice(start, end);
 }
 
 /** The code an element shows, exactly: whitespace, tabs and blank lines kept, entities decoded. */
@@ -222,7 +239,7 @@ function collectLabel(node: HElement, parts: string[]): void {
 function titleText(el: HElement): string {
   const parts: string[] = [];
   collectLabel(el, parts);
-  return parts.join('').replace(/[¶#§]\s*$/, '').replace(/\s+/g, ' ').trim();
+  return collapseSpaces(parts.join('').replace(/[¶#§]\s*$/, '')).trim();
 }
 
 function isTitleElement(el: HElement): boolean {

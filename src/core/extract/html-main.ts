@@ -3,7 +3,8 @@
 // buttons and tab strips; none of that is context for a code example, and none
 // of it belongs in the page's markdown.
 import { ClassMatcher, codeJunkClass } from './code-classes.js';
-import { type HElement, type HtmlTree, isAncestor, Kind } from './html-tree.js';
+import { NO_ATTRS } from './html-parser.js';
+import { type HElement, type HtmlTree, Kind } from './html-tree.js';
 
 export { ClassMatcher } from './code-classes.js';
 
@@ -30,12 +31,6 @@ function insideChrome(el: HElement): boolean {
   return false;
 }
 
-function countInside(container: HElement, elements: readonly HElement[]): number {
-  let n = 0;
-  for (const e of elements) if (isAncestor(container, e)) n++;
-  return n;
-}
-
 function findBody(root: HElement): HElement {
   // <html><body> or a bare fragment.
   for (const c of root.children) {
@@ -55,8 +50,16 @@ export function chooseMainRoot(tree: HtmlTree): HElement {
   const candidates = tree.mainCandidates.filter((c) => !insideChrome(c) && !isJunk(c));
   if (candidates.length === 0) return body;
   const code = tree.codeElements.filter((c) => !insideChrome(c));
-  const coverage = candidates.map((c) => (code.length === 0 ? 0 : countInside(c, code)));
-  const maxCoverage = Math.max(...coverage);
+  // Code elements inside each element, counted up each code element's ancestors
+  // once: testing every candidate against every code element was quadratic
+  // (a page of 20,000 <main><pre> pairs took seconds).
+  const inside = new Map<HElement, number>();
+  for (const c of code) {
+    for (let p: HElement | null = c; p !== null; p = p.parent) inside.set(p, (inside.get(p) ?? 0) + 1);
+  }
+  const coverage = candidates.map((c) => inside.get(c) ?? 0);
+  let maxCoverage = 0;
+  for (const cov of coverage) if (cov > maxCoverage) maxCoverage = cov;
   let best: HElement | null = null;
   let bestScore = -1;
   for (let i = 0; i < candidates.length; i++) {
@@ -94,6 +97,7 @@ export function isJunk(el: HElement): boolean {
     const c = a.class ?? '';
     return !CONTENT_ASIDE.test(c);
   }
+  if (a === NO_ATTRS) return false;
   // Inactive tab panels carry `hidden` (Docusaurus, Starlight) and still hold real examples.
   if (a.hidden !== undefined && a.role !== 'tabpanel') return true;
   if (a['aria-hidden'] === 'true' && tag !== 'pre' && tag !== 'code' && tag !== 'table' && tag !== 'div') return true;
@@ -113,6 +117,7 @@ export function isCodeJunk(el: HElement): boolean {
     return true;
   }
   const a = el.attrs;
+  if (a === NO_ATTRS) return false;
   if (a.hidden !== undefined) return true;
   const cls = a.class;
   if (cls !== undefined && cls.length > 0) {

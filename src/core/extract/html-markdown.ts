@@ -12,9 +12,11 @@
 import type { HeadingItem, StreamItem } from './context.js';
 import { codeFromTable, codeLabels, codeText, declaredLanguage, isCodeTable, isGutterPre, tabLabel } from './html-code.js';
 import { ClassMatcher, isJunk } from './html-main.js';
+import { NO_ATTRS } from './html-parser.js';
 import { type HElement, type HNode, type HtmlTree, Kind, textOf } from './html-tree.js';
 import type { RawBlock } from './snippet.js';
 import type { SkippedBlock } from './types.js';
+import { collapseSpaces } from './whitespace.js';
 
 export const CODE_MARK = '\u0000';
 
@@ -35,24 +37,19 @@ const HEADING_LEVEL: Record<string, number> = { h1: 1, h2: 2, h3: 3, h4: 4, h5: 
 const PERMALINK_TEXT = /^[\s#¶§🔗]*$/u;
 const tabPanelClass = new ClassMatcher(/(?:^|\s)(?:tabbed-block|sd-tab-content|tab-pane)(?:\s|$)/);
 const EDIT_LINK = /^(?:edit|view source|view page source|suggest (?:an )?edit|improve this page)\b/i;
+// A line break followed by a non-empty line.
+const NONEMPTY_LINE_START = /\n(?=[^\n])/g;
 // Whitespace that needs collapsing: anything but a lone space.
 const WS_RUN = /[\t\n\r\f][ \t\n\r\f]*| [ \t\n\r\f]+/g;
 const PARENT_INLINE = new Set(['p', 'li', 'td', 'th', 'dt', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'a', 'span', 'em', 'strong', 'b', 'i', 'label', 'summary', 'caption', 'figcaption', 'button']);
 
+// A tab, line break, form feed or two spaces: the text has a run to collapse.
+// Most text nodes have none; the regex scan (native) is cheaper than either a
+// replace call or a JavaScript character loop.
+const NEEDS_COLLAPSE = /[\t\n\r\f]| {2}/;
+
 function needsCollapse(t: string): boolean {
-  let prevSpace = false;
-  for (let i = 0; i < t.length; i++) {
-    const c = t.charCodeAt(i);
-    if (c === 32) {
-      if (prevSpace) return true;
-      prevSpace = true;
-    } else if (c === 10 || c === 9 || c === 13 || c === 12) {
-      return true;
-    } else {
-      prevSpace = false;
-    }
-  }
-  return false;
+  return NEEDS_COLLAPSE.test(t);
 }
 
 /** Text of a small inline subtree (inline code, links): the common single-text-child case without allocation. */
@@ -67,7 +64,7 @@ function inlineText(el: HElement): string {
 }
 
 function inlineCode(text: string): string {
-  let t = needsCollapse(text) ? text.replace(/\s+/g, ' ') : text;
+  let t = needsCollapse(text) ? collapseSpaces(text) : text;
   if (t.charCodeAt(0) === 32 || t.charCodeAt(t.length - 1) === 32) t = t.trim();
   if (t.length === 0) return '';
   if (!t.includes('`')) return `\`${t}\``;
@@ -235,7 +232,23 @@ export class HtmlMarkdownRenderer {
   }
 
   private text(s: string): void {
-    // Most text nodes need no collapsing; a char scan is far cheaper than a regex replace call.
+    // About half the text nodes are the indentation between tags: all
+    // whitespace, which collapses to one space (or nothing after a space).
+    let i = 0;
+    const n = s.length;
+    while (i < n) {
+      const c = s.charCodeAt(i);
+      if (c !== 32 && c !== 10 && c !== 9 && c !== 13 && c !== 12) break;
+      i++;
+    }
+    if (i === n) {
+      if (n > 0 && !this.space) {
+        this.inl += ' ';
+        this.space = true;
+      }
+      return;
+    }
+    // Most other text nodes need no collapsing; the test is far cheaper than a replace call.
     let t = needsCollapse(s) ? s.replace(WS_RUN, ' ') : s;
     if (t.charCodeAt(0) === 32 && this.space) t = t.slice(1);
     if (t.length === 0) return;
@@ -335,7 +348,7 @@ export class HtmlMarkdownRenderer {
       case Kind.Block:
       case Kind.Aside:
         this.flush();
-        if (el.attrs.role === 'tabpanel' || (el.attrs.class !== undefined && tabPanelClass.test(el.attrs.class))) {
+        if (el.attrs !== NO_ATTRS && (el.attrs.role === 'tabpanel' || (el.attrs.class !== undefined && tabPanelClass.test(el.attrs.class)))) {
           const label = tabLabel(el.children.find((c): c is HElement => typeof c !== 'string') ?? el, this.mainRoot, this.tree);
           if (label) this.emit(`**${label}**`);
         }
@@ -409,7 +422,7 @@ export class HtmlMarkdownRenderer {
   }
 
   private image(el: HElement): void {
-    const alt = (el.attrs.alt ?? '').replace(/\s+/g, ' ').trim();
+    const alt = collapseSpaces(el.attrs.alt ?? '').trim();
     const src = el.attrs.src;
     if (!src || src.startsWith('data:')) {
       if (alt) this.text(alt);
@@ -429,7 +442,7 @@ export class HtmlMarkdownRenderer {
     this.inHeading++;
     this.walkChildren(el);
     this.inHeading--;
-    const text = this.inl.replace(/\s+/g, ' ').trim();
+    const text = collapseSpaces(this.inl).trim();
     this.inl = '';
     this.space = true;
     this.hasBreak = false;
@@ -456,18 +469,14 @@ export class HtmlMarkdownRenderer {
       if (blocks.length === 0) continue;
       if (blocks.length > 1) loose = true;
       const marker = ordered ? `${n++}. ` : '- ';
-      const pad = ' '.repeat(marker.length);
       const body = blocks.length === 1 ? (blocks[0] as string) : blocks.join('\n\n');
       if (!body.includes('\n')) {
         out.push(marker + body);
         continue;
       }
-      out.push(
-        body
-          .split('\n')
-          .map((line, i) => (i === 0 ? marker + line : line.length > 0 ? pad + line : line))
-          .join('\n'),
-      );
+      // Continuation lines take the marker's width in spaces, empty lines stay empty;
+      // one replace instead of splitting (nested lists re-indent at every level).
+      out.push(marker + body.replace(NONEMPTY_LINE_START, `\n${' '.repeat(marker.length)}`));
     }
     if (out.length > 0) this.emit(out.join(loose ? '\n\n' : '\n'));
   }
@@ -503,7 +512,7 @@ export class HtmlMarkdownRenderer {
     this.inHeading++;
     this.walkChildren(el);
     this.inHeading--;
-    const text = this.inl.replace(/\s+/g, ' ').trim();
+    const text = collapseSpaces(this.inl).trim();
     this.inl = '';
     this.space = true;
     this.hasBreak = false;

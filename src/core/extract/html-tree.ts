@@ -1,15 +1,16 @@
-// A lightweight element tree built straight from htmlparser2's callbacks.
-// domhandler's DOM costs about half of the parser's own throughput on the doc
-// corpus (33 vs 64 MB/s); these plain objects cost a tenth, which is what lets
-// extraction stay above half the bare tokeniser's speed (bench/extract.ts).
-import { Parser } from 'htmlparser2';
-import { isPlainCodeSpan } from './code-classes.js';
+// A lightweight element tree built straight from the parser's events
+// (html-parser.ts). domhandler's DOM cost about half of htmlparser2's own
+// throughput on the doc corpus; these plain objects, with shared empty
+// children and attributes, cost a fraction of the parse (bench/extract.ts).
+import { ClassMatcher, isPlainCodeSpan } from './code-classes.js';
+import { type HtmlSink, NO_ATTRS, parseHtml } from './html-parser.js';
 
 export interface HElement {
   tag: string;
   /** What the walkers do with this tag (see Kind), looked up once when the element is built. */
   kind: Kind;
   attrs: Record<string, string>;
+  /** Shared NO_CHILDREN until the first child: most elements have one child or none. */
   children: HNode[];
   parent: HElement | null;
 }
@@ -70,6 +71,19 @@ export function kindOf(tag: string): Kind {
 }
 export type HNode = HElement | string;
 
+// A fresh array grows to 17 slots on its second push; an element's first child
+// gets an exact one-slot array instead (72% of elements have exactly one), and
+// childless elements share this one. Not frozen (frozen arrays take slower
+// paths in every loop over children): only the builder adds children, and it
+// replaces this array first. (Collecting children on a shared stack and
+// copying them out at each close, for exact arrays throughout, measured slower.)
+const NO_CHILDREN: HNode[] = [];
+
+function addChild(parent: HElement, child: HNode): void {
+  if (parent.children === NO_CHILDREN) parent.children = [child];
+  else parent.children.push(child);
+}
+
 export interface HtmlTree {
   root: HElement;
   /** Raw href of every <a> in document order (whole document). */
@@ -96,9 +110,23 @@ const RAW_TEXT = new Set(['script', 'style', 'template', 'noscript', 'iframe', '
 
 const MAIN_CLASS_RE =
   /(?:^|\s)(?:theme-doc-markdown|md-content__inner|md-content|sl-markdown-content|markdown-body|markdown-section|rst-content|body|document|docs-content|doc-content|main-content|page-content|post-content|article-content|entry-content|content|markdown|docMainContainer|contentContainer|content-container|docblock|book-body|page-inner|prose|docs-body|api-content)(?:\s|$)/;
+const mainClass = new ClassMatcher(MAIN_CLASS_RE);
 // Only block containers can be the main content; testing every <span class> would cost.
 const CONTAINER_TAGS = new Set(['div', 'section', 'body', 'td']);
 const MAIN_ID_RE = /^(?:main-content|content|main|apicontent|docContent|doc-content|page-content|article|docs-content|primary)$/;
+
+// What the builder needs to know about a tag, in one lookup per element.
+interface BuildRule {
+  kind: Kind;
+  rawText: boolean;
+  /** May be the main content by its class or id. */
+  container: boolean;
+}
+const INLINE_RULE: BuildRule = { kind: Kind.Inline, rawText: false, container: false };
+const BUILD_RULES = new Map<string, BuildRule>();
+for (const tag of new Set([...KINDS.keys(), ...RAW_TEXT, ...CONTAINER_TAGS])) {
+  BUILD_RULES.set(tag, { kind: kindOf(tag), rawText: RAW_TEXT.has(tag), container: CONTAINER_TAGS.has(tag) });
+}
 
 // DocBook (XML) elements mapped onto their HTML equivalents, so one walker serves both.
 const DOCBOOK_TAGS: Record<string, string> = {
@@ -121,155 +149,168 @@ const DOCBOOK_SECTIONS = new Set([
 ]);
 const DOCBOOK_CAPTIONED = new Set(['example', 'figure', 'table', 'informalexample', 'equation', 'procedure']);
 
-export function buildTree(html: string, xmlMode: boolean): HtmlTree {
-  const root: HElement = { tag: '#root', kind: Kind.Block, attrs: {}, children: [], parent: null };
-  const tree: HtmlTree = {
-    root, hrefs: [], codeElements: [], mainCandidates: [], h1s: [], title: null, metas: [], linkTags: [],
-    baseHref: null, tabs: [],
-  };
-  let cur = root;
-  let depth = 0;
-  const overflowStack: boolean[] = [];
+/** Builds the tree from parse events; deep and code-block content is flattened on the way. */
+class TreeBuilder implements HtmlSink {
+  readonly tree: HtmlTree;
+  private cur: HElement;
+  private depth = 0;
+  private readonly overflowStack: boolean[] = [];
   // Inside code blocks: per open element, whether it was built (plain token spans are not).
-  const codeStack: boolean[] = [];
-  let inCode = 0;
-  let overflowCode = false;
-  let rawText = 0;
+  private readonly codeStack: boolean[] = [];
+  private inCode = 0;
+  private overflowCode = false;
+  private rawText = 0;
   // DocBook section nesting, to turn <title> into h1..h6.
-  let sectionDepth = 0;
-  const sectionStack: boolean[] = [];
+  private sectionDepth = 0;
+  private readonly sectionStack: boolean[] = [];
 
-  const parser = new Parser(
-    {
-      onopentag(name, attrs) {
-        if (xmlMode) {
-          const isSection = DOCBOOK_SECTIONS.has(name);
-          sectionStack.push(isSection);
-          if (isSection) {
-            sectionDepth++;
-            name = 'section';
-          } else if (name === 'title') {
-            const parentTag = cur.attrs['data-docbook'] ?? cur.tag;
-            name = DOCBOOK_CAPTIONED.has(parentTag) ? 'figcaption' : `h${Math.min(6, Math.max(1, sectionDepth))}`;
-          } else {
-            const mapped = DOCBOOK_TAGS[name];
-            if (mapped !== undefined) {
-              if (mapped === 'a') attrs = { ...attrs, href: attrs.url ?? attrs['xlink:href'] ?? (attrs.linkend ? `#${attrs.linkend}` : '') };
-              if (mapped === 'programlisting' || mapped === 'screen') {
-                if (attrs.language) attrs = { ...attrs, 'data-language': attrs.language };
-              }
-              if (DOCBOOK_CAPTIONED.has(name)) attrs = { ...attrs, 'data-docbook': name };
-              name = mapped;
-            }
+  constructor(private readonly xmlMode: boolean) {
+    const root: HElement = { tag: '#root', kind: Kind.Block, attrs: {}, children: NO_CHILDREN, parent: null };
+    this.tree = {
+      root, hrefs: [], codeElements: [], mainCandidates: [], h1s: [], title: null, metas: [], linkTags: [],
+      baseHref: null, tabs: [],
+    };
+    this.cur = root;
+  }
+
+  open(name: string, attrs: Record<string, string>): void {
+    const tree = this.tree;
+    if (this.xmlMode) {
+      const isSection = DOCBOOK_SECTIONS.has(name);
+      this.sectionStack.push(isSection);
+      if (isSection) {
+        this.sectionDepth++;
+        name = 'section';
+      } else if (name === 'title') {
+        const parentTag = this.cur.attrs['data-docbook'] ?? this.cur.tag;
+        name = DOCBOOK_CAPTIONED.has(parentTag) ? 'figcaption' : `h${Math.min(6, Math.max(1, this.sectionDepth))}`;
+      } else {
+        const mapped = DOCBOOK_TAGS[name];
+        if (mapped !== undefined) {
+          if (mapped === 'a') attrs = { ...attrs, href: attrs.url ?? attrs['xlink:href'] ?? (attrs.linkend ? `#${attrs.linkend}` : '') };
+          if (mapped === 'programlisting' || mapped === 'screen') {
+            if (attrs.language) attrs = { ...attrs, 'data-language': attrs.language };
           }
-          if (attrs['xml:id'] && !attrs.id) attrs = { ...attrs, id: attrs['xml:id'] };
+          if (DOCBOOK_CAPTIONED.has(name)) attrs = { ...attrs, 'data-docbook': name };
+          name = mapped;
         }
-        if (depth >= MAX_DEPTH) {
-          if (name === 'a' && attrs.href) tree.hrefs.push(attrs.href);
-          // Past the cap everything is flattened, except one level of code blocks,
-          // so a <pre> at the bottom of 10,000 <div>s is still a snippet.
-          if (!overflowCode && (name === 'pre' || name === 'programlisting' || name === 'screen')) {
-            const el: HElement = { tag: name, kind: Kind.CodeBlock, attrs, children: [], parent: cur };
-            cur.children.push(el);
-            cur = el;
-            tree.codeElements.push(el);
-            overflowCode = true;
-            overflowStack.push(true);
-          } else {
-            overflowStack.push(false);
-          }
-          return;
-        }
-        if (inCode > 0) {
-          if (name === 'span' && isPlainCodeSpan(attrs)) {
-            codeStack.push(false);
-            return;
-          }
-          codeStack.push(true);
-        }
-        const el: HElement = { tag: name, kind: KINDS.get(name) ?? Kind.Inline, attrs, children: [], parent: cur };
-        cur.children.push(el);
-        cur = el;
-        depth++;
-        if (el.kind === Kind.CodeBlock) inCode++;
-        switch (name) {
-          case 'a':
-            if (attrs.href) tree.hrefs.push(attrs.href);
-            if (attrs.role === 'tab') tree.tabs.push(el);
-            break;
-          case 'pre':
-          case 'programlisting':
-          case 'screen':
-            tree.codeElements.push(el);
-            break;
-          case 'h1':
-            tree.h1s.push(el);
-            break;
-          case 'main':
-          case 'article':
-            tree.mainCandidates.push(el);
-            break;
-          case 'meta':
-            tree.metas.push(attrs);
-            break;
-          case 'link':
-            tree.linkTags.push(attrs);
-            break;
-          case 'base':
-            if (tree.baseHref === null && attrs.href) tree.baseHref = attrs.href;
-            break;
-          case 'title':
-            if (tree.title === null) tree.title = el;
-            break;
-          case 'label':
-            tree.tabs.push(el);
-            break;
-          default:
-            break;
-        }
-        if (RAW_TEXT.has(name)) rawText++;
-        if (attrs.role !== undefined) {
-          if (attrs.role === 'main') tree.mainCandidates.push(el);
-          else if (attrs.role === 'tab' && name !== 'a') tree.tabs.push(el);
-        } else if (CONTAINER_TAGS.has(name)) {
-          const cls = attrs.class;
-          const id = attrs.id;
-          if ((cls !== undefined && MAIN_CLASS_RE.test(cls)) || (id !== undefined && MAIN_ID_RE.test(id))) {
-            tree.mainCandidates.push(el);
-          }
-        }
-      },
-      ontext(text) {
-        if (rawText > 0 && RAW_TEXT.has(cur.tag) && cur.tag !== 'noscript') return;
-        const c = cur.children;
-        const last = c.length - 1;
-        if (last >= 0 && typeof c[last] === 'string') c[last] = (c[last] as string) + text;
-        else c.push(text);
-      },
-      onclosetag() {
-        if (xmlMode) {
-          const wasSection = sectionStack.pop();
-          if (wasSection === true) sectionDepth--;
-        }
-        if (overflowStack.length > 0) {
-          if (overflowStack.pop() === true && cur.parent !== null) {
-            cur = cur.parent;
-            overflowCode = false;
-          }
-          return;
-        }
-        if (codeStack.length > 0 && codeStack.pop() === false) return;
-        if (cur.parent === null) return;
-        if (RAW_TEXT.has(cur.tag)) rawText--;
-        if (cur.kind === Kind.CodeBlock) inCode--;
-        cur = cur.parent;
-        depth--;
-      },
-    },
-    { xmlMode, decodeEntities: true, recognizeCDATA: true },
-  );
-  parser.end(html);
-  return tree;
+      }
+      if (attrs['xml:id'] && !attrs.id) attrs = { ...attrs, id: attrs['xml:id'] };
+    }
+    if (this.depth >= MAX_DEPTH) {
+      if (name === 'a' && attrs.href) tree.hrefs.push(attrs.href);
+      // Past the cap everything is flattened, except one level of code blocks,
+      // so a <pre> at the bottom of 10,000 <div>s is still a snippet.
+      if (!this.overflowCode && (name === 'pre' || name === 'programlisting' || name === 'screen')) {
+        const el: HElement = { tag: name, kind: Kind.CodeBlock, attrs, children: NO_CHILDREN, parent: this.cur };
+        addChild(this.cur, el);
+        this.cur = el;
+        tree.codeElements.push(el);
+        this.overflowCode = true;
+        this.overflowStack.push(true);
+      } else {
+        this.overflowStack.push(false);
+      }
+      return;
+    }
+    if (this.inCode > 0) {
+      if (name === 'span' && (attrs === NO_ATTRS || isPlainCodeSpan(attrs))) {
+        this.codeStack.push(false);
+        return;
+      }
+      this.codeStack.push(true);
+    }
+    const rule = BUILD_RULES.get(name) ?? INLINE_RULE;
+    const el: HElement = { tag: name, kind: rule.kind, attrs, children: NO_CHILDREN, parent: this.cur };
+    addChild(this.cur, el);
+    this.cur = el;
+    this.depth++;
+    if (el.kind === Kind.CodeBlock) this.inCode++;
+    switch (name) {
+      case 'a':
+        if (attrs.href) tree.hrefs.push(attrs.href);
+        if (attrs.role === 'tab') tree.tabs.push(el);
+        break;
+      case 'pre':
+      case 'programlisting':
+      case 'screen':
+        tree.codeElements.push(el);
+        break;
+      case 'h1':
+        tree.h1s.push(el);
+        break;
+      case 'main':
+      case 'article':
+        tree.mainCandidates.push(el);
+        break;
+      case 'meta':
+        tree.metas.push(attrs);
+        break;
+      case 'link':
+        tree.linkTags.push(attrs);
+        break;
+      case 'base':
+        if (tree.baseHref === null && attrs.href) tree.baseHref = attrs.href;
+        break;
+      case 'title':
+        if (tree.title === null) tree.title = el;
+        break;
+      case 'label':
+        tree.tabs.push(el);
+        break;
+      default:
+        break;
+    }
+    if (rule.rawText) this.rawText++;
+    if (attrs === NO_ATTRS) return;
+    if (attrs.role !== undefined) {
+      if (attrs.role === 'main') tree.mainCandidates.push(el);
+      else if (attrs.role === 'tab' && name !== 'a') tree.tabs.push(el);
+    } else if (rule.container) {
+      const cls = attrs.class;
+      const id = attrs.id;
+      if ((cls !== undefined && mainClass.test(cls)) || (id !== undefined && MAIN_ID_RE.test(id))) {
+        tree.mainCandidates.push(el);
+      }
+    }
+  }
+
+  text(text: string): void {
+    const cur = this.cur;
+    if (this.rawText > 0 && RAW_TEXT.has(cur.tag) && cur.tag !== 'noscript') return;
+    const c = cur.children;
+    const last = c.length - 1;
+    if (last >= 0 && typeof c[last] === 'string') c[last] = (c[last] as string) + text;
+    else addChild(cur, text);
+  }
+
+  close(): void {
+    if (this.xmlMode) {
+      const wasSection = this.sectionStack.pop();
+      if (wasSection === true) this.sectionDepth--;
+    }
+    if (this.overflowStack.length > 0) {
+      if (this.overflowStack.pop() === true && this.cur.parent !== null) {
+        this.cur = this.cur.parent;
+        this.overflowCode = false;
+      }
+      return;
+    }
+    if (this.codeStack.length > 0 && this.codeStack.pop() === false) return;
+    const cur = this.cur;
+    if (cur.parent === null) return;
+    // Only a raw-text element (counted when built) can be one to close.
+    if (this.rawText > 0 && RAW_TEXT.has(cur.tag)) this.rawText--;
+    if (cur.kind === Kind.CodeBlock) this.inCode--;
+    this.cur = cur.parent;
+    this.depth--;
+  }
+}
+
+export function buildTree(html: string, xmlMode: boolean): HtmlTree {
+  const builder = new TreeBuilder(xmlMode);
+  parseHtml(html, xmlMode, builder);
+  return builder.tree;
 }
 
 /** Concatenated text of a subtree (iterative: safe on any depth). */

@@ -5,6 +5,7 @@ import { HtmlMarkdownRenderer, substituteCode } from './html-markdown.js';
 import { buildTree, type HElement, type HtmlTree, isAncestor, textOf } from './html-tree.js';
 import { fence, finaliseSnippets, type RawBlock } from './snippet.js';
 import type { ExtractedPage, ExtractResult, SkippedBlock } from './types.js';
+import { collapseSpaces } from './whitespace.js';
 
 /** DocBook sources are XML without an <html> root; XHTML (PostgreSQL's docs) stays HTML. */
 export function isDocBookXml(text: string): boolean {
@@ -40,6 +41,13 @@ export interface Resolver {
   page(href: string): string | null;
 }
 
+// A relative path of plain name characters and no `.` or `..` segment: URL
+// resolution appends it to the base's directory unchanged. Most links in a
+// documentation site are like this (`library/os.html`), and new URL() costs
+// about a microsecond each.
+const PLAIN_RELATIVE = /^[\w~-][\w.~/-]*$/;
+const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
+
 /** Resolves hrefs against the page (or its <base>), caching by href without fragment. */
 export function makeResolver(pageUrl: string, baseHref: string | null): Resolver {
   let base: URL | null = null;
@@ -48,6 +56,12 @@ export function makeResolver(pageUrl: string, baseHref: string | null): Resolver
     if (baseHref) base = new URL(baseHref.trim(), base);
   } catch {
     base = null;
+  }
+  let dir: string | null = null;
+  if (base !== null && (base.protocol === 'http:' || base.protocol === 'https:')) {
+    const h = base.href;
+    const noQuery = h.slice(0, h.length - base.search.length - base.hash.length);
+    dir = noQuery.slice(0, noQuery.lastIndexOf('/') + 1);
   }
   const cache = new Map<string, string | null>();
   const page = (href: string): string | null => {
@@ -58,11 +72,11 @@ export function makeResolver(pageUrl: string, baseHref: string | null): Resolver
     const key = path;
     path = path.trim();
     if (base === null) resolved = null;
+    else if (dir !== null && PLAIN_RELATIVE.test(path) && !DOT_SEGMENT.test(path)) resolved = dir + path;
     else {
       try {
-        const u = new URL(path, base);
-        u.hash = '';
-        resolved = u.href;
+        // No fragment in `path`, so none in the result.
+        resolved = new URL(path, base).href;
       } catch {
         resolved = null;
       }
@@ -91,7 +105,7 @@ function metaContent(tree: HtmlTree, key: string): string | null {
 }
 
 function collapse(s: string): string {
-  return s.replace(/\s+/g, ' ').trim();
+  return collapseSpaces(s).trim();
 }
 
 export function extractHtml(text: string, url: string, contentHash: string): ExtractResult {
@@ -130,8 +144,8 @@ export function extractHtml(text: string, url: string, contentHash: string): Ext
   const pageHeading = heading !== null ? plainText(heading) : null;
   // The h1 of the main content, not the first h1 anywhere: Node.js's pages put
   // "Node.js v18 documentation" in an h1 of the header.
-  const firstH1 = tree.h1s.length > 0 ? collapse(textOf(tree.h1s[0] as HElement)) : '';
-  const title = pageHeading ?? (split.page || plainText(firstH1) || (firstHeading(mainRoot) ?? ''));
+  const firstH1 = (): string => (tree.h1s.length > 0 ? collapse(textOf(tree.h1s[0] as HElement)) : '');
+  const title = pageHeading ?? (split.page || plainText(firstH1()) || (firstHeading(mainRoot) ?? ''));
 
   const contexts = resolveContexts(rendered.items, rendered.blocks.length);
   const fin = finaliseSnippets(rendered.blocks, contexts, url, title);
@@ -143,7 +157,7 @@ export function extractHtml(text: string, url: string, contentHash: string): Ext
   const skipped: SkippedBlock[] = [...rendered.skipped, ...fin.skipped];
   for (const el of tree.codeElements) {
     if (rendered.visited.has(el)) continue;
-    skipped.push({ reason: isAncestor(mainRoot, el) ? 'interface' : 'outside-main', tag: el.tag, preview: textOf(el).slice(0, 40).replace(/\s+/g, ' ') });
+    skipped.push({ reason: isAncestor(mainRoot, el) ? 'interface' : 'outside-main', tag: el.tag, preview: collapseSpaces(textOf(el).slice(0, 40)) });
   }
 
   const page: ExtractedPage = {

@@ -12,6 +12,8 @@
 // `C:\>`) and are usually followed by their output. A Python REPL session
 // (`>>> `) is `python`, because what a reader searches for there is Python.
 
+import { requiredNeedles } from './regex-needles.js';
+
 const ALIASES: Record<string, string> = {
   py: 'python', py3: 'python', python3: 'python', python2: 'python', py2: 'python', pycon: 'python',
   pyi: 'python', ipython: 'python', ipython3: 'python', 'python-repl': 'python', pytb: 'python', sage: 'python',
@@ -135,9 +137,14 @@ interface Rule {
   weight: number;
   /** Matches counted at most this many times. */
   cap?: number;
+  /** One of these occurs in every match (null: unknown); a sample without any cannot match. */
+  needles: Needle[] | null;
 }
 
-const R = (lang: string, re: RegExp, weight: number, cap = 3): Rule => ({ lang, re, weight, cap });
+const R = (lang: string, re: RegExp, weight: number, cap = 3): Rule => {
+  const needles = requiredNeedles(re);
+  return { lang, re, weight, cap, needles: needles === null ? null : compileNeedles(needles) };
+};
 
 // Rules run with the `gm` flags over a bounded sample of the code, so every
 // pattern must be linear (no nested quantifiers over the same characters).
@@ -400,43 +407,132 @@ const RULES: Rule[] = [
   R('markdown', /\*\*[^*\n]+\*\*/g, 1),
 ];
 
-// A language's rules only run when its cheap gate passes: with ~250 rules,
+// A language's rules only run when its cheap gate passes, and a rule only when
+// the sample holds one of the literals its regex needs: with ~250 rules,
 // running them all on every block made detection the slowest part of
-// extracting an undeclared-language site (PostgreSQL's docs).
-function has(s: string, needles: readonly string[]): boolean {
-  for (const n of needles) if (s.includes(n)) return true;
-  return false;
+// extracting an undeclared-language site (PostgreSQL's docs). Before any
+// `includes`, a literal is ruled out when one of its character pairs never
+// occurs in the sample (a 2048-bit set of the sample's hashed pairs, built in
+// one pass); one-character literals are answered by that pass outright.
+const PAIR_BITS = 2048;
+
+function pairBit(a: number, b: number): number {
+  return (Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b)) >>> 21;
 }
-const GATES: Record<string, (s: string) => boolean> = {
-  go: (s) => has(s, ['func ', ':=', 'package ', 'fmt.', 'err != nil', 'chan ', 'defer ', 'import (']),
-  rust: (s) => has(s, ['fn ', 'let ', '!(', '![', 'impl', 'pub ', '::', '&mut', '&\'', 'Option<', 'Result<', 'Some(', 'Ok(', 'unwrap', '#[', 'Box<', 'Vec<', ') ->']),
-  java: (s) => has(s, ['public ', 'private ', 'protected ', 'System.', 'import java', '@', 'String', 'package ', 'new ', 'final ', 'extends ', 'throws ', 'try (', '-> ', 'List<', 'Map<', 'Optional', 'Duration.']) || /^[ \t]*[A-Z]\w*(?:<[^>\n]*>)? [a-z]\w* = /m.test(s),
-  csharp: (s) => has(s, ['using System', 'Console.', 'get;', 'Task', 'namespace ', 'var ', '[']),
-  ruby: (s) => has(s, ['def ', 'end', 'puts', 'attr_', 'require', 'do |', '.each', 'unless', 'elsif', 'nil', '=>', ': :', 'module ', 'class ']),
-  php: (s) => has(s, ['<?php', '$', '->', 'echo', 'namespace ', 'use ']),
+
+interface Needle {
+  text: string;
+  /** Pair bits of `text` (length >= 2). */
+  pairs: number[];
+}
+
+function compileNeedles(list: readonly string[]): Needle[] {
+  return list.map((text) => {
+    const pairs: number[] = [];
+    for (let i = 1; i < text.length; i++) {
+      const bit = pairBit(text.charCodeAt(i - 1), text.charCodeAt(i));
+      if (!pairs.includes(bit)) pairs.push(bit);
+    }
+    return { text, pairs };
+  });
+}
+
+class Needles {
+  private readonly pairs = new Int32Array(PAIR_BITS / 32);
+  /** ASCII characters present, bit per code. */
+  private readonly chars = new Int32Array(4);
+
+  constructor(private readonly s: string) {
+    let prev = -1;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 128) this.chars[c >> 5] = (this.chars[c >> 5] as number) | (1 << (c & 31));
+      if (prev >= 0) {
+        const bit = pairBit(prev, c);
+        this.pairs[bit >> 5] = (this.pairs[bit >> 5] as number) | (1 << (bit & 31));
+      }
+      prev = c;
+    }
+  }
+
+  any(needles: readonly Needle[]): boolean {
+    outer: for (const n of needles) {
+      const text = n.text;
+      if (text.length === 1) {
+        const c = text.charCodeAt(0);
+        if (c < 128 ? ((this.chars[c >> 5] as number) & (1 << (c & 31))) !== 0 : this.s.includes(text)) return true;
+        continue;
+      }
+      for (const bit of n.pairs) {
+        if (((this.pairs[bit >> 5] as number) & (1 << (bit & 31))) === 0) continue outer;
+      }
+      if (this.s.includes(text)) return true;
+    }
+    return false;
+  }
+}
+
+function gate(list: readonly string[], orMatches?: RegExp): (s: string, n: Needles) => boolean {
+  const needles = compileNeedles(list);
+  return (s, n) => n.any(needles) || (orMatches !== undefined && orMatches.test(s));
+}
+
+/** A regex tested only when the sample holds one of the literals it needs. */
+class Guarded {
+  private readonly needles: Needle[] | null;
+
+  constructor(readonly re: RegExp) {
+    const n = requiredNeedles(re);
+    this.needles = n === null ? null : compileNeedles(n);
+  }
+
+  test(s: string, n: Needles): boolean {
+    return (this.needles === null || n.any(this.needles)) && this.re.test(s);
+  }
+
+  /** Number of matches (the regex has the g flag). */
+  count(s: string, n: Needles): number {
+    if (this.needles !== null && !n.any(this.needles)) return 0;
+    return (s.match(this.re) ?? []).length;
+  }
+}
+
+const GATES: Record<string, (s: string, n: Needles) => boolean> = {
+  go: gate(['func ', ':=', 'package ', 'fmt.', 'err != nil', 'chan ', 'defer ', 'import (']),
+  rust: gate(['fn ', 'let ', '!(', '![', 'impl', 'pub ', '::', '&mut', '&\'', 'Option<', 'Result<', 'Some(', 'Ok(', 'unwrap', '#[', 'Box<', 'Vec<', ') ->']),
+  java: gate(['public ', 'private ', 'protected ', 'System.', 'import java', '@', 'String', 'package ', 'new ', 'final ', 'extends ', 'throws ', 'try (', '-> ', 'List<', 'Map<', 'Optional', 'Duration.'], /^[ \t]*[A-Z]\w*(?:<[^>\n]*>)? [a-z]\w* = /m),
+  csharp: gate(['using System', 'Console.', 'get;', 'Task', 'namespace ', 'var ', '[']),
+  ruby: gate(['def ', 'end', 'puts', 'attr_', 'require', 'do |', '.each', 'unless', 'elsif', 'nil', '=>', ': :', 'module ', 'class ']),
+  php: gate(['<?php', '$', '->', 'echo', 'namespace ', 'use ']),
   dockerfile: (s) => /^(?:FROM|RUN|COPY|CMD|ENTRYPOINT|WORKDIR|ENV|EXPOSE|ADD|ARG|LABEL|USER|VOLUME|HEALTHCHECK) /m.test(s),
-  diff: (s) => has(s, ['---', '+++', '@@', 'diff ']) || /^[+-]/m.test(s),
-  markdown: (s) => has(s, ['#', '```', '](', '- ', '* ', '**']),
-  css: (s) => s.includes('{') || s.includes('@'),
-  typescript: (s) => has(s, [': ', 'interface ', 'type ', ' as ', 'implements ', 'enum ', '<', 'public ', 'private ', 'protected ', 'readonly ']),
-  html: (s) => s.includes('<') || s.includes('{%') || s.includes('{{'),
-  xml: (s) => s.includes('<'),
-  toml: (s) => s.includes('[') || s.includes('='),
-  ini: (s) => s.includes('[') || s.includes('=') || s.includes(';') || s.includes(':'),
-  yaml: (s) => s.includes(':') || s.includes('- ') || s.includes('---'),
-  json: (s) => s.includes('"') || s.includes('}') || s.includes(']'),
-  cpp: (s) => has(s, ['::', 'template', 'namespace', 'public:', 'private:', 'protected:', 'nullptr', 'cout', 'cerr', 'v8', 'Local<', 'Isolate', '#include', 'auto', 'override', 'virtual', 'constexpr', 'noexcept', 'class ', '&', '* ']),
+  diff: gate(['---', '+++', '@@', 'diff '], /^[+-]/m),
+  markdown: gate(['#', '```', '](', '- ', '* ', '**']),
+  css: gate(['{', '@']),
+  typescript: gate([': ', 'interface ', 'type ', ' as ', 'implements ', 'enum ', '<', 'public ', 'private ', 'protected ', 'readonly ']),
+  html: gate(['<', '{%', '{{']),
+  xml: gate(['<']),
+  toml: gate(['[', '=']),
+  ini: gate(['[', '=', ';', ':']),
+  yaml: gate([':', '- ', '---']),
+  json: gate(['"', '}', ']']),
+  cpp: gate(['::', 'template', 'namespace', 'public:', 'private:', 'protected:', 'nullptr', 'cout', 'cerr', 'v8', 'Local<', 'Isolate', '#include', 'auto', 'override', 'virtual', 'constexpr', 'noexcept', 'class ', '&', '* ']),
   sql: (s) => /select|insert|update|delete|create|alter|drop|grant|revoke|truncate|explain|vacuum|analyze|begin|commit|rollback|\bset |copy |prepare|execute|declare|from|where|join|values|--|\$\$|::|=[#>] |\(\d+ rows?\)/i.test(s),
 };
 
-const RULES_BY_LANGUAGE: Array<[string, Rule[]]> = (() => {
+interface LanguageRules {
+  lang: string;
+  gate: ((s: string, n: Needles) => boolean) | undefined;
+  rules: Rule[];
+}
+
+const RULES_BY_LANGUAGE: LanguageRules[] = (() => {
   const m = new Map<string, Rule[]>();
   for (const r of RULES) {
     const list = m.get(r.lang);
     if (list) list.push(r);
     else m.set(r.lang, [r]);
   }
-  return [...m];
+  return [...m].map(([lang, rules]) => ({ lang, gate: GATES[lang], rules }));
 })();
 
 const SAMPLE_CHARS = 8_000;
@@ -487,10 +583,19 @@ function looksLikeJson(trimmed: string): boolean {
  * short or ambiguous code; the returned language is then the best guess (or
  * `text` when nothing matched at all).
  */
+const PYTHON_PROMPT_ANYWHERE = new Guarded(/^>>>(?: |$)/m);
+// BNF grammars (Sphinx productionlist, RFCs) are not Go, whatever `:=` says.
+const BNF_RULE = new Guarded(/^[ \t]*[\w<>-]+[ \t]*::=/m);
+const DIFF_GIT = new Guarded(/^diff --git /m);
+const DIFF_OLD = new Guarded(/^--- \S/m);
+const DIFF_NEW = new Guarded(/^\+\+\+ \S/m);
+const DIFF_HUNK = new Guarded(/^@@ /m);
+
 export function detectLanguage(code: string): { language: string; confident: boolean } {
   const s = sample(String(code ?? '')).replace(/\r\n?/g, '\n');
   const trimmed = s.trim();
   if (trimmed.length === 0) return { language: 'text', confident: false };
+  const needles = new Needles(s);
 
   // Decisive markers first: they settle the question whatever else is there.
   if (trimmed.startsWith('<?php')) return { language: 'php', confident: true };
@@ -510,20 +615,19 @@ export function detectLanguage(code: string): { language: string; confident: boo
   if (PROMPT_LINE.test(first) || (head.length > 1 && head.every((l) => PROMPT_LINE.test(l)))) {
     return { language: 'console', confident: true };
   }
-  if (/^>>>(?: |$)/m.test(s)) return { language: 'python', confident: true };
+  if (PYTHON_PROMPT_ANYWHERE.test(s, needles)) return { language: 'python', confident: true };
   // `> expr` lines: the Node.js REPL, or a Windows/generic prompt running a command.
   if (/^> \S/.test(first)) {
     if (SHELL_COMMAND.test(first.slice(2))) return { language: 'console', confident: true };
     if (/[(.=]|\b(?:const|let|var|await|require)\b/.test(first)) return { language: 'javascript', confident: true };
   }
   if (looksLikeJson(trimmed)) return { language: 'json', confident: true };
-  // BNF grammars (Sphinx productionlist, RFCs) are not Go, whatever `:=` says.
-  if (/^[ \t]*[\w<>-]+[ \t]*::=/m.test(s)) return { language: 'text', confident: false };
-  if (/^diff --git /m.test(s) || (/^--- \S/m.test(s) && /^\+\+\+ \S/m.test(s) && /^@@ /m.test(s))) {
+  if (BNF_RULE.test(s, needles)) return { language: 'text', confident: false };
+  if (DIFF_GIT.test(s, needles) || (DIFF_OLD.test(s, needles) && DIFF_NEW.test(s, needles) && DIFF_HUNK.test(s, needles))) {
     return { language: 'diff', confident: true };
   }
 
-  const scores = languageScores(s, trimmed);
+  const scores = languageScores(s, trimmed, needles);
   let best = 'text';
   let bestScore = 0;
   let second = 0;
@@ -545,17 +649,18 @@ export function detectLanguage(code: string): { language: string; confident: boo
  * Score of each language for a code sample (diagnostics and tests); only the
  * relative order matters.
  */
-export function languageScores(s: string, trimmed = s.trim()): Map<string, number> {
+export function languageScores(s: string, trimmed = s.trim(), needles = new Needles(s)): Map<string, number> {
   const scores = new Map<string, number>();
-  for (const [lang, rules] of RULES_BY_LANGUAGE) {
-    const gate = GATES[lang];
-    if (gate !== undefined && !gate(s)) continue;
+  for (const { lang, gate, rules } of RULES_BY_LANGUAGE) {
+    if (gate !== undefined && !gate(s, needles)) continue;
     let score = 0;
     for (const rule of rules) {
+      if (rule.needles !== null && !needles.any(rule.needles)) continue;
       rule.re.lastIndex = 0;
       let count = 0;
       const cap = rule.cap ?? 3;
-      while (count < cap && rule.re.exec(s) !== null) {
+      // test() advances lastIndex like exec() without building match arrays.
+      while (count < cap && rule.re.test(s)) {
         count++;
         // Zero-width matches would loop forever.
         if (rule.re.lastIndex === 0) break;
@@ -564,16 +669,21 @@ export function languageScores(s: string, trimmed = s.trim()): Map<string, numbe
     }
     if (score > 0) scores.set(lang, score);
   }
-  adjustScores(scores, s, trimmed);
+  adjustScores(scores, s, trimmed, needles);
   return scores;
 }
 
-function commasAtEnd(s: string): number {
-  return (s.match(/,[ \t]*$/gm) ?? []).length;
-}
+const STATEMENT_END = new Guarded(/;[ \t]*$/gm);
+const LINE_COMMENT = new Guarded(/^[ \t]*\/\/ /m);
+const COMMA_END = new Guarded(/,[ \t]*$/gm);
+const SECTION_LINE = new Guarded(/^[ \t]*\[[\w .:/"-]+\][ \t]*$/m);
+const CSS_DECLARATION = new Guarded(/^[ \t]*[a-z-]+[ \t]*:[ \t]*[^;\n{}]+;[ \t]*$/m);
+const JSON_KEY_LINE = new Guarded(/^[ \t]*[{[]?[ \t]*"[^"\n]+"[ \t]*:/m);
+const QUOTED_ASSIGNMENT = new Guarded(/^[ \t]*[\w.-]+[ \t]*=[ \t]*(?:"|'|\[|\{)/gm);
+const PYTHON_DEF = new Guarded(/^[ \t]*def \w+.*:[ \t]*$/m);
 
 /** Cross-language corrections that a flat sum of rules cannot express. */
-function adjustScores(scores: Map<string, number>, s: string, trimmed: string): void {
+function adjustScores(scores: Map<string, number>, s: string, trimmed: string, needles: Needles): void {
   const get = (l: string): number => scores.get(l) ?? 0;
   const js = get('javascript');
   const ts = get('typescript');
@@ -583,42 +693,42 @@ function adjustScores(scores: Map<string, number>, s: string, trimmed: string): 
   const cpp = get('cpp');
   if (cpp >= 4) scores.set('cpp', cpp + get('c') * 0.8);
   // Curly-brace languages end statements with `;`: not YAML, INI or Python.
-  const semis = (s.match(/;[ \t]*$/gm) ?? []).length;
+  const semis = STATEMENT_END.count(s, needles);
   if (semis >= 1) {
     scores.set('yaml', get('yaml') * 0.3);
     scores.set('python', get('python') * (semis >= 2 ? 0.4 : 0.6));
     scores.set('ini', get('ini') * 0.2);
     scores.set('toml', get('toml') * 0.2);
   }
-  if (/^[ \t]*\/\/ /m.test(s)) scores.set('python', get('python') * 0.3);
-  if (commasAtEnd(s) >= 1) {
+  if (LINE_COMMENT.test(s, needles)) scores.set('python', get('python') * 0.3);
+  const commas = COMMA_END.count(s, needles);
+  if (commas >= 1) {
     scores.set('ini', get('ini') * 0.3);
     scores.set('toml', get('toml') * 0.3);
   }
   // INI and TOML without a [section] are usually assignments in some program.
-  if (!/^[ \t]*\[[\w .:/"-]+\][ \t]*$/m.test(s)) {
+  if (!SECTION_LINE.test(s, needles)) {
     scores.set('ini', get('ini') * 0.3);
     scores.set('toml', get('toml') * 0.3);
   }
   // YAML values don't end with commas; object literals do.
-  const commas = commasAtEnd(s);
   if (commas >= 2) scores.set('yaml', get('yaml') * 0.3);
   // CSS is declarations; without one it is some other brace language.
-  if (get('css') > 0 && !/^[ \t]*[a-z-]+[ \t]*:[ \t]*[^;\n{}]+;[ \t]*$/m.test(s)) scores.set('css', get('css') * 0.3);
+  if (get('css') > 0 && !CSS_DECLARATION.test(s, needles)) scores.set('css', get('css') * 0.3);
   // A JSON-looking document that failed to parse (comments, `...`) is still JSON.
-  if (/^[{[]/.test(trimmed) && /[}\]]$/.test(trimmed) && get('json') >= 2 && /^[ \t]*[{[]?[ \t]*"[^"\n]+"[ \t]*:/m.test(s)) {
+  if (/^[{[]/.test(trimmed) && /[}\]]$/.test(trimmed) && get('json') >= 2 && JSON_KEY_LINE.test(s, needles)) {
     scores.set('json', get('json') + 4);
   }
   // TOML and INI share `[section]`; quoted values and arrays mean TOML.
   const toml = get('toml');
   const ini = get('ini');
   if (toml > 0 && ini > 0) {
-    const quoted = (s.match(/^[ \t]*[\w.-]+[ \t]*=[ \t]*(?:"|'|\[|\{)/gm) ?? []).length;
+    const quoted = QUOTED_ASSIGNMENT.count(s, needles);
     if (quoted === 0) scores.set('toml', toml * 0.4);
     else scores.set('ini', ini * 0.5);
   }
   // Ruby's `def x` without a colon also matches nothing in Python; Python's with a colon.
-  if (get('ruby') > 0 && /^[ \t]*def \w+.*:[ \t]*$/m.test(s)) scores.set('ruby', get('ruby') * 0.3);
+  if (get('ruby') > 0 && PYTHON_DEF.test(s, needles)) scores.set('ruby', get('ruby') * 0.3);
   // HTML/XML: markup everywhere and no code keywords.
   if (/^</.test(trimmed) && />$/.test(trimmed)) {
     scores.set('html', get('html') * 1.5);

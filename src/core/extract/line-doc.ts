@@ -3,6 +3,7 @@
 import { resolveContexts, type StreamItem } from './context.js';
 import { fence, finaliseSnippets, type RawBlock } from './snippet.js';
 import type { ExtractedPage, ExtractResult, PageFormat } from './types.js';
+import { collapseSpaces } from './whitespace.js';
 
 export class LineDocument {
   readonly items: StreamItem[] = [];
@@ -12,7 +13,7 @@ export class LineDocument {
   description = '';
 
   heading(level: number, text: string, anchor: string | null): void {
-    const t = text.replace(/\s+/g, ' ').trim();
+    const t = collapseSpaces(text).trim();
     if (t.length === 0) return;
     if (level === 1 && this.title === null) this.title = t;
     this.items.push({ kind: 'heading', level, text: t, anchor });
@@ -21,7 +22,7 @@ export class LineDocument {
 
   /** A pseudo-heading (an API entry) that scopes the blocks under it until `pop`. */
   entry(level: number, text: string, anchor: string | null): void {
-    const t = text.replace(/\s+/g, ' ').trim();
+    const t = collapseSpaces(text).trim();
     if (t.length === 0) return;
     this.items.push({ kind: 'heading', level, text: t, anchor });
     this.md.push(`**${t}**`);
@@ -32,7 +33,7 @@ export class LineDocument {
   }
 
   prose(text: string, markdown?: string): void {
-    const t = text.replace(/\s+/g, ' ').trim();
+    const t = collapseSpaces(text).trim();
     if (t.length === 0) return;
     this.items.push({ kind: 'prose', text: t });
     this.md.push(markdown ?? t);

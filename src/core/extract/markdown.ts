@@ -23,6 +23,7 @@ import { asFilename } from './filename.js';
 import { htmlFragmentBlocks } from './html.js';
 import { finaliseSnippets, type RawBlock } from './snippet.js';
 import type { ExtractedPage, ExtractResult } from './types.js';
+import { collapseSpaces } from './whitespace.js';
 
 const MAX_REPARSE_DEPTH = 3;
 
@@ -135,7 +136,7 @@ function walkChildren(children: readonly Nodes[], st: MdState, depth: number): v
         break;
       case 'heading': {
         const h = node as Heading;
-        let text = mdText(h).replace(/\s+/g, ' ').trim();
+        let text = collapseSpaces(mdText(h)).trim();
         const custom = CUSTOM_ID.exec(text);
         let anchor: string;
         if (custom?.[1]) {
@@ -337,7 +338,7 @@ export function extractMarkdown(
   const page: ExtractedPage = {
     url,
     title,
-    description: fmDescription.replace(/\s+/g, ' '),
+    description: collapseSpaces(fmDescription),
     siteName: null,
     canonicalUrl: null,
     links: [],

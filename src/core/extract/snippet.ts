@@ -5,6 +5,7 @@ import { md5Hex } from './encoding.js';
 import { languageFromFilename } from './filename.js';
 import { detectLanguage, normalizeLanguage } from './language.js';
 import type { ExtractedSnippet, LanguageConfidence, SkippedBlock } from './types.js';
+import { collapseSpaces } from './whitespace.js';
 
 /** A code block as a format extractor found it, before context is attached. */
 export interface RawBlock {
@@ -92,7 +93,7 @@ export interface FinalisedSnippets {
 }
 
 export function preview(code: string): string {
-  return code.slice(0, 80).replace(/\s+/g, ' ').trim();
+  return collapseSpaces(code.slice(0, 80)).trim();
 }
 
 export function finaliseSnippets(
@@ -131,7 +132,7 @@ export function finaliseSnippets(
     seen.add(hash);
     const title = composeTitle(pageHeading, ctx.section, block.tab) || filename || base;
     snippets.push({
-      title: title.replace(/\s+/g, ' ').trim(),
+      title: collapseSpaces(title).trim(),
       description: composeDescription([block.caption, ctx.before, ctx.after]),
       language,
       code,
