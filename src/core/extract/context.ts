@@ -47,6 +47,11 @@ const SECTION_MAX = 160;
 const EXPLAINS =
   /^(?:this|these|that|those|here|above|it|which|the (?:above|previous|preceding|example|code|output|result|snippet|command|program|script|function|call|query|statement|listing|configuration|file|first|second|last)|in (?:this|the above|the previous|the example)|running|when (?:run|executed|you run)|output|result|returns?|prints?|produces|outputs?|note(?: that)?|as (?:you can see|shown)|you (?:can|should) (?:now )?see|after (?:running|this)|now\b|then\b|the \w+ (?:above|shown))\b/i;
 
+const LINE_MARKERS = /^\s*(?:[-*+]|\d+[.)]|>+|#{1,6})\s+/gm;
+const FIRST_LINE_MARKER = /^\s*(?:[-*+]|\d+[.)]|>+|#{1,6})\s+/;
+// What ends a line for `^` under the m flag.
+const LINE_BREAK = /[\n\r\u2028\u2029]/;
+
 /** Plain text of a markdown-ish inline string: links to their text, emphasis and code marks dropped. */
 export function plainText(md: string): string {
   let s = md;
@@ -61,7 +66,8 @@ export function plainText(md: string): string {
   if (s.includes('*') || s.includes('_') || s.includes('`')) {
     s = s.replace(/(\*\*|__|`+)/g, '').replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, '$1$2');
   }
-  s = s.replace(/^\s*(?:[-*+]|\d+[.)]|>+|#{1,6})\s+/gm, '');
+  // List, quote and heading markers at line starts; a single line (most prose) can only have one, at its start.
+  s = LINE_BREAK.test(s) ? s.replace(LINE_MARKERS, '') : s.replace(FIRST_LINE_MARKER, '');
   return collapseSpaces(s).trim();
 }
 

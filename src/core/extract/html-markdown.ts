@@ -21,8 +21,12 @@ import { collapseSpaces } from './whitespace.js';
 export const CODE_MARK = '\u0000';
 
 export interface RenderResult {
-  /** Markdown with each code block as a line `\0<n>\0` (n = block index), replaced once languages are known. */
-  markdown: string;
+  /**
+   * The top-level markdown blocks, to be joined by blank lines, with each code
+   * block as a line `\0<n>\0` (n = block index) until languages are known
+   * (markdownWithCode).
+   */
+  parts: string[];
   items: StreamItem[];
   blocks: RawBlock[];
   /** Code elements (pre, programlisting, screen) accounted for by the walk. */
@@ -196,7 +200,7 @@ export class HtmlMarkdownRenderer {
     this.flush();
     const top = this.frames[0] ?? [];
     return {
-      markdown: top.join('\n\n'),
+      parts: top,
       items: this.items,
       blocks: this.blocks,
       visited: this.visited,
@@ -675,6 +679,20 @@ export class HtmlMarkdownRenderer {
       }
     }
   }
+}
+
+/**
+ * The page's markdown: the rendered parts joined, code marks replaced by their
+ * fences. Part by part, so the page's text is copied once, not joined and then
+ * rebuilt around every fence.
+ */
+export function markdownWithCode(parts: readonly string[], fences: readonly string[]): string {
+  const out = new Array<string>(parts.length);
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i] as string;
+    out[i] = part.includes(CODE_MARK) ? substituteCode(part, fences) : part;
+  }
+  return out.join('\n\n');
 }
 
 /** Replace code marks with fences; a mark inside a list or quote takes its prefix on every line. */

@@ -6,7 +6,7 @@
 // token; with one complete string and one consumer that layer cost about 40%
 // of the bare tokeniser's time on the doc corpus (bench/extract.ts).
 // test/extract/html-parser.test.ts holds the events to Parser's.
-import { Tokenizer } from 'htmlparser2';
+import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
 
 /** What the tree builder receives, in document order. */
 export interface HtmlSink {
@@ -15,22 +15,6 @@ export interface HtmlSink {
   text(text: string): void;
   /** Closes the most recently opened element that is still open. */
   close(): void;
-}
-
-/** The tokenizer callbacks the tree rules use (comments, declarations and processing instructions are dropped). */
-export interface TokenSink {
-  ontext(start: number, endIndex: number): void;
-  ontextentity(codepoint: number): void;
-  onopentagname(start: number, endIndex: number): void;
-  onattribname(start: number, endIndex: number): void;
-  onattribdata(start: number, endIndex: number): void;
-  onattribentity(codepoint: number): void;
-  onattribend(): void;
-  onopentagend(): void;
-  onselfclosingtag(): void;
-  onclosetag(start: number, endIndex: number): void;
-  oncdata(start: number, endIndex: number, endOffset: number): void;
-  isInForeignContext(): boolean;
 }
 
 const { fromCodePoint } = String;
@@ -215,7 +199,7 @@ class NameCache {
 const htmlNames = new NameCache(true, 1024, 24);
 const xmlNames = new NameCache(false, 1024, 24);
 
-class TreeParser implements TokenSink {
+class TreeParser implements TokenizerCallbacks {
   private readonly html: boolean;
   private readonly names: NameCache;
   private tagname = '';
@@ -396,6 +380,14 @@ class TreeParser implements TokenSink {
     this.sink.text(this.src.slice(start, endIndex - endOffset));
   }
 
+  // Comments, declarations and processing instructions are not part of the tree.
+  oncomment(): void {}
+
+  ondeclaration(): void {}
+
+  onprocessinginstruction(): void {}
+
+  onend(): void {}
 }
 
 /**
@@ -404,27 +396,7 @@ class TreeParser implements TokenSink {
  */
 export function parseHtml(html: string, xmlMode: boolean, sink: HtmlSink): void {
   // Elements still open at the end need no close events: the builder is done with them.
-  const tree = new TreeParser(html, xmlMode, sink);
-  const none = (): void => undefined;
-  const callbacks = {
-    ontext: (a: number, b: number) => tree.ontext(a, b),
-    ontextentity: (c: number) => tree.ontextentity(c),
-    onopentagname: (a: number, b: number) => tree.onopentagname(a, b),
-    onattribname: (a: number, b: number) => tree.onattribname(a, b),
-    onattribdata: (a: number, b: number) => tree.onattribdata(a, b),
-    onattribentity: (c: number) => tree.onattribentity(c),
-    onattribend: () => tree.onattribend(),
-    onopentagend: () => tree.onopentagend(),
-    onselfclosingtag: () => tree.onselfclosingtag(),
-    onclosetag: (a: number, b: number) => tree.onclosetag(a, b),
-    oncdata: (a: number, b: number, c: number) => tree.oncdata(a, b, c),
-    isInForeignContext: () => tree.isInForeignContext(),
-    oncomment: none,
-    ondeclaration: none,
-    onprocessinginstruction: none,
-    onend: none,
-  };
-  const tokenizer = new Tokenizer({ xmlMode, decodeEntities: true }, callbacks);
+  const tokenizer = new Tokenizer({ xmlMode, decodeEntities: true }, new TreeParser(html, xmlMode, sink));
   tokenizer.write(html);
   tokenizer.end();
 }

@@ -1,7 +1,7 @@
 // HTML (and DocBook XML) pages: metadata, links, main content, code blocks.
 import { plainText, resolveContexts } from './context.js';
 import { chooseMainRoot } from './html-main.js';
-import { HtmlMarkdownRenderer, substituteCode } from './html-markdown.js';
+import { HtmlMarkdownRenderer, markdownWithCode } from './html-markdown.js';
 import { buildTree, type HElement, type HtmlTree, isAncestor, textOf } from './html-tree.js';
 import { fence, finaliseSnippets, type RawBlock } from './snippet.js';
 import type { ExtractedPage, ExtractResult, SkippedBlock } from './types.js';
@@ -168,7 +168,7 @@ export function extractHtml(text: string, url: string, contentHash: string): Ext
     canonicalUrl,
     links,
     noFollow: /\b(?:nofollow|none)\b/.test(robots),
-    markdown: substituteCode(rendered.markdown, fences).trim(),
+    markdown: markdownWithCode(rendered.parts, fences).trim(),
     contentHash,
     format: 'html',
   };

@@ -46,8 +46,14 @@ export function cleanCode(code: string): string {
   return s.slice(0, end);
 }
 
+// Something normalizeCode would change: a carriage return, whitespace ending a
+// line, or an empty first or last line. Most code has none of these, and the
+// split into lines is then skipped.
+const NOT_NORMAL = /\r|[^\S\n](?:\n|$)|^\n|\n$/;
+
 /** The form the hash is computed over: trailing whitespace per line trimmed, blank edge lines stripped. */
 export function normalizeCode(code: string): string {
+  if (!NOT_NORMAL.test(code)) return code;
   const lines = code.replace(/\r\n?/g, '\n').split('\n');
   for (let i = 0; i < lines.length; i++) lines[i] = (lines[i] as string).trimEnd();
   let a = 0;
@@ -153,7 +159,8 @@ export function finaliseSnippets(
 export function fence(code: string, language: string): string {
   let longest = 0;
   let run = 0;
-  for (let i = 0; i < code.length; i++) {
+  // Only code with a backtick needs the character scan.
+  for (let i = code.indexOf('`'); i >= 0 && i < code.length; i++) {
     if (code.charCodeAt(i) === 96) {
       run++;
       if (run > longest) longest = run;
