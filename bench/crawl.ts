@@ -210,7 +210,7 @@ async function politeness(db: BenchDb): Promise<Row> {
       ratio: `${seconds.toFixed(2)} s total`,
       goal: `<= ${(1.05 * n).toFixed(2)} s (1.05 x N x delay)`,
       met: seconds <= 1.05 * n ? 'yes' : 'no',
-      notes: `${n + 1} requests incl. robots.txt; floor ${n} x 1.02 s spacing`,
+      notes: `${n + 1} requests incl. robots.txt; floor ${n} x 1.03 s spacing`,
     };
   } finally {
     await workers.stop();
