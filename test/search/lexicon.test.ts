@@ -16,6 +16,21 @@ const queued = async () => Number((await db.pool.query<{ n: string }>('SELECT co
 const lexicon = async () =>
   new Map((await db.pool.query<{ term: string; doc_count: number }>('SELECT term, doc_count FROM search_terms')).rows.map((r) => [r.term, r.doc_count]));
 
+/** Snippets written straight into the table, bypassing the page store (as a bulk load would). */
+async function insertBypassingStore(page: string, snippets: Array<{ title: string; code: string }>): Promise<void> {
+  const url = `https://lexicon.example/${page}.html`;
+  const doc = await db.pool.query<{ id: string }>(
+    `INSERT INTO documents (source_id, url, title, markdown, content_hash, source_type, crawl_job_id)
+     VALUES ($1, $2, $3, $3, md5($2), 'crawled', $4) RETURNING id`,
+    [source.id, url, page, source.jobId],
+  );
+  await db.pool.query(
+    `INSERT INTO snippets (source_id, document_id, title, code, code_hash, source_url)
+     SELECT $1, $2, t.title, t.code, md5(t.code), $3 FROM unnest($4::text[], $5::text[]) AS t(title, code)`,
+    [source.id, doc.rows[0]!.id, url, snippets.map((x) => x.title), snippets.map((x) => x.code)],
+  );
+}
+
 beforeAll(async () => {
   db = await createTestDatabase();
   source = await createSource(db.pool, 'lexicon');
@@ -36,17 +51,7 @@ describe('search lexicon upkeep', () => {
   });
 
   it('corrects a typo against snippets written without the page store, by folding the queue in first', async () => {
-    const page = await db.pool.query<{ id: string }>(
-      `INSERT INTO documents (source_id, url, title, markdown, content_hash, source_type, crawl_job_id)
-       VALUES ($1, 'https://lexicon.example/bulk.html', 'Bulk', 'bulk', 'h', 'crawled', $2) RETURNING id`,
-      [source.id, source.jobId],
-    );
-    await db.pool.query(
-      `INSERT INTO snippets (source_id, document_id, title, code, code_hash, source_url)
-       SELECT $1, $2, 'Quaternion rotation ' || i, 'rotate_quaternion(q' || i || ')', 'bulk-' || i, 'https://lexicon.example/bulk.html'
-         FROM generate_series(1, 3) AS i`,
-      [source.id, page.rows[0]!.id],
-    );
+    await insertBypassingStore('bulk', [1, 2, 3].map((i) => ({ title: `Quaternion rotation ${i}`, code: `rotate_quaternion(q${i})` })));
     await db.pool.query('UPDATE sources SET snippet_count = snippet_count + 3 WHERE id = $1', [source.id]);
     expect(await queued()).toBe(3);
     expect((await lexicon()).has('quaternion')).toBe(false);
@@ -78,16 +83,7 @@ describe('search lexicon upkeep', () => {
   });
 
   it('lets one session refresh at a time and leaves the rest queued for the next', async () => {
-    const page = await db.pool.query<{ id: string }>(
-      `INSERT INTO documents (source_id, url, title, markdown, content_hash, source_type, crawl_job_id)
-       VALUES ($1, 'https://lexicon.example/locked.html', 'Locked', 'locked', 'h2', 'crawled', $2) RETURNING id`,
-      [source.id, source.jobId],
-    );
-    await db.pool.query(
-      `INSERT INTO snippets (source_id, document_id, title, code, code_hash, source_url)
-       VALUES ($1, $2, 'Zeppelin mooring', 'moor(zeppelin)', 'locked-1', 'https://lexicon.example/locked.html')`,
-      [source.id, page.rows[0]!.id],
-    );
+    await insertBypassingStore('locked', [{ title: 'Zeppelin mooring', code: 'moor(zeppelin)' }]);
     const holder = await db.pool.connect();
     try {
       await holder.query('BEGIN');
