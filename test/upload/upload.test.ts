@@ -64,6 +64,9 @@ describe('upload', () => {
 
     const progress: JobEvent[] = [];
     const done = await waitForUpload(dbh(), job.id, (e) => progress.push(e));
+    // waitForUpload may see the finished job before this listener's NOTIFY arrives: a second connection.
+    const deadline = Date.now() + 5000;
+    while (!events.some((e) => e.jobId === job.id && e.event === 'job_complete') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     await sub.close();
     expect(done).toMatchObject({ status: 'completed', file_count: 6, processed_files: 6, failed_files: 0, file_errors: [] });
     expect(done.snippets_extracted).toBeGreaterThanOrEqual(6);

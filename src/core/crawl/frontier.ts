@@ -59,14 +59,16 @@ export async function claimPage(pool: pg.Pool, jobId: string, sourceId: string, 
     etag: string | null;
     last_modified: string | null;
     links: string[] | null;
-  }>(
-    `SELECT c.outcome, c.depth, c.fetch_url, c.attempts, p.url IS NOT NULL AS has_previous,
+  }>({
+    // Named (prepared once per connection): this runs for every page, and planning it cost as much as running it.
+    name: 'docdex-crawl-claim',
+    text: `SELECT c.outcome, c.depth, c.fetch_url, c.attempts, p.url IS NOT NULL AS has_previous,
             p.document_url, d.content_hash AS document_hash, p.etag, p.last_modified, p.links
        FROM crawl_claim_page($1, $2, $3, $4) c
        LEFT JOIN crawl_pages p ON c.outcome = 'claimed' AND p.source_id = $5 AND p.url = $2
        LEFT JOIN documents d ON d.source_id = p.source_id AND d.url = p.document_url`,
-    [jobId, url, workerId, token, sourceId],
-  );
+    values: [jobId, url, workerId, token, sourceId],
+  });
   const r = rows[0];
   if (!r) return { outcome: 'missing', depth: null, fetchUrl: null, attempts: null, previous: null };
   return {
@@ -137,35 +139,56 @@ export interface SettleRow {
 }
 
 /**
- * Records the outcome of every key this claim holds. Returns the smallest depth among them (read under the
- * row lock, so a depth lowered by a concurrent discovery is seen). Throws ClaimLostError when the claim is
- * no longer ours, which rolls back the page write around it.
+ * Records the outcome of every key this claim holds, and with `record` what the source's fetch record says
+ * about those keys, in the same statement. Returns the smallest depth among them (read under the row lock,
+ * so a depth lowered by a concurrent discovery is seen). Throws ClaimLostError when the claim is no longer
+ * ours, which rolls back the page write around it (and, outside a transaction, the record with it).
  */
-export async function settleRows(client: pg.ClientBase, jobId: string, token: string, rows: SettleRow[]): Promise<number> {
+export async function settleRows(
+  client: pg.ClientBase | pg.Pool,
+  jobId: string,
+  token: string,
+  rows: SettleRow[],
+  record?: { sourceId: string; urls: string[]; value: FetchRecord },
+): Promise<number> {
   const col = <T>(f: (r: SettleRow) => T) => rows.map(f);
-  const result = await client.query<{ url: string; depth: number }>(
-    `UPDATE crawl_frontier f SET status = t.status, http_status = t.http_status, last_error = t.error, skip_reason = t.skip_reason,
+  const settle = `UPDATE crawl_frontier f SET status = t.status, http_status = t.http_status, last_error = t.error, skip_reason = t.skip_reason,
        content_hash = t.content_hash, etag = t.etag, last_modified = t.last_modified, document_url = t.document_url,
        snippets = t.snippets, updated_at = now()
      FROM unnest($3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[])
        AS t(url, status, http_status, error, skip_reason, content_hash, etag, last_modified, document_url, snippets)
      WHERE f.job_id = $1 AND f.claim_token = $2 AND f.status = 'fetching' AND f.url = t.url
-     RETURNING f.url, f.depth`,
-    [
-      jobId,
-      token,
-      col((r) => r.url),
-      col((r) => r.status),
-      col((r) => r.httpStatus ?? null),
-      col((r) => (r.error ? r.error.slice(0, 2000) : null)),
-      col((r) => r.skipReason ?? null),
-      col((r) => r.contentHash ?? null),
-      col((r) => r.etag ?? null),
-      col((r) => r.lastModified ?? null),
-      col((r) => r.documentUrl ?? null),
-      col((r) => r.snippets ?? 0),
-    ],
-  );
+     RETURNING f.url, f.depth`;
+  const values: unknown[] = [
+    jobId,
+    token,
+    col((r) => r.url),
+    col((r) => r.status),
+    col((r) => r.httpStatus ?? null),
+    col((r) => (r.error ? r.error.slice(0, 2000) : null)),
+    col((r) => r.skipReason ?? null),
+    col((r) => r.contentHash ?? null),
+    col((r) => r.etag ?? null),
+    col((r) => r.lastModified ?? null),
+    col((r) => r.documentUrl ?? null),
+    col((r) => r.snippets ?? 0),
+  ];
+  let text = settle;
+  if (record) {
+    // Written only when every key was still ours: a lost claim must not overwrite the newer attempt's record.
+    text = `WITH settled AS (${settle}),
+       recorded AS (
+         INSERT INTO crawl_pages (source_id, url, document_url, content_hash, etag, last_modified, links, updated_at)
+         SELECT $13, u, $15, $16, $17, $18, $19, now() FROM unnest($14::text[]) AS u
+          WHERE (SELECT count(*) FROM settled) = $20
+         ON CONFLICT (source_id, url) DO UPDATE SET document_url = EXCLUDED.document_url, content_hash = EXCLUDED.content_hash,
+           etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified, links = EXCLUDED.links, updated_at = now())
+     SELECT url, depth FROM settled`;
+    const r = record.value;
+    values.push(record.sourceId, [...new Set(record.urls)].sort(), r.documentUrl, r.contentHash, r.etag, r.lastModified, r.links, rows.length);
+  }
+  // Named (prepared once per connection), like the claim: one of the two runs for every page.
+  const result = await client.query<{ url: string; depth: number }>({ name: record ? 'docdex-crawl-settle-record' : 'docdex-crawl-settle', text, values });
   if (result.rows.length !== rows.length) throw new ClaimLostError(rows[0]?.url ?? '');
   return Math.min(...result.rows.map((r) => r.depth));
 }

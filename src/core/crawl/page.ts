@@ -12,7 +12,6 @@ import {
   expandLinks,
   forgetFetch,
   previousFetch,
-  recordFetch,
   releaseClaim,
   settleRows,
 } from './frontier.js';
@@ -92,7 +91,7 @@ function expandContext(ctx: PageContext, job: JobInfo): ExpandContext {
 
 /**
  * Settles the claim without storing a document: outcome rows, optionally the fetch record and the links of
- * an unchanged page, in one transaction.
+ * an unchanged page. One statement when there is nothing more to write, else one transaction.
  */
 async function settle(
   ctx: PageContext,
@@ -101,10 +100,14 @@ async function settle(
   rows: SettleRow[],
   extra: { record?: { keys: string[]; value: FetchRecord }; links?: string[]; forget?: string } = {},
 ): Promise<void> {
+  const record = extra.record ? { sourceId: job.sourceId, urls: extra.record.keys, value: extra.record.value } : undefined;
+  if (!extra.forget && !(extra.links && extra.links.length > 0)) {
+    await settleRows(ctx.pool, job.id, token, rows, record);
+    return;
+  }
   await inTransaction(ctx.pool, async (client) => {
-    const depth = await settleRows(client, job.id, token, rows);
+    const depth = await settleRows(client, job.id, token, rows, record);
     if (extra.forget) await forgetFetch(client, job.sourceId, extra.forget);
-    if (extra.record) await recordFetch(client, job.sourceId, extra.record.keys, extra.record.value);
     if (extra.links) await expandLinks(client, expandContext(ctx, job), depth, rows.map((r) => r.url), extra.links);
   });
 }
@@ -326,33 +329,31 @@ async function storeOk(
     job: { kind: 'crawl', id: job.id },
     snippets: extracted.snippets,
   };
-  // The links and the fetch record are written before the page, outside its transaction: the page write holds
-  // row locks shared by every page of the source (its counters, the search lexicon) until it commits, so
-  // everything kept out of it shortens a queue all concurrent pages wait in. Both writes are idempotent: after
-  // a crash before the page commits, the children were rightly discovered, and the record's hash does not
-  // match the stored document, so the page is fetched and extracted again.
-  if (depth < job.maxDepth && links.length > 0) {
-    await inTransaction(ctx.pool, async (client) => {
-      await recordFetch(client, job.sourceId, keys, record(links, documentUrl));
-      await expandLinks(client, expandContext(ctx, job), depth, keys, links);
-    });
-  } else {
-    await recordFetch(ctx.pool, job.sourceId, keys, record(links, documentUrl));
-  }
+  // The frontier update, the fetch record and the new links commit with the page: a crash leaves either all
+  // of them or none, and the page is fetched again. storePage runs this hook last before it commits.
   pageHooks.set(write, async (client, newSnippetIds) => {
-    const d = await settleRows(client, job.id, token, [
-      ...aliasRows(aliasReason),
-      {
-        url: docKey,
-        status: 'done',
-        httpStatus: result.status,
-        contentHash,
-        etag: result.etag,
-        lastModified: result.lastModified,
-        documentUrl,
-        snippets: newSnippetIds.length,
-      },
-    ]);
+    // Links first, at the depth the page was claimed at, then the page's own row: a page lowering this page's
+    // depth (its UPDATE waits for our row) then holds nothing we still wait for.
+    await expandLinks(client, expandContext(ctx, job), depth, keys, links);
+    const d = await settleRows(
+      client,
+      job.id,
+      token,
+      [
+        ...aliasRows(aliasReason),
+        {
+          url: docKey,
+          status: 'done',
+          httpStatus: result.status,
+          contentHash,
+          etag: result.etag,
+          lastModified: result.lastModified,
+          documentUrl,
+          snippets: newSnippetIds.length,
+        },
+      ],
+      { sourceId: job.sourceId, urls: keys, value: record(links, documentUrl) },
+    );
     // Found at a shallower depth while this page was being fetched: its links go one level further now.
     if (d < depth) await expandLinks(client, expandContext(ctx, job), d, keys, links);
     if (keys.includes(job.firstStartKey)) await fillSourceDescription(client, job.sourceId, page.description);

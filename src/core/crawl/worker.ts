@@ -142,6 +142,8 @@ function createWorkerPool(info: ConnectionInfo, max: number): pg.Pool {
     max,
     application_name: 'docdex-crawl',
     options: `-c search_path=${SCHEMA},public -c synchronous_commit=off`,
+    // Statements that do not wait for one another's answers go out together (storePage's BEGIN).
+    pipeline: true,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 10_000,
   });
@@ -377,30 +379,62 @@ export async function startCrawlWorkers(
   };
 
   /**
-   * Takes up to `free` page jobs, one at a time, skipping crawl jobs whose cap is already used by live claims
-   * of other workers plus this process's own pages. The cap is counted from live claims, not from pg-boss's
-   * active jobs, because the active jobs of a killed worker stay "active" until pg-boss expires them and
-   * would block the crawl that long.
+   * Starts up to `free` page jobs, skipping crawl jobs whose cap is already used by live claims of other workers
+   * plus this process's own pages. The cap is counted from live claims, not from pg-boss's active jobs, because
+   * the active jobs of a killed worker stay "active" until pg-boss expires them and would block the crawl that
+   * long.
+   * Jobs are fetched several at a time: a few more than there are free slots, kept in `ready` and started as
+   * slots free up, so that a fetch round trip (planning pg-boss's query costs as much as running it) serves
+   * several pages instead of one. The few jobs held this way are active in pg-boss but unclaimed; a worker
+   * that stops gives them back, one that dies leaves them to the controller's re-queueing of stuck pages.
    */
+  const ready: Array<Job<PageJobData>> = [];
+  const prefetch = Math.ceil(concurrency / 2);
   let capsCache: { at: number; caps: Map<string, { cap: number; others: number }> } | null = null;
   const fill = async (free: number): Promise<number> => {
     // Refreshed at most every 100 ms: the claim is the exact gate, this only avoids parking pages.
     if (!capsCache || Date.now() - capsCache.at > 100) capsCache = { at: Date.now(), caps: await runningCaps(pool, workerId) };
     const caps = capsCache.caps;
+    const full = (id: string) => {
+      const c = caps.get(id);
+      return c !== undefined && c.others + (localActive.get(id) ?? 0) >= c.cap;
+    };
     let taken = 0;
     while (taken < free && !stopping) {
-      const ignoreGroups = [...caps].filter(([id, c]) => c.others + (localActive.get(id) ?? 0) >= c.cap).map(([id]) => id);
-      const jobs = await boss.fetch<PageJobData>(PAGE_QUEUE, { batchSize: 1, ...(ignoreGroups.length > 0 ? { ignoreGroups } : {}) });
-      const job = jobs[0];
-      if (!job) break;
+      const next = ready.findIndex((job) => !full(job.data.crawlJobId));
+      if (next >= 0) {
+        startPage(ready.splice(next, 1)[0]!);
+        taken++;
+        continue;
+      }
+      const ignoreGroups = [...caps.keys()].filter(full);
+      const batchSize = Math.max(1, free - taken + prefetch - ready.length);
+      const jobs = await boss.fetch<PageJobData>(PAGE_QUEUE, { batchSize, ...(ignoreGroups.length > 0 ? { ignoreGroups } : {}) });
+      if (jobs.length === 0) break;
       if (stopping) {
-        await boss.fail(PAGE_QUEUE, job.id, { message: 'worker stopping' }).catch(() => undefined);
+        await releaseReady(jobs);
         break;
       }
-      startPage(job);
-      taken++;
+      ready.push(...jobs);
     }
     return taken;
+  };
+  /** Queue jobs taken but never started go back to the queue (as a page whose claim is released does). */
+  const releaseReady = async (jobs: Array<Job<PageJobData>>): Promise<void> => {
+    if (jobs.length === 0) return;
+    const byCrawl = new Map<string, Array<{ url: string; depth: number }>>();
+    for (const job of jobs) {
+      const list = byCrawl.get(job.data.crawlJobId) ?? [];
+      // Depth only sets the queue priority here (the frontier row keeps the page's real depth).
+      list.push({ url: job.data.url, depth: 1 });
+      byCrawl.set(job.data.crawlJobId, list);
+    }
+    try {
+      for (const [crawlJobId, pages] of byCrawl) await enqueue(pool, crawlJobId, pages);
+      await boss.complete(PAGE_QUEUE, jobs.map((j) => j.id));
+    } catch (error) {
+      onError(error as Error);
+    }
   };
 
   const pageLoop = async (): Promise<void> => {
@@ -482,6 +516,7 @@ export async function startCrawlWorkers(
       adoptBell.ring();
       controllersStop.abort(new Error('worker stopping'));
       await loops;
+      await releaseReady(ready.splice(0));
       await Promise.allSettled([...controllers.values()]);
       if (inFlight.size > 0) {
         // The grace timer is cancelled once the pages are done, or it would hold the process open.
