@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshSearchTerms } from '../../src/core/search/lexicon.js';
 import { searchSnippets } from '../../src/core/search/search.js';
-import { rebuildSearchTerms } from '../../src/core/search/typo.js';
+import { clearWordStatsCache, rebuildSearchTerms, wordStats } from '../../src/core/search/typo.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { addPage, createSource } from './fixtures.js';
@@ -110,5 +110,25 @@ describe('search lexicon upkeep', () => {
     const terms = await lexicon();
     expect(terms.get('albatross')).toBe(1);
     expect(terms.get('cormor')).toBe(1);
+  });
+
+  it('keeps the counts of known words briefly, but looks unknown words up every time', async () => {
+    await addPage(db.pool, source, 'https://lexicon.example/k1.html', [{ title: 'Kept pelican', code: 'pelican_feed()' }]);
+    await refreshSearchTerms(db.pool);
+    expect((await wordStats(db.pool, ['pelican'])).words.get('pelican')?.count).toBe(1);
+    const unknown = await wordStats(db.pool, ['flamingo']);
+    expect(unknown.words.get('flamingo')?.count).toBe(0);
+
+    await addPage(db.pool, source, 'https://lexicon.example/k2.html', [{ title: 'Pelican and flamingo', code: 'pelican_flamingo()' }]);
+    await refreshSearchTerms(db.pool);
+    // A known word's count only steers the plan: the kept answer stands until it expires or is cleared.
+    expect((await wordStats(db.pool, ['pelican'])).words.get('pelican')?.count).toBe(1);
+    expect((await wordStats(db.pool, ['pelican'], { fresh: true })).words.get('pelican')?.count).toBe(2);
+    // A word the lexicon lacked is never kept: it may be new, or a typo to correct.
+    expect((await wordStats(db.pool, ['flamingo'])).words.get('flamingo')?.count).toBe(1);
+    // A query mixing kept and unseen words is looked up whole.
+    expect((await wordStats(db.pool, ['pelican', 'ibis'])).words.get('pelican')?.count).toBe(2);
+    clearWordStatsCache(db.pool);
+    expect((await wordStats(db.pool, ['flamingo', 'pelican'])).words.get('pelican')?.count).toBe(2);
   });
 });

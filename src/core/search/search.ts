@@ -122,6 +122,8 @@ export interface Retrieval {
   pages: boolean;
   /** Whether the every-term tier reads rows in table order instead of through the search index. */
   scan: boolean;
+  /** Whether a language filter (without a source) is checked on the rows the search index finds. */
+  languageOnRows: boolean;
 }
 
 // A term in more than this share of all snippets is "common": no help in finding, only in ranking.
@@ -169,6 +171,16 @@ export function scanAllTerms(share: number, filters: { sourceIds: string[] | nul
   return share >= (filters.language !== null && filters.sourceIds === null ? SCAN_SHARE_LANGUAGE_ONLY : SCAN_SHARE);
 }
 
+// A language filter without a source can only use the (source_id, language) index by reading all of it: at a
+// million snippets that alone costs more than 20 ms, which the planner underestimates and pays to AND it with a
+// search-index result of a few thousand rows. Checking the language on those rows is cheaper while they are
+// few; for a term in a large share of the snippets the index does narrow the rows to read.
+const LANGUAGE_ON_ROWS_MAX = 50_000;
+
+export function languageOnRows(share: number, total: number, filters: { sourceIds: string[] | null; language: string | null }): boolean {
+  return filters.language !== null && filters.sourceIds === null && share * total <= LANGUAGE_ON_ROWS_MAX;
+}
+
 export function planRetrieval(q: TsQueries, shares: readonly number[]): Retrieval {
   const n = q.perTerm.length;
   const rare = q.perTerm.filter((_, i) => (shares[i] ?? 0) <= COMMON_SHARE);
@@ -180,7 +192,7 @@ export function planRetrieval(q: TsQueries, shares: readonly number[]): Retrieva
           .filter((combo) => combo.some((t) => rare.includes(t)))
           .map((combo) => `(${combo.join(' & ')})`)
           .join(' | ');
-  return { relaxed, any: n >= 2 ? rare.join(' | ') : '', pages: n >= 2, scan: false };
+  return { relaxed, any: n >= 2 ? rare.join(' | ') : '', pages: n >= 2, scan: false, languageOnRows: false };
 }
 
 const RESULT_COLUMNS = `s.id, s.title, s.description, s.language, s.code, s.source_url, s.source_id, src.name AS source_name, src.version`;
@@ -211,9 +223,10 @@ type Row = Omit<SearchResult, 'match'> & { total: number };
  * each search with its values, can estimate how common the terms are: a word in most snippets is found faster
  * by reading rows until the cap than through the index.
  */
-function snippetSearchSql(termCount: number, identifierCount: number, tiers: { relaxed: boolean; any: boolean; pages: boolean; scan: boolean }): string {
+function snippetSearchSql(termCount: number, identifierCount: number, tiers: Omit<Retrieval, 'relaxed' | 'any'> & { relaxed: boolean; any: boolean }): string {
   // IS TRUE hides the match from the planner's index matching (same rows: a match is never NULL here).
   const allTerms = tiers.scan ? `(s.search_vector @@ to_tsquery('english', $1)) IS TRUE` : `s.search_vector @@ to_tsquery('english', $1)`;
+  const language = tiers.languageOnRows ? '(s.language = $9) IS TRUE' : 's.language = $9';
   return `
 WITH q AS MATERIALIZED (
   SELECT to_tsquery('english', $1) AS qall,
@@ -230,7 +243,7 @@ WITH q AS MATERIALIZED (
 tier1 AS (
   SELECT s.id FROM snippets s
    WHERE numnode(to_tsquery('english', $1)) > 0 AND ${allTerms}
-     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
+     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR ${language})
    LIMIT $10
 ),
 ${
@@ -238,7 +251,7 @@ ${
     ? `tier2 AS (
   SELECT s.id FROM snippets s
    WHERE (SELECT count(*) FROM tier1) < $11 AND s.search_vector @@ to_tsquery('english', $2)
-     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
+     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR ${language})
    LIMIT $16
 ),`
     : ''
@@ -248,7 +261,7 @@ ${
   SELECT s.id FROM snippets s
    WHERE (SELECT count(*) FROM tier1)${tiers.relaxed ? ' + (SELECT count(*) FROM tier2)' : ''} < $11
      AND s.search_vector @@ to_tsquery('english', $3)
-     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
+     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR ${language})
    LIMIT $16
 ),`
     : ''
@@ -301,8 +314,8 @@ SELECT ${RESULT_COLUMNS.replace('s.source_url', 'COALESCE(p.page_url, s.source_u
 const sqlCache = new Map<string, string>();
 
 function cachedSql(termCount: number, identifierCount: number, retrieval: Retrieval): string {
-  const tiers = { relaxed: retrieval.relaxed !== '', any: retrieval.any !== '', pages: retrieval.pages, scan: retrieval.scan };
-  const key = `${termCount}/${identifierCount}/${tiers.relaxed}/${tiers.any}/${tiers.pages}/${tiers.scan}`;
+  const tiers = { ...retrieval, relaxed: retrieval.relaxed !== '', any: retrieval.any !== '' };
+  const key = `${termCount}/${identifierCount}/${tiers.relaxed}/${tiers.any}/${tiers.pages}/${tiers.scan}/${tiers.languageOnRows}`;
   let sql = sqlCache.get(key);
   if (sql === undefined) {
     sql = snippetSearchSql(termCount, identifierCount, tiers);
@@ -423,16 +436,19 @@ async function prepareSearch(pool: pg.Pool, options: SearchOptions): Promise<Pre
   if (parsed.terms.length === 0) {
     throw new ValidationError('The search query has no words to search for.', { hint: 'Search for a function, a concept or an error message.' });
   }
-  const filters = await resolveFilters(pool, options);
-  if (filters.sourceIds !== null && filters.sourceIds.length === 0) return null;
   const words = parsed.terms.flatMap((t) => t.words);
-  const stats = await wordStats(pool, words);
+  // Independent lookups, each a round trip: side by side on two connections, a search waits for one.
+  const [filters, stats] = await Promise.all([resolveFilters(pool, options), wordStats(pool, words)]);
+  if (filters.sourceIds !== null && filters.sourceIds.length === 0) return null;
   const corrections = await correctWords(pool, words, stats);
   const q = buildTsQueries(parsed, corrections);
   const correctionStats = corrections.size > 0 ? await wordStats(pool, [...corrections.values()].flat()) : null;
+  const share = matchShare(parsed, stats, corrections, correctionStats);
+  const scan = scanAllTerms(share, filters);
   const retrieval = {
     ...planRetrieval(q, termShares(parsed, stats, corrections)),
-    scan: scanAllTerms(matchShare(parsed, stats, corrections, correctionStats), filters),
+    scan,
+    languageOnRows: !scan && languageOnRows(share, stats.total, filters),
   };
   return { limit, offset, parsed, filters, q, retrieval, corrected: [...corrections].map(([from, to]) => ({ from, to: to[0]! })) };
 }

@@ -92,12 +92,68 @@ export interface WordStats {
   queued: boolean;
 }
 
+// Every search looks its words up in the lexicon before it can plan, a round trip of its own. Words the lexicon
+// knows are kept for a short while per database handle: their counts only steer how the search runs (how common
+// a term is), never which snippets match, and a known word never becomes unknown (doc_count only grows). Words
+// the lexicon lacks are never kept, so a new word or a typo is always checked afresh.
+const WORD_CACHE_MS = 30_000;
+const WORD_CACHE_MAX = 20_000;
+
+interface WordCache {
+  words: Map<string, { stem: string | null; count: number; at: number }>;
+  total: number;
+}
+
+const wordCaches = new WeakMap<object, WordCache>();
+
+/** Forgets the kept word counts of this database handle (after a bulk change, or to measure a cold search). */
+export function clearWordStatsCache(db: Db): void {
+  wordCaches.delete(db);
+}
+
+function cachedStats(db: Db, unique: readonly string[], now: number): WordStats | null {
+  const cache = wordCaches.get(db);
+  if (!cache) return null;
+  const words = new Map<string, { stem: string | null; count: number }>();
+  for (const w of unique) {
+    const hit = cache.words.get(w);
+    if (!hit || now - hit.at > WORD_CACHE_MS) return null;
+    words.set(w, { stem: hit.stem, count: hit.count });
+  }
+  // `queued` only matters for a word the lexicon lacks, and those are never kept.
+  return { words, total: cache.total, queued: false };
+}
+
+function keepStats(db: Db, stats: WordStats, now: number): void {
+  let cache = wordCaches.get(db);
+  if (!cache) {
+    cache = { words: new Map(), total: stats.total };
+    wordCaches.set(db, cache);
+  }
+  cache.total = stats.total;
+  for (const [w, s] of stats.words) {
+    if (s.stem !== null && s.count === 0) continue;
+    cache.words.delete(w);
+    cache.words.set(w, { ...s, at: now });
+  }
+  for (const oldest of cache.words.keys()) {
+    if (cache.words.size <= WORD_CACHE_MAX) break;
+    cache.words.delete(oldest);
+  }
+}
+
 /**
- * Each word's stem and how many snippets contain it (from the lexicon), in one round trip. Used for typo
- * correction and by the search to tell rare, selective words from ones in most snippets.
+ * Each word's stem and how many snippets contain it (from the lexicon), in one round trip, or none when every
+ * word was looked up in the last WORD_CACHE_MS. Used for typo correction and by the search to tell rare,
+ * selective words from ones in most snippets. `fresh` skips the kept answers.
  */
-export async function wordStats(db: Db, words: readonly string[]): Promise<WordStats> {
+export async function wordStats(db: Db, words: readonly string[], options: { fresh?: boolean } = {}): Promise<WordStats> {
   const unique = [...new Set(words.map((w) => w.toLowerCase()).filter((w) => w.length > 0 && w.length <= 64))];
+  const now = Date.now();
+  if (options.fresh !== true && unique.length > 0) {
+    const kept = cachedStats(db, unique, now);
+    if (kept) return kept;
+  }
   const { rows } = await db.query<{ word: string; stem: string | null; count: number | null; total: number; queued: boolean }>(
     `SELECT x.word, x.stem, t.doc_count AS count, (SELECT COALESCE(sum(snippet_count), 0)::float8 FROM sources) AS total,
             EXISTS (SELECT 1 FROM search_terms_queue) AS queued
@@ -105,11 +161,13 @@ export async function wordStats(db: Db, words: readonly string[]): Promise<WordS
        LEFT JOIN search_terms t ON t.term = x.stem`,
     [unique],
   );
-  return {
+  const stats = {
     words: new Map(rows.map((r) => [r.word, { stem: r.stem, count: r.count ?? 0 }])),
     total: Number(rows[0]?.total ?? 0),
     queued: rows[0]?.queued ?? false,
   };
+  keepStats(db, stats, now);
+  return stats;
 }
 
 /** Variants (spellings) whose stem is in the lexicon, with the stem's count. */
@@ -182,7 +240,7 @@ export async function correctWords(db: Db, words: readonly string[], known?: Wor
     // Just-written snippets may hold the word: fold them in before calling it a typo (bounded, so a search
     // never pays for a whole bulk load; background refreshes take the rest).
     await refreshSearchTerms(db, SEARCH_REFRESH_ROWS);
-    stats = await wordStats(db, candidates);
+    stats = await wordStats(db, candidates, { fresh: true });
     suspects = unknown(stats);
   }
   if (suspects.length === 0) return result;
@@ -214,7 +272,7 @@ export async function correctWords(db: Db, words: readonly string[], known?: Wor
  * words of deleted snippets). Runs in one transaction: searches keep the old lexicon until it commits.
  */
 export async function rebuildSearchTerms(pool: pg.Pool): Promise<number> {
-  return withTransaction(pool, async (client) => {
+  const terms = await withTransaction(pool, async (client) => {
     await client.query('DELETE FROM search_terms');
     // What is queued and visible here is in the rebuild below; later commits stay queued.
     await client.query('DELETE FROM search_terms_queue');
@@ -224,4 +282,7 @@ export async function rebuildSearchTerms(pool: pg.Pool): Promise<number> {
     );
     return result.rowCount ?? 0;
   });
+  // Words of deleted snippets have left the lexicon: kept answers may still name them.
+  clearWordStatsCache(pool);
+  return terms;
 }
