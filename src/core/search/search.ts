@@ -8,6 +8,8 @@ import { scoreSql, termHitsSql } from './rank.js';
 import { correctWords, wordStats } from './typo.js';
 import type { WordStats } from './typo.js';
 
+type Db = pg.Pool | pg.ClientBase;
+
 /**
  * The one snippet search behind the CLI, REST, MCP and the TUI.
  *
@@ -95,7 +97,7 @@ function checkOptions(options: SearchOptions): { limit: number; offset: number }
   return { limit, offset };
 }
 
-async function resolveFilters(pool: pg.Pool, options: SearchOptions): Promise<Filters> {
+async function resolveFilters(pool: Db, options: SearchOptions): Promise<Filters> {
   let sourceIds: string[] | null = null;
   if (options.source !== undefined && options.source.trim() !== '') {
     sourceIds = (await resolveSources(pool, options.source, options.version)).map((s) => s.id);
@@ -359,7 +361,7 @@ function snippetStatement(
 }
 
 async function searchSnippetRows(
-  pool: pg.Pool,
+  pool: Db,
   q: TsQueries,
   parsed: ParsedQuery,
   retrieval: Retrieval,
@@ -382,7 +384,7 @@ async function searchSnippetRows(
  * found by the query's selective terms (`find`: a word on most pages would make every page a candidate and
  * each one's whole text vector would be read to rank it), a bounded number of them, and ranked by all terms.
  */
-async function searchPages(pool: pg.Pool, q: TsQueries, find: string, filters: Filters, excludeIds: number[], take: number): Promise<Row[]> {
+async function searchPages(pool: Db, q: TsQueries, find: string, filters: Filters, excludeIds: number[], take: number): Promise<Row[]> {
   const { rows } = await pool.query<Row>(
     `WITH q AS MATERIALIZED (SELECT to_tsquery('english', $1) AS any),
      matches AS (
@@ -430,7 +432,7 @@ interface PreparedSearch {
   corrected: Array<{ from: string; to: string }>;
 }
 
-async function prepareSearch(pool: pg.Pool, options: SearchOptions): Promise<PreparedSearch | null> {
+async function prepareSearch(pool: Db, options: SearchOptions, cacheOwner: Db): Promise<PreparedSearch | null> {
   const { limit, offset } = checkOptions(options);
   const parsed = parseQuery(options.query);
   if (parsed.terms.length === 0) {
@@ -438,11 +440,11 @@ async function prepareSearch(pool: pg.Pool, options: SearchOptions): Promise<Pre
   }
   const words = parsed.terms.flatMap((t) => t.words);
   // Independent lookups, each a round trip: side by side on two connections, a search waits for one.
-  const [filters, stats] = await Promise.all([resolveFilters(pool, options), wordStats(pool, words)]);
+  const [filters, stats] = await Promise.all([resolveFilters(pool, options), wordStats(pool, words, { cacheOwner })]);
   if (filters.sourceIds !== null && filters.sourceIds.length === 0) return null;
-  const corrections = await correctWords(pool, words, stats);
+  const corrections = await correctWords(pool, words, stats, cacheOwner);
   const q = buildTsQueries(parsed, corrections);
-  const correctionStats = corrections.size > 0 ? await wordStats(pool, [...corrections.values()].flat()) : null;
+  const correctionStats = corrections.size > 0 ? await wordStats(pool, [...corrections.values()].flat(), { cacheOwner }) : null;
   const share = matchShare(parsed, stats, corrections, correctionStats);
   const scan = scanAllTerms(share, filters);
   const retrieval = {
@@ -458,7 +460,7 @@ async function prepareSearch(pool: pg.Pool, options: SearchOptions): Promise<Pre
  * and filter resolution): the bare database cost the benchmark compares the whole function against.
  */
 export async function explainSearch(pool: pg.Pool, options: SearchOptions): Promise<{ executionMs: number; planningMs: number; plan: unknown }> {
-  const prepared = await prepareSearch(pool, options);
+  const prepared = await prepareSearch(pool, options, pool);
   if (prepared === null) return { executionMs: 0, planningMs: 0, plan: null };
   const statement = snippetStatement(prepared.q, prepared.parsed, prepared.retrieval, prepared.filters, prepared.limit, prepared.offset);
   const { rows } = await pool.query<{ 'QUERY PLAN': Array<{ 'Execution Time': number; 'Planning Time': number; Plan: unknown }> }>(
@@ -471,7 +473,19 @@ export async function explainSearch(pool: pg.Pool, options: SearchOptions): Prom
 
 export async function searchSnippets(pool: pg.Pool, options: SearchOptions): Promise<SearchResponse> {
   const { limit, offset } = checkOptions(options);
-  const prepared = await prepareSearch(pool, options);
+  // One connection for the whole search: taking one per statement sent each of a search's several statements
+  // to the back of the pool's queue under load, so a search that needed three waited three times as long
+  // (the daemon's p99 was four times its p50).
+  const client = await pool.connect();
+  try {
+    return await searchOn(client, pool, options, limit, offset);
+  } finally {
+    client.release();
+  }
+}
+
+async function searchOn(pool: pg.ClientBase, cacheOwner: pg.Pool, options: SearchOptions, limit: number, offset: number): Promise<SearchResponse> {
+  const prepared = await prepareSearch(pool, options, cacheOwner);
   if (prepared === null) return { items: [], total: 0, limit, offset, fallback: false };
   const { parsed, filters, q, corrected, retrieval } = prepared;
 

@@ -147,11 +147,13 @@ function keepStats(db: Db, stats: WordStats, now: number): void {
  * word was looked up in the last WORD_CACHE_MS. Used for typo correction and by the search to tell rare,
  * selective words from ones in most snippets. `fresh` skips the kept answers.
  */
-export async function wordStats(db: Db, words: readonly string[], options: { fresh?: boolean } = {}): Promise<WordStats> {
+export async function wordStats(db: Db, words: readonly string[], options: { fresh?: boolean; cacheOwner?: Db } = {}): Promise<WordStats> {
   const unique = [...new Set(words.map((w) => w.toLowerCase()).filter((w) => w.length > 0 && w.length <= 64))];
   const now = Date.now();
+  // A search runs on one checked-out client; its answers are kept for the pool the client came from.
+  const owner = options.cacheOwner ?? db;
   if (options.fresh !== true && unique.length > 0) {
-    const kept = cachedStats(db, unique, now);
+    const kept = cachedStats(owner, unique, now);
     if (kept) return kept;
   }
   const { rows } = await db.query<{ word: string; stem: string | null; count: number | null; total: number; queued: boolean }>(
@@ -166,7 +168,7 @@ export async function wordStats(db: Db, words: readonly string[], options: { fre
     total: Number(rows[0]?.total ?? 0),
     queued: rows[0]?.queued ?? false,
   };
-  keepStats(db, stats, now);
+  keepStats(owner, stats, now);
   return stats;
 }
 
@@ -224,11 +226,11 @@ function pick(candidates: Candidate[]): string[] {
  * Corrections for the words of a query: word → close spellings of lexicon words (best first). Only words no
  * snippet contains are corrected.
  */
-export async function correctWords(db: Db, words: readonly string[], known?: WordStats): Promise<Map<string, string[]>> {
+export async function correctWords(db: Db, words: readonly string[], known?: WordStats, cacheOwner?: Db): Promise<Map<string, string[]>> {
   const candidates = [...new Set(words.filter(correctable))];
   const result = new Map<string, string[]>();
   if (candidates.length === 0) return result;
-  let stats = known ?? (await wordStats(db, candidates));
+  let stats = known ?? (await wordStats(db, candidates, { ...(cacheOwner ? { cacheOwner } : {}) }));
   // Stop words have no stem and need no correction.
   const unknown = (st: WordStats) =>
     candidates.filter((w) => {
@@ -240,7 +242,7 @@ export async function correctWords(db: Db, words: readonly string[], known?: Wor
     // Just-written snippets may hold the word: fold them in before calling it a typo (bounded, so a search
     // never pays for a whole bulk load; background refreshes take the rest).
     await refreshSearchTerms(db, SEARCH_REFRESH_ROWS);
-    stats = await wordStats(db, candidates, { fresh: true });
+    stats = await wordStats(db, candidates, { fresh: true, ...(cacheOwner ? { cacheOwner } : {}) });
     suspects = unknown(stats);
   }
   if (suspects.length === 0) return result;
