@@ -432,15 +432,16 @@ interface PreparedSearch {
   corrected: Array<{ from: string; to: string }>;
 }
 
-async function prepareSearch(pool: Db, options: SearchOptions, cacheOwner: Db): Promise<PreparedSearch | null> {
+async function prepareSearch(pool: Db, options: SearchOptions, cacheOwner: pg.Pool): Promise<PreparedSearch | null> {
   const { limit, offset } = checkOptions(options);
   const parsed = parseQuery(options.query);
   if (parsed.terms.length === 0) {
     throw new ValidationError('The search query has no words to search for.', { hint: 'Search for a function, a concept or an error message.' });
   }
   const words = parsed.terms.flatMap((t) => t.words);
-  // Independent lookups, each a round trip: side by side on two connections, a search waits for one.
-  const [filters, stats] = await Promise.all([resolveFilters(pool, options), wordStats(pool, words, { cacheOwner })]);
+  // Side by side: the filters (a source name to resolve) on a connection of their own, so the two round trips
+  // overlap.
+  const [filters, stats] = await Promise.all([resolveFilters(cacheOwner, options), wordStats(pool, words, { cacheOwner })]);
   if (filters.sourceIds !== null && filters.sourceIds.length === 0) return null;
   const corrections = await correctWords(pool, words, stats, cacheOwner);
   const q = buildTsQueries(parsed, corrections);
