@@ -201,16 +201,6 @@ export interface FetchRecord {
   links: string[];
 }
 
-export async function recordFetch(client: pg.ClientBase | pg.Pool, sourceId: string, urls: string[], record: FetchRecord): Promise<void> {
-  await client.query(
-    `INSERT INTO crawl_pages (source_id, url, document_url, content_hash, etag, last_modified, links, updated_at)
-     SELECT $1, u, $3, $4, $5, $6, $7, now() FROM unnest($2::text[]) AS u
-     ON CONFLICT (source_id, url) DO UPDATE SET document_url = EXCLUDED.document_url, content_hash = EXCLUDED.content_hash,
-       etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified, links = EXCLUDED.links, updated_at = now()`,
-    [sourceId, [...new Set(urls)].sort(), record.documentUrl, record.contentHash, record.etag, record.lastModified, record.links],
-  );
-}
-
 export async function forgetFetch(client: pg.ClientBase | pg.Pool, sourceId: string, url: string): Promise<void> {
   await client.query('DELETE FROM crawl_pages WHERE source_id = $1 AND url = $2', [sourceId, url]);
 }
