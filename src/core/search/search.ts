@@ -432,7 +432,8 @@ interface PreparedSearch {
   corrected: Array<{ from: string; to: string }>;
 }
 
-async function prepareSearch(pool: Db, options: SearchOptions, cacheOwner: pg.Pool): Promise<PreparedSearch | null> {
+/** `db` runs the search's statements; `pool` is the pool it came from (its word counts, a side lookup). */
+async function prepareSearch(db: Db, options: SearchOptions, pool: pg.Pool): Promise<PreparedSearch | null> {
   const { limit, offset } = checkOptions(options);
   const parsed = parseQuery(options.query);
   if (parsed.terms.length === 0) {
@@ -441,11 +442,11 @@ async function prepareSearch(pool: Db, options: SearchOptions, cacheOwner: pg.Po
   const words = parsed.terms.flatMap((t) => t.words);
   // Side by side: the filters (a source name to resolve) on a connection of their own, so the two round trips
   // overlap.
-  const [filters, stats] = await Promise.all([resolveFilters(cacheOwner, options), wordStats(pool, words, { cacheOwner })]);
+  const [filters, stats] = await Promise.all([resolveFilters(pool, options), wordStats(db, words, { cacheOwner: pool })]);
   if (filters.sourceIds !== null && filters.sourceIds.length === 0) return null;
-  const corrections = await correctWords(pool, words, stats, cacheOwner);
+  const corrections = await correctWords(db, words, stats, pool);
   const q = buildTsQueries(parsed, corrections);
-  const correctionStats = corrections.size > 0 ? await wordStats(pool, [...corrections.values()].flat(), { cacheOwner }) : null;
+  const correctionStats = corrections.size > 0 ? await wordStats(db, [...corrections.values()].flat(), { cacheOwner: pool }) : null;
   const share = matchShare(parsed, stats, corrections, correctionStats);
   const scan = scanAllTerms(share, filters);
   const retrieval = {
@@ -485,12 +486,12 @@ export async function searchSnippets(pool: pg.Pool, options: SearchOptions): Pro
   }
 }
 
-async function searchOn(pool: pg.ClientBase, cacheOwner: pg.Pool, options: SearchOptions, limit: number, offset: number): Promise<SearchResponse> {
-  const prepared = await prepareSearch(pool, options, cacheOwner);
+async function searchOn(db: pg.ClientBase, pool: pg.Pool, options: SearchOptions, limit: number, offset: number): Promise<SearchResponse> {
+  const prepared = await prepareSearch(db, options, pool);
   if (prepared === null) return { items: [], total: 0, limit, offset, fallback: false };
   const { parsed, filters, q, corrected, retrieval } = prepared;
 
-  const snippets = await searchSnippetRows(pool, q, parsed, retrieval, filters, limit, offset);
+  const snippets = await searchSnippetRows(db, q, parsed, retrieval, filters, limit, offset);
   let items = snippets.rows.map((r) => toResult(r, 'snippet'));
   let total = snippets.total;
   let fallback = false;
@@ -499,8 +500,8 @@ async function searchOn(pool: pg.ClientBase, cacheOwner: pg.Pool, options: Searc
     const head =
       snippets.rows.length === snippets.total
         ? items
-        : (await searchSnippetRows(pool, q, parsed, retrieval, filters, FALLBACK_BELOW, 0)).rows.map((r) => toResult(r, 'snippet'));
-    const pageRows = await searchPages(pool, q, retrieval.any || q.any, filters, head.map((r) => r.id), offset + limit);
+        : (await searchSnippetRows(db, q, parsed, retrieval, filters, FALLBACK_BELOW, 0)).rows.map((r) => toResult(r, 'snippet'));
+    const pageRows = await searchPages(db, q, retrieval.any || q.any, filters, head.map((r) => r.id), offset + limit);
     if (pageRows.length > 0) {
       fallback = true;
       items = [...head, ...pageRows.map((r) => toResult(r, 'page'))].slice(offset, offset + limit);
