@@ -11,6 +11,7 @@ import { loadConfig } from '../dist/core/config.js';
 import { docsIndexRoutes } from '../dist/daemon/routes/index.js';
 import { startDaemon } from '../dist/daemon/server.js';
 import { crawlWorkerService } from '../dist/daemon/services.js';
+import { deleteSource } from '../dist/core/sources/manage.js';
 import { openBenchCorpus } from './search.ts';
 
 type Row = Record<string, string | number>;
@@ -86,7 +87,7 @@ export async function benchDaemon(): Promise<Row[]> {
   const total = Number(process.env.BENCH_DAEMON_SNIPPETS ?? 100_000);
   const durationSeconds = Number(process.env.BENCH_DAEMON_SECONDS ?? 30);
   const { info, pool } = await openBenchCorpus(total);
-  await pool.end();
+  const crawlName = `bench-crawl-${Date.now()}`;
   const connectionString = typeof info.config.connectionString === 'string' ? info.config.connectionString : undefined;
   const env = connectionString
     ? { ...process.env, DATABASE_URL: connectionString, CRAWL_DELAY: '0' }
@@ -99,7 +100,7 @@ export async function benchDaemon(): Promise<Row[]> {
     const start = await fetch(`${base}/api/crawl-jobs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ start_urls: [`${site.base}/p0.html`], name: `bench-crawl-${Date.now()}`, max_depth: 3, max_concurrent_crawls: 4 }),
+      body: JSON.stringify({ start_urls: [`${site.base}/p0.html`], name: crawlName, max_depth: 3, max_concurrent_crawls: 4 }),
     });
     const job = (await start.json()) as { job_id: string };
     const crawledSoFar = async () => ((await (await fetch(`${base}/api/crawl-jobs/${job.job_id}`)).json()) as { pages_crawled: number; status: string });
@@ -129,6 +130,9 @@ export async function benchDaemon(): Promise<Row[]> {
   } finally {
     await daemon.close();
     await site.close();
+    // The crawl's pages would otherwise stay in the kept corpus and grow it by thousands of snippets a run.
+    await deleteSource(pool, crawlName).catch((error: unknown) => console.warn(`bench: could not delete ${crawlName}: ${(error as Error).message}`));
+    await pool.end();
   }
 }
 
