@@ -1,4 +1,5 @@
 import { startCrawlWorkers } from '../core/crawl/index.js';
+import { searchesBusy } from '../core/search/shared.js';
 import { startLlmWorkers } from '../core/llm/worker.js';
 import { startUploadWorkers } from '../core/upload/index.js';
 import type { ServiceStarter } from './server.js';
@@ -8,7 +9,8 @@ import type { ServiceStarter } from './server.js';
  * `docdex serve --mcp`. Each takes whatever job any process queued in the shared database.
  */
 export const crawlWorkerService: ServiceStarter = async (db, config, log) => {
-  const workers = await startCrawlWorkers(db, config, { onError: (error) => log.warn({ err: error }, 'crawl worker error') });
+  // Searches served by this process come first: the crawl gives way to them (core/crawl/courtesy.ts).
+  const workers = await startCrawlWorkers(db, config, { giveWayTo: searchesBusy, onError: (error) => log.warn({ err: error }, 'crawl worker error') });
   return { name: 'crawl', stop: () => workers.stop() };
 };
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { searchSnippetsShared } from '../../src/core/search/shared.js';
+import { searchesBusy, searchSnippetsShared } from '../../src/core/search/shared.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { addPage, createSource } from './fixtures.js';
@@ -40,5 +40,16 @@ describe('searchSnippetsShared', () => {
     const results = await Promise.allSettled([searchSnippetsShared(db.pool, { query: 'x', limit: 0 }), searchSnippetsShared(db.pool, { query: 'x', limit: 0 })]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     await expect(searchSnippetsShared(db.pool, { query: 'socket', limit: 1 })).resolves.toMatchObject({ limit: 1 });
+  });
+
+  it('reports itself busy while a search runs and shortly after, for the crawl to give way to', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(searchesBusy()).toBe(false);
+    const search = searchSnippetsShared(db.pool, { query: 'socket', limit: 2 });
+    expect(searchesBusy()).toBe(true);
+    await search;
+    expect(searchesBusy()).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(searchesBusy()).toBe(false);
   });
 });

@@ -6,6 +6,7 @@ export { startCrawl, getCrawlJob, listCrawlJobs, cancelCrawl, resumeCrawl, crawl
 export type { CrawlJob, CrawlJobStatus, CrawlHealth, StalledJob, LiveWorker, ListCrawlJobsOptions, StartCrawlOptions } from './jobs.js';
 export { startCrawlWorkers } from './worker.js';
 export type { CrawlWorkers, CrawlWorkerOptions, WorkerEvent } from './worker.js';
+export type { ForegroundBusy } from './courtesy.js';
 export { waitForJob } from './progress.js';
 export type { WaitOptions } from './progress.js';
 export { parseCrawlRequest, crawlRequestSchema, splitList, DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MAX_DEPTH } from './request.js';

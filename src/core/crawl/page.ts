@@ -4,6 +4,8 @@ import { extractDocument } from '../extract/index.js';
 import { fillSourceDescription } from '../sources/upsert.js';
 import { removePage, storePage, onPageWrite } from '../store/pages.js';
 import type { PageWrite, PageWriteResult } from '../store/pages.js';
+import { giveWay } from './courtesy.js';
+import type { ForegroundBusy } from './courtesy.js';
 import type { FetchOutcome, PageFetcher } from './fetch.js';
 import {
   ClaimLostError,
@@ -55,6 +57,8 @@ export interface PageContext {
   throttleWaitMs: number;
   /** After a page commits (the LLM stage queues it here). Must not throw. */
   afterStore?: (page: { jobId: string; sourceId: string; title: string; stored: PageWriteResult }) => Promise<void>;
+  /** Foreground work of this process the crawl gives way to (see courtesy.ts). */
+  giveWayTo?: ForegroundBusy;
 }
 
 // storePage runs registered hooks inside its transaction with the PageWrite object it was given; the crawler
@@ -199,7 +203,10 @@ async function fetchAndStore(
     beforeRequest: (u, s) => waitForHostSlot(ctx.pool, hostKey(u), u.origin === target.origin ? delay : ctx.delaySeconds, s),
     afterSend: (u) => confirmHostRequest(ctx.pool, hostKey(u), u.origin === target.origin ? delay : ctx.delaySeconds),
   });
-  return handleOutcome(ctx, job, key, depth, token, prev, result);
+  const workStarted = performance.now();
+  const outcome = await handleOutcome(ctx, job, key, depth, token, prev, result);
+  await giveWay(ctx.giveWayTo, performance.now() - workStarted, signal);
+  return outcome;
 }
 
 async function handleOutcome(

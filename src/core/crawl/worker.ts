@@ -8,6 +8,7 @@ import { SCHEMA } from '../db/migrate.js';
 import type { JobEvent } from '../events/notify.js';
 import { createBoss } from '../queue/boss.js';
 import { runController } from './controller.js';
+import type { ForegroundBusy } from './courtesy.js';
 import { PageFetcher } from './fetch.js';
 import type { FetchSettings } from './fetch.js';
 import { finishIfDone } from './frontier.js';
@@ -51,6 +52,8 @@ export interface CrawlWorkerOptions {
   stopGraceMs?: number;
   /** Wait before a page retries a claim refused by the concurrency cap. Default 100 ms. */
   throttleWaitMs?: number;
+  /** Foreground work of this process that pages give way to (see courtesy.ts). Default: none, full speed. */
+  giveWayTo?: ForegroundBusy;
   onError?: (error: Error) => void;
   onEvent?: (event: WorkerEvent) => void;
 }
@@ -304,6 +307,7 @@ export async function startCrawlWorkers(
     enqueue,
     delaySeconds: config.crawl.delaySeconds,
     throttleWaitMs: options.throttleWaitMs ?? 100,
+    ...(options.giveWayTo ? { giveWayTo: options.giveWayTo } : {}),
     afterStore: (page) => queueEnhancementAfterStore(boss, config, { jobKind: 'crawl', ...page }, (error) => onError(error instanceof Error ? error : new Error(String(error)))),
   };
 

@@ -12,6 +12,17 @@ import type { SearchOptions, SearchResponse } from './search.js';
 
 const running = new WeakMap<pg.Pool, Map<string, Promise<SearchResponse>>>();
 
+// Searches this process is running, for background work that gives way to them (the daemon's crawl).
+let searching = 0;
+let lastSearchEnded = -Infinity;
+// Under steady load the gaps between one search and the next are a few milliseconds; they still count as busy.
+const QUIET_MS = 250;
+
+/** True while a search runs in this process, or one ended in the last QUIET_MS. */
+export function searchesBusy(): boolean {
+  return searching > 0 || performance.now() - lastSearchEnded < QUIET_MS;
+}
+
 function searchKey(o: SearchOptions): string {
   return JSON.stringify([o.query, o.source ?? null, o.version ?? null, o.language ?? null, o.limit ?? null, o.offset ?? null]);
 }
@@ -26,7 +37,12 @@ export function searchSnippetsShared(pool: pg.Pool, options: SearchOptions): Pro
   const existing = inFlight.get(key);
   if (existing) return existing;
   const map = inFlight;
-  const search = searchSnippets(pool, options).finally(() => map.delete(key));
+  searching++;
+  const search = searchSnippets(pool, options).finally(() => {
+    map.delete(key);
+    searching--;
+    lastSearchEnded = performance.now();
+  });
   map.set(key, search);
   return search;
 }
