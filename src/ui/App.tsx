@@ -3,13 +3,13 @@ import { Box, Text, useApp, useInput, useWindowSize } from 'ink';
 import { Banner } from './components/Banner.js';
 import { TabBar } from './components/TabBar.js';
 import { useDashboard } from './data/context.js';
-import { Crawls } from './screens/Crawls.js';
+import { Jobs } from './screens/Jobs.js';
 import { Overview } from './screens/Overview.js';
 import { Search } from './screens/Search.js';
 import { Sources } from './screens/Sources.js';
 import { theme } from './theme.js';
 
-export const SCREENS = ['Overview', 'Sources', 'Crawls', 'Search'] as const;
+export const SCREENS = ['Overview', 'Sources', 'Jobs', 'Search'] as const;
 export type ScreenName = (typeof SCREENS)[number];
 
 // Below this the tables cannot show a useful row; say so instead of drawing garbage.
@@ -92,7 +92,7 @@ export function App({ initialScreen = 'Overview', searchDebounceMs }: AppProps) 
         <Sources active={screen === 1} width={columns} height={bodyHeight} />
       </Box>
       <Box display={screen === 2 ? 'flex' : 'none'}>
-        <Crawls active={screen === 2} width={columns} height={bodyHeight} />
+        <Jobs active={screen === 2} width={columns} height={bodyHeight} />
       </Box>
       <Box display={screen === 3 ? 'flex' : 'none'}>
         <Search active={screen === 3} width={columns} height={bodyHeight} {...(searchDebounceMs === undefined ? {} : { debounceMs: searchDebounceMs })} />

@@ -3,7 +3,7 @@ import { renderJobProgress } from './render.js';
 
 /**
  * A live progress block for `crawl start --wait` / `crawl resume --wait` in a terminal: the same JobProgress
- * the dashboard's Crawls screen shows, redrawn in place (see renderJobProgress, which this wraps for the
+ * the dashboard's Jobs screen shows, redrawn in place (see renderJobProgress, which this wraps for the
  * crawl commands' update/stop interface). Ink stays behind this function so commands never touch React.
  */
 export interface LiveJobDisplay {

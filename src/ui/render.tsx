@@ -83,7 +83,7 @@ function LiveJobProgress({ state, width }: { state: ProgressState; width?: numbe
 
 /**
  * The progress display of `crawl start --wait` and `upload --wait` in a terminal: the same JobProgress the
- * dashboard's Crawls screen shows, redrawn in place. It reads no keys, so Ctrl-C still reaches the command as
+ * dashboard's Jobs screen shows, redrawn in place. It reads no keys, so Ctrl-C still reaches the command as
  * SIGINT. Without a TTY, commands should print plain lines instead.
  */
 export function renderJobProgress(initial: JobProgressView, options: { stdout?: NodeJS.WriteStream; width?: number } = {}): JobProgressHandle {

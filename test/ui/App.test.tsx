@@ -16,7 +16,7 @@ describe('App', () => {
     await vi.waitFor(() => expect(view!.lastFrame()).toContain('Totals'));
     const frame = lines(view.lastFrame());
     expect(frame).toHaveLength(24);
-    expect(frame[0]).toMatch(/^docdex {3}1 Overview {4}2 Sources {4}3 Crawls {4}4 Search +127\.0\.0\.1:5432\/docdex$/);
+    expect(frame[0]).toMatch(/^docdex {3}1 Overview {4}2 Sources {4}3 Jobs {4}4 Search +127\.0\.0\.1:5432\/docdex$/);
     expect(frame[23]).toMatch(/^1-4 screens {2}tab screen {2}q quit/);
     for (const line of frame) expect([...line].length).toBeLessThanOrEqual(80);
   });
@@ -80,7 +80,7 @@ describe('App', () => {
 
   it('shows a banner while the database is unreachable and recovers by itself', async () => {
     const data = createFakeData();
-    view = renderWithProviders(<App initialScreen="Crawls" />, { data, retry: { baseMs: 50, maxMs: 100 } });
+    view = renderWithProviders(<App initialScreen="Jobs" />, { data, retry: { baseMs: 50, maxMs: 100 } });
     await vi.waitFor(() => expect(view!.lastFrame()).toContain('10/30 pages'));
     await vi.waitFor(() => expect(data.subscribers()).toBe(1));
     data.setDown(true);

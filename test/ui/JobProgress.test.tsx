@@ -18,7 +18,7 @@ describe('JobProgress', () => {
 
   it('marks the selected job and shows its last errors', () => {
     const failed = job({ id: 'j2', status: 'failed', error: 'start URL returned 503', etaSeconds: 30 });
-    view = renderWithProviders(<JobProgress job={failed} width={80} selected errors={[{ url: 'https://x.example/a', error: 'HTTP 503' }]} />);
+    view = renderWithProviders(<JobProgress job={failed} width={80} selected errors={[{ location: 'https://x.example/a', error: 'HTTP 503' }]} />);
     const frame = lines(view.lastFrame());
     expect(frame[0]).toMatch(/^› fastapi/);
     // A finished job has no ETA, whatever the row said.

@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish } from '../../src/core/events/notify.js';
 import type { JobEvent } from '../../src/core/events/notify.js';
 import { storePage } from '../../src/core/store/pages.js';
+import { createUploadFromContent, createUploadFromPaths, processUploadFile } from '../../src/core/upload/index.js';
 import { isConnectionError } from '../../src/ui/data/connection.js';
 import { createDashboardData } from '../../src/ui/data/postgres.js';
 import type { DashboardData } from '../../src/ui/data/types.js';
@@ -93,15 +97,15 @@ describe('createDashboardData', () => {
   });
 
   it('lists jobs, running first among the newest, and the last page errors newest first', async () => {
-    const jobs = await data.crawlJobs({ limit: 10 });
+    const jobs = await data.jobs({ limit: 10 });
     expect(jobs.map((j) => [j.name, j.status]).sort()).toEqual([
       ['alpha', 'failed'],
       ['beta', 'running'],
     ]);
     expect(jobs.find((j) => j.id === jobId)).toMatchObject({ crawled: 2, failed: 1, total: 4, snippets: 2, kind: 'crawl' });
-    expect(await data.jobErrors(jobId, { limit: 5 })).toEqual([
-      { url: 'http://127.0.0.1:9/docs/new', error: 'HTTP 404' },
-      { url: 'http://127.0.0.1:9/docs/old', error: 'connection refused' },
+    expect(await data.jobErrors({ id: jobId, kind: 'crawl' }, { limit: 5 })).toEqual([
+      { location: 'http://127.0.0.1:9/docs/new', error: 'HTTP 404' },
+      { location: 'http://127.0.0.1:9/docs/old', error: 'connection refused' },
     ]);
   });
 
@@ -169,5 +173,71 @@ describe('createDashboardData', () => {
   it('deletes a source', async () => {
     await data.deleteSource(sourceId);
     expect((await data.sources()).map((s) => s.name)).toEqual(['beta']);
+  });
+});
+
+describe('createDashboardData with upload jobs', () => {
+  // Its own database: the jobs list is asserted whole, whatever the tests above did to theirs.
+  let udb: TestDatabase;
+  let port: DashboardData;
+  let dir: string;
+  let crawlId: string;
+  let finishedId: string;
+  let queuedId: string;
+
+  beforeAll(async () => {
+    udb = await createTestDatabase();
+    port = createDashboardData(udb, udb.config);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'docdex-dashboard-upload-'));
+    const source = await udb.pool.query<{ id: string }>(`INSERT INTO sources (name, version, base_url) VALUES ('gamma', '', 'http://127.0.0.1:9/g/') RETURNING id`);
+    const crawl = await udb.pool.query<{ id: string }>(
+      `INSERT INTO crawl_jobs (source_id, name, status, start_urls, created_at) VALUES ($1, 'gamma', 'running', ARRAY['http://127.0.0.1:9/g/'], now() - interval '1 hour') RETURNING id`,
+      [source.rows[0]!.id],
+    );
+    crawlId = crawl.rows[0]!.id;
+
+    // No upload worker runs here: the test processes the files itself, so the job's state is known.
+    mkdirSync(path.join(dir, 'manual'));
+    writeFileSync(path.join(dir, 'manual', 'intro.md'), '# Intro\n\n```python\nibis = 1\n```\n');
+    writeFileSync(path.join(dir, 'manual', 'logo.md'), Buffer.from([0x23, 0x20, 0, 1, 2]));
+    writeFileSync(path.join(dir, 'manual', 'broken.md'), '# Broken\n\n```python\nibis_broken = 1\n```\n');
+    // The store refuses this one page at write time, as a real storage failure would.
+    await udb.pool.query(`CREATE FUNCTION reject_broken() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.url LIKE '%broken%' THEN RAISE EXCEPTION 'disk full'; END IF; RETURN NEW; END $$`);
+    await udb.pool.query('CREATE TRIGGER reject_broken BEFORE INSERT ON documents FOR EACH ROW EXECUTE FUNCTION reject_broken()');
+    const finished = await createUploadFromPaths(udb, udb.config, { paths: [path.join(dir, 'manual')], name: 'manual' });
+    finishedId = finished.id;
+    const files = await udb.pool.query<{ id: number }>('SELECT id FROM upload_files WHERE job_id = $1', [finishedId]);
+    for (const f of files.rows) await processUploadFile(udb.pool, f.id);
+    await udb.pool.query(`UPDATE upload_jobs SET created_at = now() - interval '30 minutes' WHERE id = $1`, [finishedId]);
+
+    const queued = await createUploadFromContent(udb, udb.config, { content: 'Feed it:\n\n```js\nkiwi.feed()\n```\n', title: 'kiwi notes' });
+    queuedId = queued.id;
+  });
+
+  afterAll(async () => {
+    await udb?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('lists upload jobs with the crawls, active first, counted in files', async () => {
+    const jobs = await port.jobs({ limit: 10 });
+    expect(jobs.map((j) => [j.kind, j.name, j.status])).toEqual([
+      ['upload', 'kiwi notes', 'queued'],
+      ['crawl', 'gamma', 'running'],
+      ['upload', 'manual', 'completed'],
+    ]);
+    expect(jobs[0]).toMatchObject({ id: queuedId, total: 1, done: 0 });
+    expect(jobs[2]).toMatchObject({ id: finishedId, total: 3, done: 3, crawled: 1, failed: 2, snippets: 1 });
+    // Past the limit only the finished job goes: active ones of either kind always show.
+    expect((await port.jobs({ limit: 1 })).map((j) => j.id)).toEqual([queuedId, crawlId]);
+  });
+
+  it('gives an upload job’s failed files as its errors, newest first', async () => {
+    const errors = await port.jobErrors({ id: finishedId, kind: 'upload' }, { limit: 5 });
+    expect(errors.map((e) => e.location)).toEqual(['broken.md', 'logo.md']);
+    expect(errors[0]!.error).toMatch(/could not be stored: disk full/);
+    expect(errors[1]!.error).toMatch(/binary content/);
+    expect(await port.jobErrors({ id: queuedId, kind: 'upload' }, { limit: 5 })).toEqual([]);
   });
 });

@@ -116,7 +116,7 @@ describe.skipIf(!HAS_TMUX)('docdex dashboard under tmux (real binary, real datab
       .filter((e): e is [string, string] => typeof e[1] === 'string')
       .flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     // The shell around the binary shows what the terminal looks like once the dashboard is gone.
-    const script = `echo BEFORE-DASHBOARD; ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} dashboard --screen crawls; echo "dashboard exit=$?" > ${JSON.stringify(exitFile)}; echo AFTER-DASHBOARD; sleep 60`;
+    const script = `echo BEFORE-DASHBOARD; ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} dashboard --screen jobs; echo "dashboard exit=$?" > ${JSON.stringify(exitFile)}; echo AFTER-DASHBOARD; sleep 60`;
     tmux('new-session', '-d', '-x', '120', '-y', '40', '-s', SESSION, ...env, 'sh', '-c', script);
   });
 
@@ -129,7 +129,7 @@ describe.skipIf(!HAS_TMUX)('docdex dashboard under tmux (real binary, real datab
   });
 
   it('follows a crawl live to completion', async () => {
-    await waitForScreen((s) => s.includes('No crawl jobs yet'), 'the empty Crawls screen');
+    await waitForScreen((s) => s.includes('No jobs yet'), 'the empty Jobs screen');
     const site = await startSite('alpha', 10);
     sites.push(site);
     const job = await startCrawl(db, db.config, { name: 'alpha-docs', start_urls: [site.url], max_depth: 1, max_concurrent_crawls: 1 });

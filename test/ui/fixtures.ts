@@ -95,7 +95,7 @@ export function createFakeData(options: { sources?: SourceRow[]; jobs?: JobProgr
   const listeners = new Set<{ onEvent: (e: JobEvent) => void; onError: (e: Error) => void }>();
   const calls: Call[] = [];
   const snippets = options.snippets ?? SNIPPETS;
-  const errors = options.errors ?? { j2: [{ url: 'https://react.example/a', error: 'HTTP 503' }] };
+  const errors = options.errors ?? { j2: [{ location: 'https://react.example/a', error: 'HTTP 503' }] };
   const fake: FakeData = {
     display: '127.0.0.1:5432/docdex',
     calls,
@@ -149,15 +149,15 @@ export function createFakeData(options: { sources?: SourceRow[]; jobs?: JobProgr
       const name = fake.sourcesList.find((s) => s.id === id)?.name;
       return snippets.filter((s) => s.sourceName === name);
     },
-    async crawlJobs() {
+    async jobs() {
       guard();
-      calls.push(['crawlJobs']);
+      calls.push(['jobs']);
       return structuredClone(fake.jobsList);
     },
-    async jobErrors(id: string) {
+    async jobErrors(target: Pick<JobProgressView, 'id' | 'kind'>) {
       guard();
-      calls.push(['jobErrors', id]);
-      return errors[id] ?? [];
+      calls.push(['jobErrors', target.id, target.kind]);
+      return errors[target.id] ?? [];
     },
     async cancelCrawl(id: string) {
       guard();

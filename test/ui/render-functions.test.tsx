@@ -82,7 +82,7 @@ describe('renderJobProgress', () => {
     await tick(150);
     expect(stripVTControlCharacters(stdout.output)).toContain('4/8 pages · 0 failed · 12 snippets');
     expect(progress.current()).toMatchObject({ crawled: 4, total: 8 });
-    progress.setErrors([{ url: 'https://x/a', error: 'HTTP 404' }]);
+    progress.setErrors([{ location: 'https://x/a', error: 'HTTP 404' }]);
     const finished = progress.finish({ ...progress.current(), status: 'completed', crawled: 8 });
     // The final frame is written before finish() returns, so a summary printed next goes below it.
     const text = stripVTControlCharacters(stdout.output);

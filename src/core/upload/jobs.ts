@@ -58,6 +58,25 @@ export async function getUploadJob(pool: pg.Pool | pg.ClientBase, id: string): P
   return rows[0];
 }
 
+export interface ListUploadJobsOptions {
+  /** Only jobs in these states; every state when absent. */
+  status?: readonly UploadStatus[];
+  limit: number;
+}
+
+/** Upload jobs, newest first. */
+export async function listUploadJobs(pool: pg.Pool | pg.ClientBase, options: ListUploadJobsOptions): Promise<UploadJob[]> {
+  const limit = Math.max(1, Math.min(500, Math.floor(options.limit)));
+  const { rows } = await pool.query<UploadJob>(
+    `SELECT ${JOB_COLUMNS} FROM upload_jobs j LEFT JOIN sources src ON src.id = j.source_id
+      WHERE ($1::text[] IS NULL OR j.status = ANY($1::text[]))
+      ORDER BY j.created_at DESC, j.id
+      LIMIT $2`,
+    [options.status === undefined ? null : [...options.status], limit],
+  );
+  return rows;
+}
+
 function checkName(name: string | undefined, fallback: string): string {
   const n = (name ?? '').trim() || fallback.trim() || 'upload';
   if (n.length > 200) throw new ValidationError('name must be at most 200 characters.');

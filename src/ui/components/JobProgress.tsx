@@ -6,7 +6,8 @@ import { stateColor, theme } from '../theme.js';
 import { ProgressBar } from './ProgressBar.js';
 
 export interface JobErrorLine {
-  url: string;
+  /** The page URL (crawl) or file path (upload) that failed. */
+  location: string;
   error: string;
 }
 
@@ -14,15 +15,16 @@ export interface JobProgressProps {
   job: JobProgressView;
   width: number;
   selected?: boolean;
-  /** The last page errors, shown under the job (newest first). */
+  /** The last failed pages or files, shown under the job (newest first). */
   errors?: JobErrorLine[];
 }
 
 const STATUS_WIDTH = 10;
 
 /**
- * One job: name, state and a progress bar; then counts, rate and ETA; then the URL being fetched (or the
- * error that ended the job). Used by the Crawls screen and by `crawl start --wait` / `upload --wait`.
+ * One job: name, state and a progress bar; then counts, rate and ETA; then the URL being fetched or the file
+ * being stored (or the error that ended the job). Used by the Jobs screen and by `crawl start --wait` /
+ * `upload --wait`.
  */
 export function JobProgress({ job, width, selected = false, errors }: JobProgressProps) {
   const unit = job.kind === 'crawl' ? 'pages' : 'files';
@@ -66,9 +68,9 @@ export function JobProgress({ job, width, selected = false, errors }: JobProgres
         <Box flexDirection="column">
           <Text color={theme.status.error}>{'    '}last errors:</Text>
           {errors.map((e, i) => (
-            <Text key={`${e.url}-${i}`} wrap="truncate-end">
+            <Text key={`${e.location}-${i}`} wrap="truncate-end">
               {'      '}
-              <Text color={theme.text.link}>{e.url}</Text> <Text color={theme.status.error}>{e.error}</Text>
+              <Text color={theme.text.link}>{e.location}</Text> <Text color={theme.status.error}>{e.error}</Text>
             </Text>
           ))}
         </Box>

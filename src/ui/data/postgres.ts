@@ -2,21 +2,24 @@ import type pg from 'pg';
 import type { Config } from '../../core/config.js';
 import type { ConnectionInfo } from '../../core/db/connect.js';
 import { cancelCrawl, listCrawlJobs, liveWorkers, resumeCrawl } from '../../core/crawl/index.js';
-import type { CrawlJob } from '../../core/crawl/index.js';
 import { subscribe } from '../../core/events/notify.js';
 import { searchSnippets } from '../../core/search/search.js';
 import { deleteSource, getSource, listSources, MAX_PAGE_SIZE, updateSource } from '../../core/sources/manage.js';
 import { recrawlSource } from '../../core/sources/recrawl.js';
 import { setUrlPatterns } from '../../core/sources/url-patterns.js';
 import { dashboardStats } from '../../core/stats/dashboard.js';
-import { crawlJobErrors } from '../../core/stats/job-errors.js';
+import { crawlJobErrors, uploadJobErrors } from '../../core/stats/job-errors.js';
 import { listSourceSnippets } from '../../core/store/snippets.js';
-import { fromCrawlJob } from '../job-view.js';
-import type { DashboardData, JobStarted, SnippetHit, SourceRow } from './types.js';
+import { listUploadJobs } from '../../core/upload/jobs.js';
+import { fromCrawlJob, fromUploadJob, isActive } from '../job-view.js';
+import type { DashboardData, JobProgressView, JobStarted, SnippetHit, SourceRow } from './types.js';
 
 // A dashboard lists what fits on a screen many times over; past this the filter is the way to find a source.
 const MAX_SOURCES = 2000;
 const STATE_LOOKBACK_JOBS = 500;
+
+// Active jobs show even when more than `limit` newer ones finished, up to this many of each kind.
+const MAX_ACTIVE_JOBS = 100;
 
 const NO_WORKER = 'No crawl worker is running, so it waits: start `docdex worker` or `docdex serve`.';
 
@@ -96,16 +99,28 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
         }),
       );
     },
-    async crawlJobs({ limit }) {
-      // Active jobs always show, even when more than `limit` newer ones finished.
-      const [recent, active] = await Promise.all([listCrawlJobs(pool, { limit }), listCrawlJobs(pool, { status: ['queued', 'running'], limit: 100 })]);
-      const byId = new Map<string, CrawlJob>();
-      for (const job of [...active.items, ...recent.items]) if (!byId.has(job.id)) byId.set(job.id, job);
-      return [...byId.values()].map(fromCrawlJob);
+    async jobs({ limit }) {
+      const [recentCrawls, activeCrawls, recentUploads, activeUploads] = await Promise.all([
+        listCrawlJobs(pool, { limit }),
+        listCrawlJobs(pool, { status: ['queued', 'running'], limit: MAX_ACTIVE_JOBS }),
+        listUploadJobs(pool, { limit }),
+        listUploadJobs(pool, { status: ['queued', 'processing'], limit: MAX_ACTIVE_JOBS }),
+      ]);
+      const newestFirst = (a: JobProgressView, b: JobProgressView) => (b.createdAt ?? '').localeCompare(a.createdAt ?? '');
+      const recent = [...recentCrawls.items.map(fromCrawlJob), ...recentUploads.map(fromUploadJob)].sort(newestFirst).slice(0, limit);
+      const active = [...activeCrawls.items.map(fromCrawlJob), ...activeUploads.map(fromUploadJob)];
+      // A crawl and an upload never share an id (both are random UUIDs), so the id alone dedups.
+      const byId = new Map<string, JobProgressView>();
+      for (const job of [...active, ...recent]) if (!byId.has(job.id)) byId.set(job.id, job);
+      return [...byId.values()].sort((a, b) => Number(isActive(b)) - Number(isActive(a)) || newestFirst(a, b));
     },
-    async jobErrors(id, { limit }) {
-      const errors = await crawlJobErrors(pool, id, { limit });
-      return errors.map((e) => ({ url: e.url, error: e.error }));
+    async jobErrors(job, { limit }) {
+      if (job.kind === 'upload') {
+        const errors = await uploadJobErrors(pool, job.id, { limit });
+        return errors.map((e) => ({ location: e.path, error: e.error }));
+      }
+      const errors = await crawlJobErrors(pool, job.id, { limit });
+      return errors.map((e) => ({ location: e.url, error: e.error }));
     },
     async cancelCrawl(id) {
       await cancelCrawl(pool, id);

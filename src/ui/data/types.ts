@@ -43,7 +43,8 @@ export interface SearchRequest {
 }
 
 export interface JobErrorRow {
-  url: string;
+  /** The page URL of a crawl, or the file path of an upload, that failed. */
+  location: string;
   error: string;
 }
 
@@ -75,10 +76,11 @@ export interface DashboardData {
   /** Starts a new crawl of the source with its stored configuration. */
   recrawlSource(id: string): Promise<JobStarted>;
   sourceSnippets(id: string, options: { limit: number }): Promise<SnippetHit[]>;
-  /** Running jobs first, then the most recent. */
-  crawlJobs(options: { limit: number }): Promise<JobProgressView[]>;
-  /** The latest page errors of a job, newest first. */
-  jobErrors(id: string, options: { limit: number }): Promise<JobErrorRow[]>;
+  /** The `limit` most recent crawl and upload jobs plus every active one: active first, then newest first. */
+  jobs(options: { limit: number }): Promise<JobProgressView[]>;
+  /** The latest failed pages (crawl) or files (upload) of a job, newest first. */
+  jobErrors(job: Pick<JobProgressView, 'id' | 'kind'>, options: { limit: number }): Promise<JobErrorRow[]>;
+  /** Crawl jobs only: core has no way to stop or restart an upload. */
   cancelCrawl(id: string): Promise<void>;
   resumeCrawl(id: string): Promise<JobStarted>;
   search(request: SearchRequest): Promise<SnippetHit[]>;

@@ -25,9 +25,15 @@ function order(jobs: JobProgressView[]): JobProgressView[] {
   return [...jobs].sort((a, b) => Number(isActive(b)) - Number(isActive(a)) || (b.createdAt ?? '').localeCompare(a.createdAt ?? ''));
 }
 
-export function Crawls({ active, width, height }: ScreenProps) {
+/** Said instead of acting: core has no way to stop or restart an upload once its files are queued. */
+function uploadRefusal(job: JobProgressView): string {
+  return `${job.name} is an upload; uploads cannot be cancelled or resumed from here.`;
+}
+
+/** Crawl and upload jobs, followed live; crawls can be cancelled and resumed. */
+export function Jobs({ active, width, height }: ScreenProps) {
   const { data } = useDashboard();
-  const resource = useResource(() => data.crawlJobs({ limit: JOB_LIMIT }), { intervalMs: POLL_MS, active });
+  const resource = useResource(() => data.jobs({ limit: JOB_LIMIT }), { intervalMs: POLL_MS, active });
   const [jobs, setJobs] = useState<JobProgressView[]>([]);
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [notice, setNotice] = useState<Notice>(null);
@@ -41,17 +47,19 @@ export function Crawls({ active, width, height }: ScreenProps) {
   const jobsRef = useRef(jobs);
   jobsRef.current = jobs;
   useJobEvents((event) => {
-    if (event.kind !== 'crawl') return;
-    const known = jobsRef.current.some((j) => j.id === event.jobId);
-    if (known) setJobs((current) => current.map((j) => (j.id === event.jobId ? applyJobEvent(j, event) : j)));
+    // LLM enhancement events are about pages of a job, not a job of their own.
+    if (event.kind !== 'crawl' && event.kind !== 'upload') return;
+    const matches = (j: JobProgressView) => j.id === event.jobId && j.kind === event.kind;
+    const known = jobsRef.current.some(matches);
+    if (known) setJobs((current) => current.map((j) => (matches(j) ? applyJobEvent(j, event) : j)));
     if (!known || event.event === 'job_complete') reloadSoon();
   });
 
   const index = Math.max(0, jobs.findIndex((j) => j.id === selectedId));
   const selected = jobs[index];
   const showErrors = Boolean(selected && (selected.failed > 0 || selected.status === 'failed'));
-  const errors = useResource(() => (selected ? data.jobErrors(selected.id, { limit: ERROR_LINES }) : Promise.resolve([])), {
-    key: `${selected?.id}:${selected?.failed}:${selected?.status}`,
+  const errors = useResource(() => (selected ? data.jobErrors(selected, { limit: ERROR_LINES }) : Promise.resolve([])), {
+    key: `${selected?.kind}:${selected?.id}:${selected?.failed}:${selected?.status}`,
     active: active && showErrors,
   });
 
@@ -71,6 +79,7 @@ export function Crawls({ active, width, height }: ScreenProps) {
     (input, key) => {
       if (key.upArrow || input === 'k') setSelectedId(jobs[Math.max(0, index - 1)]?.id ?? null);
       else if (key.downArrow || input === 'j') setSelectedId(jobs[Math.min(jobs.length - 1, index + 1)]?.id ?? null);
+      else if ((input === 'c' || input === 'r') && selected?.kind === 'upload') setNotice({ kind: 'error', message: uploadRefusal(selected) });
       else if (input === 'c' && selected) {
         if (isActive(selected)) run(`Cancel ${selected.name}`, () => data.cancelCrawl(selected.id));
         else setNotice({ kind: 'error', message: `${selected.name} is ${selected.status}; only queued or running jobs can be cancelled.` });
@@ -93,7 +102,7 @@ export function Crawls({ active, width, height }: ScreenProps) {
       {resource.error ? <Banner kind="error" message={`Could not load jobs: ${resource.error}`} width={width} /> : null}
       <Box flexDirection="column" flexGrow={1} overflow="hidden">
         {jobs.length === 0 ? (
-          <Text color={theme.text.secondary}>{resource.loading && !resource.data ? 'Loading crawl jobs…' : 'No crawl jobs yet. Start one with `docdex crawl start <url>`.'}</Text>
+          <Text color={theme.text.secondary}>{resource.loading && !resource.data ? 'Loading jobs…' : 'No jobs yet. Run `docdex crawl start <url>` or `docdex upload <path>`.'}</Text>
         ) : (
           shown.map((j) => <JobProgress key={j.id} job={j} width={width} selected={j.id === selected?.id} errors={j.id === selected?.id ? errorRows : undefined} />)
         )}
@@ -102,8 +111,13 @@ export function Crawls({ active, width, height }: ScreenProps) {
       <HelpBar
         keys={[
           { key: '↑↓', label: 'select' },
-          { key: 'c', label: 'cancel' },
-          { key: 'r', label: 'resume' },
+          // The help bar lists the keys that work now; on an upload, c and r only explain why not.
+          ...(selected?.kind === 'upload'
+            ? []
+            : [
+                { key: 'c', label: 'cancel' },
+                { key: 'r', label: 'resume' },
+              ]),
           { key: 'g', label: 'refresh' },
           ...GLOBAL_KEYS,
         ]}

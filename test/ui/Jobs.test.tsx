@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Crawls } from '../../src/ui/screens/Crawls.js';
+import { Jobs } from '../../src/ui/screens/Jobs.js';
 import { createFakeData, job } from './fixtures.js';
-import { KEYS, lines, renderWithProviders } from './render.js';
+import { KEYS, lines, renderWithProviders, tick } from './render.js';
 
 let view: ReturnType<typeof renderWithProviders> | undefined;
 afterEach(() => view?.unmount());
 
-const screen = <Crawls active width={80} height={22} />;
+const screen = <Jobs active width={80} height={22} />;
 
-describe('Crawls screen', () => {
+describe('Jobs screen', () => {
   it('lists running jobs first, each with a bar, counts, rate, ETA and current URL', async () => {
     view = renderWithProviders(screen);
     await vi.waitFor(() => expect(view!.lastFrame()).toContain('fastapi'));
@@ -26,12 +26,12 @@ describe('Crawls screen', () => {
     const data = createFakeData();
     view = renderWithProviders(screen, { data });
     await vi.waitFor(() => expect(view!.lastFrame()).toContain('10/30 pages'));
-    const loads = data.calls.filter((c) => c[0] === 'crawlJobs').length;
+    const loads = data.calls.filter((c) => c[0] === 'jobs').length;
     data.emit({ event: 'crawl_progress', jobId: 'j1', kind: 'crawl', state: 'running', counters: { pages_crawled: 25, pages_found: 30, pages_failed: 2, snippets_stored: 99 }, rate: 4, etaSeconds: 2, currentUrl: 'https://fastapi.example/docs/last/' });
     await vi.waitFor(() => expect(view!.lastFrame()).toContain('25/30 pages · 2 failed · 99 snippets · 4.0 pages/s · ETA 0:02'));
     expect(view.lastFrame()).toContain('→ https://fastapi.example/docs/last/');
     expect(lines(view.lastFrame())[0]).toMatch(/ 90%$/);
-    expect(data.calls.filter((c) => c[0] === 'crawlJobs')).toHaveLength(loads);
+    expect(data.calls.filter((c) => c[0] === 'jobs')).toHaveLength(loads);
   });
 
   it('reloads on job_complete and for a job it has not seen', async () => {
@@ -87,6 +87,65 @@ describe('Crawls screen', () => {
 
   it('says what to do when there are no jobs', async () => {
     view = renderWithProviders(screen, { data: createFakeData({ jobs: [] }) });
-    await vi.waitFor(() => expect(view!.lastFrame()).toContain('No crawl jobs yet. Start one with `docdex crawl start <url>`.'));
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('No jobs yet. Run `docdex crawl start <url>` or `docdex upload <path>`.'));
+  });
+});
+
+const UPLOAD = job({ id: 'u1', kind: 'upload', name: 'notes', status: 'processing', done: 2, total: 8, crawled: 1, failed: 1, snippets: 6, rate: null, etaSeconds: null, currentUrl: null, createdAt: '2025-06-01T11:58:00Z' });
+
+describe('Jobs screen with uploads', () => {
+  it('lists an upload job in files, among the crawls', async () => {
+    view = renderWithProviders(screen, { data: createFakeData({ jobs: [job({ id: 'j1' }), UPLOAD] }) });
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('notes'));
+    const frame = lines(view.lastFrame());
+    const row = frame.findIndex((l) => /^ {2}notes +processing +█+░+ +25%$/.test(l));
+    expect(row).toBeGreaterThan(0);
+    expect(frame[row + 1]).toBe('    1/8 files · 1 failed · 6 snippets · - files/s · ETA -');
+  });
+
+  it('moves an upload row from its upload_progress events without a reload', async () => {
+    const data = createFakeData({ jobs: [UPLOAD] });
+    view = renderWithProviders(screen, { data });
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('1/8 files'));
+    const loads = data.calls.filter((c) => c[0] === 'jobs').length;
+    data.emit({ event: 'upload_progress', jobId: 'u1', kind: 'upload', state: 'processing', counters: { file_count: 8, processed_files: 6, failed_files: 1, snippets_extracted: 20 }, rate: 2, etaSeconds: 1, currentUrl: 'guide/install.md' });
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('5/8 files · 1 failed · 20 snippets · 2.0 files/s · ETA 0:01'));
+    expect(view.lastFrame()).toContain('→ guide/install.md');
+    expect(lines(view.lastFrame())[0]).toMatch(/^› notes +processing +█+░+ +75%$/);
+    expect(data.calls.filter((c) => c[0] === 'jobs')).toHaveLength(loads);
+  });
+
+  it('leaves an upload row alone on an LLM event for the same job', async () => {
+    const data = createFakeData({ jobs: [UPLOAD] });
+    view = renderWithProviders(screen, { data });
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('1/8 files'));
+    data.emit({ event: 'llm_progress', jobId: 'u1', kind: 'llm', state: 'running', counters: { processed_files: 7 } });
+    await tick(50);
+    expect(lines(view.lastFrame())[0]).toMatch(/^› notes +processing /);
+    expect(view.lastFrame()).toContain('1/8 files');
+  });
+
+  it('shows the last failed files of a selected upload', async () => {
+    const data = createFakeData({ jobs: [UPLOAD], errors: { u1: [{ location: 'docs/binary.md', error: 'binary content (contains NUL bytes)' }] } });
+    view = renderWithProviders(screen, { data });
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('last errors:'));
+    expect(view.lastFrame()).toContain('docs/binary.md binary content (contains NUL bytes)');
+    expect(data.calls).toContainEqual(['jobErrors', 'u1', 'upload']);
+  });
+
+  it('says that an upload cannot be cancelled or resumed, and does neither', async () => {
+    const data = createFakeData({ jobs: [UPLOAD, job({ id: 'u2', kind: 'upload', name: 'manual', status: 'failed', createdAt: '2025-06-01T11:00:00Z' })] });
+    view = renderWithProviders(screen, { data });
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('notes'));
+    // The help bar offers only what works on the selected row.
+    expect(lines(view.lastFrame()).at(-1)).toMatch(/^↑↓ select {2}g refresh/);
+    await view.type('c');
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('✖ notes is an upload; uploads cannot be cancelled or resumed from here.'));
+    await view.type(KEYS.down);
+    await vi.waitFor(() => expect(lines(view!.lastFrame()).find((l) => l.startsWith('›'))).toMatch(/manual/));
+    await view.type('r');
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('✖ manual is an upload; uploads cannot be cancelled or resumed from here.'));
+    await tick(50);
+    expect(data.calls.some((c) => c[0] === 'cancelCrawl' || c[0] === 'resumeCrawl')).toBe(false);
   });
 });
