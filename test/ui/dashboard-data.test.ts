@@ -233,6 +233,11 @@ describe('createDashboardData with upload jobs', () => {
     expect((await port.jobs({ limit: 1 })).map((j) => j.id)).toEqual([queuedId, crawlId]);
   });
 
+  it('gives each source the state of its newest job, upload or crawl', async () => {
+    const states = Object.fromEntries((await port.sources()).map((s) => [s.name, s.state]));
+    expect(states).toEqual({ gamma: 'running', manual: 'uploaded', 'kiwi notes': 'queued' });
+  });
+
   it('gives an upload job’s failed files as its errors, newest first', async () => {
     const errors = await port.jobErrors({ id: finishedId, kind: 'upload' }, { limit: 5 });
     expect(errors.map((e) => e.location)).toEqual(['broken.md', 'logo.md']);

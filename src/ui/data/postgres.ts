@@ -43,10 +43,19 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
     stats: () => dashboardStats(pool),
     async sources() {
       const rows: SourceRow[] = [];
-      const [first, jobs] = await Promise.all([listSources(pool, { limit: MAX_PAGE_SIZE, offset: 0 }), listCrawlJobs(pool, { limit: STATE_LOOKBACK_JOBS })]);
+      const [first, crawls, uploads] = await Promise.all([
+        listSources(pool, { limit: MAX_PAGE_SIZE, offset: 0 }),
+        listCrawlJobs(pool, { limit: STATE_LOOKBACK_JOBS }),
+        listUploadJobs(pool, { limit: STATE_LOOKBACK_JOBS }),
+      ]);
+      // A source's state is that of its newest job of either kind: an upload being processed, or one that
+      // failed, shows as such rather than as a finished upload.
+      const jobs = [
+        ...crawls.items.map((j) => ({ sourceId: j.source_id, at: Date.parse(j.created_at), state: j.status as string })),
+        ...uploads.map((j) => ({ sourceId: j.source_id, at: Date.parse(j.created_at), state: j.status === 'completed' ? 'uploaded' : j.status })),
+      ].sort((a, b) => b.at - a.at);
       const latest = new Map<string, string>();
-      // Jobs come newest first: the first seen per source is its state.
-      for (const job of jobs.items) if (!latest.has(job.source_id)) latest.set(job.source_id, job.status);
+      for (const job of jobs) if (job.sourceId !== null && !latest.has(job.sourceId)) latest.set(job.sourceId, job.state);
       let page = first;
       for (;;) {
         for (const s of page.items) {
