@@ -102,12 +102,29 @@ export interface UploadJobLike {
   eta_seconds?: number | null;
   current_file?: string | null;
   created_at?: string | Date | null;
+  started_at?: string | Date | null;
+  completed_at?: string | Date | null;
 }
 
-export function fromUploadJob(job: UploadJobLike): JobProgressView {
+/**
+ * Files per second since the first file started, as the upload worker computes it for its events: a row read
+ * from the database (no event yet, or a dashboard opened mid-upload) shows the same rate and ETA.
+ */
+function uploadRate(job: UploadJobLike, processed: number, now: number): number | null {
+  const given = optionalNum(job.files_per_second);
+  if (given !== null || !job.started_at || processed === 0) return given;
+  const end = job.completed_at ? new Date(job.completed_at).getTime() : now;
+  const seconds = (end - new Date(job.started_at).getTime()) / 1000;
+  return Number.isFinite(seconds) && seconds > 0 ? processed / seconds : null;
+}
+
+export function fromUploadJob(job: UploadJobLike, now = Date.now()): JobProgressView {
   // processed_files counts every file handled, failed ones included.
   const processed = num(job.processed_files);
   const failed = num(job.failed_files);
+  const rate = uploadRate(job, processed, now);
+  const remaining = Math.max(0, num(job.file_count) - processed);
+  const eta = optionalNum(job.eta_seconds) ?? (rate !== null && rate > 0 && isActive(job) ? remaining / rate : null);
   return {
     id: job.id,
     kind: 'upload',
@@ -119,8 +136,8 @@ export function fromUploadJob(job: UploadJobLike): JobProgressView {
     done: processed,
     total: num(job.file_count),
     snippets: num(job.snippets_extracted),
-    rate: optionalNum(job.files_per_second),
-    etaSeconds: optionalNum(job.eta_seconds),
+    rate,
+    etaSeconds: eta,
     currentUrl: job.current_file ?? null,
     error: job.error ?? null,
     createdAt: iso(job.created_at),

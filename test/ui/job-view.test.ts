@@ -35,6 +35,18 @@ describe('job views', () => {
     expect(next).toMatchObject({ done: 4, crawled: 3, failed: 1, total: 4, snippets: 12 });
   });
 
+  it('gives a stored upload row the rate and ETA its events would carry', () => {
+    const started = '2025-06-01T00:00:00.000Z';
+    const base = { id: 'u', name: 'n', file_count: 10, processed_files: 4, failed_files: 0, snippets_extracted: 9, started_at: started };
+    // 4 files in 8 s: 0.5 files/s, 6 files left.
+    const running = fromUploadJob({ ...base, status: 'processing' }, Date.parse(started) + 8000);
+    expect(running).toMatchObject({ rate: 0.5, etaSeconds: 12 });
+    const finished = fromUploadJob({ ...base, status: 'completed', processed_files: 10, completed_at: '2025-06-01T00:00:05.000Z' }, Date.parse(started) + 60_000);
+    expect(finished).toMatchObject({ rate: 2, etaSeconds: null });
+    // Not started yet: nothing to measure.
+    expect(fromUploadJob({ ...base, status: 'queued', processed_files: 0, started_at: null })).toMatchObject({ rate: null, etaSeconds: null });
+  });
+
   it('folds progress events, under either counter spelling, keeping what they omit', () => {
     const a = applyJobEvent(crawl, event({ counters: { pages_crawled: 6, pages_found: 12 }, rate: 3, currentUrl: 'http://a/2' }));
     expect(a).toMatchObject({ crawled: 6, total: 12, failed: 1, skipped: 1, done: 8, snippets: 7, rate: 3, currentUrl: 'http://a/2' });

@@ -116,8 +116,8 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
         listUploadJobs(pool, { status: ['queued', 'processing'], limit: MAX_ACTIVE_JOBS }),
       ]);
       const newestFirst = (a: JobProgressView, b: JobProgressView) => (b.createdAt ?? '').localeCompare(a.createdAt ?? '');
-      const recent = [...recentCrawls.items.map(fromCrawlJob), ...recentUploads.map(fromUploadJob)].sort(newestFirst).slice(0, limit);
-      const active = [...activeCrawls.items.map(fromCrawlJob), ...activeUploads.map(fromUploadJob)];
+      const recent = [...recentCrawls.items.map(fromCrawlJob), ...recentUploads.map((j) => fromUploadJob(j))].sort(newestFirst).slice(0, limit);
+      const active = [...activeCrawls.items.map(fromCrawlJob), ...activeUploads.map((j) => fromUploadJob(j))];
       // A crawl and an upload never share an id (both are random UUIDs), so the id alone dedups.
       const byId = new Map<string, JobProgressView>();
       for (const job of [...active, ...recent]) if (!byId.has(job.id)) byId.set(job.id, job);
