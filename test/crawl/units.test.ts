@@ -136,7 +136,8 @@ describe('fetch helpers', () => {
   it('spaces host slots slightly above the delay', () => {
     expect(slotSpacingSeconds(0)).toBe(0);
     expect(slotSpacingSeconds(1)).toBeCloseTo(1.03);
-    expect(slotSpacingSeconds(0.3)).toBeCloseTo(0.309);
+    expect(slotSpacingSeconds(0.3)).toBeCloseTo(0.315);
+    expect(slotSpacingSeconds(0.05)).toBeCloseTo(0.065);
   });
 });
 
