@@ -20,7 +20,7 @@ import { latestMigrationId, migrate } from '../dist/core/db/migrate.js';
 import { installBossSchema } from '../dist/core/queue/boss.js';
 import { EVAL_SITES, indexEvalSites, siteFingerprint } from '../dist/core/search/corpus.js';
 import type { EvalSiteName, IndexedSite, IngestMode } from '../dist/core/search/corpus.js';
-import { evaluate, loadQueries } from '../dist/core/search/relevance.js';
+import { correctionAccuracy, evaluate, loadQueries } from '../dist/core/search/relevance.js';
 import type { EvalSite, EvalSummary } from '../dist/core/search/relevance.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -147,6 +147,8 @@ try {
   printSummary('clean', clean, verbose);
   printSummary('typos', typos, verbose);
   const kept = clean.hit5 === 0 ? 0 : typos.hit5 / clean.hit5;
+  const spelling = await correctionAccuracy(db.pool, queries);
+  if (verbose) console.log(`\ntypos not corrected to the intended word (${spelling.misses.length}):\n  ${spelling.misses.join('\n  ')}`);
   const ms = clean.outcomes.map((o) => o.ms).sort((a, b) => a - b);
   console.log(`\nmedian search time ${ms[Math.floor(ms.length / 2)]?.toFixed(1)} ms`);
   console.log('\n| metric | value | target | met |');
@@ -158,6 +160,9 @@ try {
   console.log(`| MRR@10 (typos) | ${typos.mrr10.toFixed(3)} | | |`);
   console.log(`| Hit@5 (typos) | ${pct(typos.hit5)} | | |`);
   console.log(`| typo Hit@5 kept | ${pct(kept)} | ≥ ${pct(TARGETS.typoKept)} | ${kept >= TARGETS.typoKept ? 'yes' : 'no'} |`);
+  console.log(`| typo correction, first guess (${spelling.cases} single typos of the query words) | ${pct(spelling.top1)} | | |`);
+  console.log(`| typo correction, among the words added | ${pct(spelling.found)} | | |`);
+  console.log(`| first guess by kind | ${Object.entries(spelling.byKind).map(([k, v]) => `${k} ${pct(v.top1 / Math.max(v.cases, 1))}`).join(', ')} | | |`);
 } finally {
   await db.pool.end();
 }

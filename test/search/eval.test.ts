@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVAL_SITES, indexEvalSites } from '../../src/core/search/corpus.js';
 import type { IndexedSite } from '../../src/core/search/corpus.js';
-import { evaluate, loadQueries } from '../../src/core/search/relevance.js';
+import { correctionAccuracy, evaluate, loadQueries } from '../../src/core/search/relevance.js';
 import type { EvalSite } from '../../src/core/search/relevance.js';
 import { ROOT } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
@@ -18,6 +18,8 @@ import type { TestDatabase } from '../helpers/db.js';
 const corpusDir = process.env.DOCDEX_CORPUS_DIR;
 const required = process.env.DOCDEX_REQUIRE_CORPUS === '1';
 const queryFile = process.env.EVAL_QUERIES ?? path.resolve(ROOT, '..', 'shared', 'eval', 'queries-dev.jsonl');
+// Queries written apart from the dev set, after the ranking was tuned on it: a check that it generalises.
+const holdoutFile = path.join(ROOT, 'bench', 'queries-holdout.jsonl');
 const missing = !corpusDir
   ? 'DOCDEX_CORPUS_DIR is not set'
   : EVAL_SITES.filter((s) => !existsSync(path.join(corpusDir, s))).map((s) => `${corpusDir}/${s} is missing`)[0] ??
@@ -59,4 +61,24 @@ describe.skipIf(missing !== null && !required)('relevance on the real documentat
     expect(clean.hit5).toBeGreaterThanOrEqual(0.75);
     expect(typos.hit5).toBeGreaterThanOrEqual(clean.hit5 * 0.8);
   }, 120_000);
+
+  it('ranks as well on held-out queries', async () => {
+    const queries = loadQueries(holdoutFile);
+    expect(queries.length).toBeGreaterThanOrEqual(30);
+    const clean = await evaluate(db.pool, queries, sites);
+    const typos = await evaluate(db.pool, queries, sites, { typos: true });
+    console.log(`held-out: clean MRR@10 ${clean.mrr10.toFixed(3)} Hit@5 ${clean.hit5.toFixed(2)}; typos MRR@10 ${typos.mrr10.toFixed(3)} Hit@5 ${typos.hit5.toFixed(2)}`);
+    expect(clean.mrr10).toBeGreaterThanOrEqual(0.6);
+    expect(clean.hit5).toBeGreaterThanOrEqual(0.75);
+    expect(typos.hit5).toBeGreaterThanOrEqual(clean.hit5 * 0.8);
+  }, 120_000);
+
+  it('reads single typos of the query words as the words meant', async () => {
+    const accuracy = await correctionAccuracy(db.pool, [...loadQueries(queryFile), ...loadQueries(holdoutFile)]);
+    console.log(`typo correction: ${accuracy.cases} typos, first guess ${(accuracy.top1 * 100).toFixed(1)}%, among the words added ${(accuracy.found * 100).toFixed(1)}%`);
+    expect(accuracy.cases).toBeGreaterThan(1000);
+    // Measured 95% with the crawled corpus; the floor leaves room for a changed corpus, not for a broken speller.
+    expect(accuracy.top1).toBeGreaterThanOrEqual(0.85);
+    for (const kind of Object.values(accuracy.byKind)) expect(kind.top1 / kind.cases).toBeGreaterThanOrEqual(0.75);
+  }, 300_000);
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTsQueries, exactIdentifiers, identifierParts, parseQuery, termQuery } from '../../src/core/search/query.js';
-import { firstRelevantRank, ndcgAt, pageKey, rankedPages, typoVariant } from '../../src/core/search/relevance.js';
-import { editDistance, editsOne, isSwap } from '../../src/core/search/typo.js';
+import { firstRelevantRank, ndcgAt, pageKey, rankedPages, typoAt, typoVariant } from '../../src/core/search/relevance.js';
+import { chooseCorrections, editDistance, editsOne, isSwap } from '../../src/core/search/typo.js';
 
 describe('query parsing', () => {
   it('splits identifiers the way code_search_text does', () => {
@@ -55,6 +55,20 @@ describe('typo helpers', () => {
     expect(isSwap('chani', 'chain')).toBe(true);
     expect(isSwap('chani', 'chang')).toBe(false);
   });
+
+  it('weighs how common a correction is against its edits', () => {
+    const c = (word: string, count: number, distance: number) => ({ word, stem: word, count, distance });
+    // "idex": a swap onto a code token seen once loses to the word thousands of snippets use.
+    expect(chooseCorrections([c('idxe', 1, 0.5), c('index', 5000, 1)])).toEqual(['index']);
+    // "chani": a swap still beats a merely more common single edit.
+    expect(chooseCorrections([c('chang', 200, 1), c('chain', 40, 0.5)])).toEqual(['chain']);
+    // Equal edits: the more common first, the runner-up kept while at least half as common.
+    expect(chooseCorrections([c('read', 60, 1), c('real', 100, 1)])).toEqual(['real', 'read']);
+    expect(chooseCorrections([c('read', 40, 1), c('real', 100, 1)])).toEqual(['real']);
+    // Fewer edits win among spellings of one stem.
+    expect(chooseCorrections([{ word: 'gathers', stem: 'gather', count: 9, distance: 1 }, { word: 'gather', stem: 'gather', count: 9, distance: 0.5 }])).toEqual(['gather']);
+    expect(chooseCorrections([])).toEqual([]);
+  });
 });
 
 describe('relevance metrics', () => {
@@ -76,5 +90,12 @@ describe('relevance metrics', () => {
     expect(changed.length).toBeGreaterThanOrEqual(1);
     expect(changed.length).toBeLessThanOrEqual(2);
     expect(typoVariant('load json from a file')).not.toBe('load json from a file');
+  });
+
+  it('makes each kind of typo at a position', () => {
+    expect(typoAt('gather', 'swap', 2)).toBe('gahter');
+    expect(typoAt('gather', 'drop', 2)).toBe('gaher');
+    expect(typoAt('gather', 'double', 2)).toBe('gatther');
+    expect(typoAt('gather', 'wrong', 2)).toBe('gayher');
   });
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';
 import { searchSnippets } from './search.js';
+import { correctWords } from './typo.js';
 
 /**
  * Relevance measurement for `npm run eval` and its CI floor: graded queries run through searchSnippets, scored
@@ -103,6 +104,29 @@ function hash(text: string): number {
   return createHash('sha256').update(text).digest().readUInt32BE(0);
 }
 
+export type TypoKind = 'swap' | 'drop' | 'double' | 'wrong';
+export const TYPO_KINDS: readonly TypoKind[] = ['swap', 'drop', 'double', 'wrong'];
+
+/**
+ * `word` with one typo of `kind` at position `p` (1 ≤ p ≤ length - 2): neighbour swap, dropped letter, doubled
+ * letter, or the next key of the keyboard's letter rows.
+ */
+export function typoAt(word: string, kind: TypoKind, p: number): string {
+  switch (kind) {
+    case 'swap':
+      return word.slice(0, p) + word[p + 1]! + word[p]! + word.slice(p + 2);
+    case 'drop':
+      return word.slice(0, p) + word.slice(p + 1);
+    case 'double':
+      return word.slice(0, p) + word[p]! + word.slice(p);
+    case 'wrong': {
+      const keys = 'qwertyuiopasdfghjklzxcvbnm';
+      const c = keys[(keys.indexOf(word[p]!.toLowerCase()) + 1) % keys.length]!;
+      return word.slice(0, p) + c + word.slice(p + 1);
+    }
+  }
+}
+
 /**
  * The query with 1 or 2 deterministic typos (the kinds people make: neighbour swap, dropped letter, doubled
  * letter, wrong letter), applied to words of five letters or more (four when there are none) so that the word
@@ -122,25 +146,72 @@ export function typoVariant(query: string): string {
     const w = words[i]!;
     const hw = hash(`${query}/${w}`);
     // Never the first letter: people rarely get that wrong, and neither do spelling correctors expect it.
-    const p = 1 + (hw % (w.length - 2));
-    switch ((hw >> 8) % 4) {
-      case 0:
-        words[i] = w.slice(0, p) + w[p + 1]! + w[p]! + w.slice(p + 2);
-        break;
-      case 1:
-        words[i] = w.slice(0, p) + w.slice(p + 1);
-        break;
-      case 2:
-        words[i] = w.slice(0, p) + w[p]! + w.slice(p);
-        break;
-      default: {
-        const keys = 'qwertyuiopasdfghjklzxcvbnm';
-        const c = keys[(keys.indexOf(w[p]!.toLowerCase()) + 1) % keys.length]!;
-        words[i] = w.slice(0, p) + c + w.slice(p + 1);
+    // (hw >> 8) is signed: a negative remainder has always meant a wrong letter, and stays so, so that the typo
+    // queries are the ones every earlier figure was measured on.
+    const k = (hw >> 8) % 4;
+    words[i] = typoAt(w, TYPO_KINDS[k < 0 ? 3 : k]!, 1 + (hw % (w.length - 2)));
+  }
+  return words.join('');
+}
+
+export interface CorrectionAccuracy {
+  /** Typos measured: every single typo of every kind and position, of the queries' words the index knows. */
+  cases: number;
+  /** Share whose first correction is the intended word (by stem). */
+  top1: number;
+  /** Share where the intended word is among the corrections the search adds. */
+  found: number;
+  byKind: Record<TypoKind, { cases: number; top1: number }>;
+  /** Typos not read as the intended word: `typo → corrections (intended)`. */
+  misses: string[];
+}
+
+/**
+ * How well typo correction recovers the words of the queries, over every single typo (each kind at each
+ * position but the first letter) of each word of five letters or more that the index knows. Typos that are
+ * themselves indexed words are left out: they are not corrected, by design. A sharper measure than the typo
+ * queries' ranking, where one typo in a query of four words often goes unnoticed.
+ */
+export async function correctionAccuracy(pool: pg.Pool, queries: readonly EvalQuery[]): Promise<CorrectionAccuracy> {
+  const words = [...new Set(queries.flatMap((q) => q.query.toLowerCase().match(/[a-z]{5,}/g) ?? []))];
+  const typos = new Map<string, { word: string; kind: TypoKind }>();
+  for (const word of words) {
+    for (const kind of TYPO_KINDS) {
+      for (let p = 1; p < word.length - 1; p++) {
+        const t = typoAt(word, kind, p);
+        if (t !== word && !typos.has(t)) typos.set(t, { word, kind });
       }
     }
   }
-  return words.join('');
+  const all = [...new Set([...words, ...typos.keys()])];
+  const { rows } = await pool.query<{ word: string; stem: string | null; known: boolean }>(
+    `SELECT x.word, x.stem, x.stem IS NULL OR EXISTS (SELECT 1 FROM search_terms t WHERE t.term = x.stem) AS known
+       FROM (SELECT w AS word, (tsvector_to_array(to_tsvector('english', w)))[1] AS stem FROM unnest($1::text[]) AS w) AS x`,
+    [all],
+  );
+  const info = new Map(rows.map((r) => [r.word, r]));
+  const cases = [...typos].filter(([t, { word }]) => info.get(word)?.known === true && info.get(word)?.stem !== null && info.get(t)?.known === false);
+  const byKind = Object.fromEntries(TYPO_KINDS.map((k) => [k, { cases: 0, top1: 0 }])) as CorrectionAccuracy['byKind'];
+  const misses: string[] = [];
+  let top1 = 0;
+  let found = 0;
+  // One typo per call, as a search would see it; the variant lookups of a call are one statement.
+  for (const [typo, { word, kind }] of cases) {
+    const corrections = (await correctWords(pool, [typo])).get(typo) ?? [];
+    const stems = (
+      await pool.query<{ stem: string | null }>(`SELECT (tsvector_to_array(to_tsvector('english', w)))[1] AS stem FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i) ORDER BY i`, [corrections])
+    ).rows.map((r) => r.stem);
+    const want = info.get(word)!.stem;
+    byKind[kind].cases++;
+    if (stems[0] === want) {
+      top1++;
+      byKind[kind].top1++;
+    }
+    if (stems.includes(want)) found++;
+    else misses.push(`${typo} → ${corrections.join(' / ') || '(none)'} (${word})`);
+  }
+  const n = Math.max(cases.length, 1);
+  return { cases: cases.length, top1: top1 / n, found: found / n, byKind, misses };
 }
 
 export async function evaluate(

@@ -198,7 +198,7 @@ async function nearStems(db: Db, stem: string): Promise<Array<{ term: string; do
   return rows;
 }
 
-interface Candidate {
+export interface Candidate {
   /** The spelling added to the query. */
   word: string;
   stem: string;
@@ -206,20 +206,33 @@ interface Candidate {
   distance: number;
 }
 
-function pick(candidates: Candidate[]): string[] {
-  // One candidate per stem (several spellings stem alike); fewest edits, then most common, then the spelling
-  // that is its own stem (a dictionary form), then alphabetical for determinism.
+// How much a candidate's commonness weighs against its edits, as in a noisy-channel speller: a word ten times
+// as common is worth 0.35 of an edit. Typos also land one edit from rare words (the docs' own misspellings,
+// "occurences"; code tokens, "idxe"), and fewest edits first handed "idex" to "idxe" (a swap, half an edit)
+// over "index" in thousands of snippets. A swap still wins unless the other word is about 27 times as common.
+const COMMONNESS_WEIGHT = 0.35;
+
+function cost(c: Candidate): number {
+  return c.distance - COMMONNESS_WEIGHT * Math.log10(c.count + 1);
+}
+
+export function chooseCorrections(candidates: Candidate[]): string[] {
+  // One candidate per stem (several spellings stem alike); fewest edits, then the spelling that is its own
+  // stem (a dictionary form). Then the cheapest (edits against commonness), most common, and alphabetical
+  // for determinism.
   const byStem = new Map<string, Candidate>();
   for (const c of candidates) {
     const seen = byStem.get(c.stem);
     const better = !seen || c.distance < seen.distance || (c.distance === seen.distance && (c.word === c.stem) > (seen.word === seen.stem));
     if (better) byStem.set(c.stem, c);
   }
-  const sorted = [...byStem.values()].sort((x, y) => x.distance - y.distance || y.count - x.count || (x.word < y.word ? -1 : 1));
+  const sorted = [...byStem.values()].sort((x, y) => cost(x) - cost(y) || y.count - x.count || (x.word < y.word ? -1 : 1));
   const best = sorted[0];
   if (!best) return [];
   const second = sorted[1];
-  return second && second.distance === best.distance && second.count >= best.count * SECOND_RATIO ? [best.word, second.word] : [best.word];
+  // The runner-up is kept when it is nearly as likely: with equal edits, at least half as common.
+  const close = second !== undefined && cost(second) - cost(best) <= COMMONNESS_WEIGHT * Math.log10(1 / SECOND_RATIO) + 1e-9;
+  return close ? [best.word, second.word] : [best.word];
 }
 
 /**
@@ -257,12 +270,12 @@ export async function correctWords(db: Db, words: readonly string[], known?: Wor
       const hit = found.get(v);
       if (hit !== undefined && hit.stem !== own.stem) near.push({ word: v, stem: hit.stem, count: hit.count, distance: isSwap(w, v) ? SWAP_DISTANCE : 1 });
     }
-    let chosen = pick(near);
+    let chosen = chooseCorrections(near);
     if (chosen.length === 0 && w.length >= MIN_WORD_TWO_EDITS && own.stem !== null) {
       const far = (await nearStems(db, own.stem))
         .map((r) => ({ word: r.term, stem: r.term, count: r.doc_count, distance: editDistance(own.stem!, r.term, 2) }))
         .filter((c) => c.distance <= 2);
-      chosen = pick(far);
+      chosen = chooseCorrections(far);
     }
     if (chosen.length > 0) result.set(w, chosen);
   }
