@@ -13,6 +13,7 @@ import { createDashboardData } from '../../src/ui/data/postgres.js';
 import type { DashboardData } from '../../src/ui/data/types.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { refusePagesLike } from '../helpers/store-failure.js';
 
 /** The dashboard's data port over a real database: what the TUI shows is what the core functions return. */
 
@@ -202,9 +203,7 @@ describe('createDashboardData with upload jobs', () => {
     writeFileSync(path.join(dir, 'manual', 'logo.md'), Buffer.from([0x23, 0x20, 0, 1, 2]));
     writeFileSync(path.join(dir, 'manual', 'broken.md'), '# Broken\n\n```python\nibis_broken = 1\n```\n');
     // The store refuses this one page at write time, as a real storage failure would.
-    await udb.pool.query(`CREATE FUNCTION reject_broken() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN IF NEW.url LIKE '%broken%' THEN RAISE EXCEPTION 'disk full'; END IF; RETURN NEW; END $$`);
-    await udb.pool.query('CREATE TRIGGER reject_broken BEFORE INSERT ON documents FOR EACH ROW EXECUTE FUNCTION reject_broken()');
+    await refusePagesLike(udb.pool, 'broken', 'disk full');
     const finished = await createUploadFromPaths(udb, udb.config, { paths: [path.join(dir, 'manual')], name: 'manual' });
     finishedId = finished.id;
     const files = await udb.pool.query<{ id: number }>('SELECT id FROM upload_files WHERE job_id = $1', [finishedId]);

@@ -8,6 +8,7 @@ import { createUploadFromContent, createUploadFromPaths, getUploadJob, listUploa
 import type { UploadJob } from '../../src/core/upload/index.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { refusePagesLike } from '../helpers/store-failure.js';
 
 /**
  * Listing upload jobs and their failed files. No workers run here: each job stays queued until the test
@@ -81,9 +82,7 @@ describe('uploadJobErrors', () => {
     writeFileSync(path.join(dir, 'mixed', 'binary.md'), Buffer.from([0x23, 0x20, 0, 1, 2]));
     writeFileSync(path.join(dir, 'mixed', 'poison.md'), '# Poison\n\n```python\nheron_poison = 1\n```\n');
     // The store refuses this one page at write time, as a real storage failure would.
-    await db.pool.query(`CREATE FUNCTION reject_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN IF NEW.url LIKE '%poison%' THEN RAISE EXCEPTION 'poisoned page'; END IF; RETURN NEW; END $$`);
-    await db.pool.query('CREATE TRIGGER reject_poison BEFORE INSERT ON documents FOR EACH ROW EXECUTE FUNCTION reject_poison()');
+    const allowPoison = await refusePagesLike(db.pool, 'poison', 'poisoned page');
     try {
       const job = await createUploadFromPaths(dbh(), db.config, { paths: [path.join(dir, 'mixed')], name: 'mixed', sourceUrl: 'https://docs.example/mixed/' });
       expect(await uploadJobErrors(db.pool, job.id)).toEqual([{ path: 'binary.md', url: null, error: expect.stringMatching(/binary content/), at: expect.any(String) }]);
@@ -99,7 +98,7 @@ describe('uploadJobErrors', () => {
       expect(Date.parse(errors[0]!.at)).toBeGreaterThan(Date.parse(errors[1]!.at));
       expect((await uploadJobErrors(db.pool, job.id, { limit: 1 })).map((e) => e.path)).toEqual(['poison.md']);
     } finally {
-      await db.pool.query('DROP TRIGGER reject_poison ON documents');
+      await allowPoison();
     }
   });
 

@@ -16,6 +16,7 @@ import {
 import type { UploadWorkers } from '../../src/core/upload/index.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { refusePagesLike } from '../helpers/store-failure.js';
 
 let db: TestDatabase;
 let workers: UploadWorkers;
@@ -110,9 +111,7 @@ describe('upload', () => {
     truncateSync(big, 50 * 1024 * 1024);
     // A file the store rejects at write time (here: a trigger in this test database) fails alone, and leaves
     // no document or snippet behind.
-    await db.pool.query(`CREATE FUNCTION reject_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN IF NEW.url LIKE '%poison%' THEN RAISE EXCEPTION 'poisoned page'; END IF; RETURN NEW; END $$`);
-    await db.pool.query('CREATE TRIGGER reject_poison BEFORE INSERT ON documents FOR EACH ROW EXECUTE FUNCTION reject_poison()');
+    const allowPoison = await refusePagesLike(db.pool, 'poison', 'poisoned page');
     write('mixed/poison.md', '# Poison\n\n```python\nwombat_poison = 1\n```\n');
 
     const job = await createUploadFromPaths(dbh(), db.config, { paths: [path.join(dir, 'mixed')], name: 'mixed-docs' });
@@ -135,7 +134,7 @@ describe('upload', () => {
     const files = await db.pool.query<{ status: string; content: string | null }>('SELECT status, content FROM upload_files WHERE job_id = $1', [job.id]);
     expect(files.rows.map((f) => f.status).sort()).toEqual(['done', 'failed']);
     expect(files.rows.every((f) => f.content === null)).toBe(true);
-    await db.pool.query('DROP TRIGGER reject_poison ON documents');
+    await allowPoison();
   });
 
   it('refuses uploads with nothing usable in them, writing nothing', async () => {
