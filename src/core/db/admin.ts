@@ -1,6 +1,5 @@
 import type { Config } from '../config.js';
 import { UserError } from '../errors.js';
-import { installBossSchema } from '../queue/boss.js';
 import { BOSS_SCHEMA, createPool, openDatabase, resolveConnection } from './connect.js';
 import { embeddedStatus, startEmbeddedPostgres, stopEmbeddedPostgres } from './embedded.js';
 import type { EmbeddedStatus } from './embedded.js';
@@ -20,6 +19,9 @@ export async function initDatabase(config: Config, options: { drop: boolean }): 
   try {
     if (options.drop) await dropSchema(db.pool, BOSS_SCHEMA);
     const result = await migrate(db.pool);
+    // Loaded here, not at the top: pg-boss and its scheduling dependencies take about 170 ms to import, which
+    // `db status` and `db start` would pay on every cold start without using them.
+    const { installBossSchema } = await import('../queue/boss.js');
     await installBossSchema(db.info);
     return { mode: db.info.mode, database: db.info.display, dropped: options.drop, applied: result.applied, version: result.version };
   } finally {
