@@ -6,7 +6,6 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import lockfile from 'proper-lockfile';
 import { UserError } from '../errors.js';
 
 /**
@@ -294,6 +293,9 @@ async function withStartLock<T>(paths: EmbeddedPaths, fn: () => Promise<T>): Pro
   await fs.writeFile(paths.lockTarget, '', { flag: 'a' });
   // initdb plus a first start can take several seconds on a slow disk; a crashed holder's lock goes stale
   // after 30 s without updates.
+  // Imported here: only a start takes the lock, and every command with the server already up would pay the
+  // import (about 20 ms) on its cold start.
+  const { default: lockfile } = await import('proper-lockfile');
   const release = await lockfile.lock(paths.lockTarget, { stale: 30_000, update: 5_000, retries: { retries: 120, minTimeout: 250, maxTimeout: 500 } });
   try {
     return await fn();
