@@ -166,6 +166,16 @@ export interface CorrectionAccuracy {
   misses: string[];
 }
 
+/** Each word's stem (null for a stop word) and whether the lexicon knows it (stop words count as known). */
+async function lexiconEntries(pool: pg.Pool, words: string[]): Promise<Map<string, { stem: string | null; known: boolean }>> {
+  const { rows } = await pool.query<{ word: string; stem: string | null; known: boolean }>(
+    `SELECT x.word, x.stem, x.stem IS NULL OR EXISTS (SELECT 1 FROM search_terms t WHERE t.term = x.stem) AS known
+       FROM (SELECT w AS word, (tsvector_to_array(to_tsvector('english', w)))[1] AS stem FROM unnest($1::text[]) AS w) AS x`,
+    [words],
+  );
+  return new Map(rows.map((r) => [r.word, { stem: r.stem, known: r.known }]));
+}
+
 /**
  * How well typo correction recovers the words of the queries, over every single typo (each kind at each
  * position but the first letter) of each word of five letters or more that the index knows. Typos that are
@@ -183,24 +193,20 @@ export async function correctionAccuracy(pool: pg.Pool, queries: readonly EvalQu
       }
     }
   }
-  const all = [...new Set([...words, ...typos.keys()])];
-  const { rows } = await pool.query<{ word: string; stem: string | null; known: boolean }>(
-    `SELECT x.word, x.stem, x.stem IS NULL OR EXISTS (SELECT 1 FROM search_terms t WHERE t.term = x.stem) AS known
-       FROM (SELECT w AS word, (tsvector_to_array(to_tsvector('english', w)))[1] AS stem FROM unnest($1::text[]) AS w) AS x`,
-    [all],
-  );
-  const info = new Map(rows.map((r) => [r.word, r]));
+  const info = await lexiconEntries(pool, [...new Set([...words, ...typos.keys()])]);
   const cases = [...typos].filter(([t, { word }]) => info.get(word)?.known === true && info.get(word)?.stem !== null && info.get(t)?.known === false);
+  // One typo per call, as a search would see it; the variant lookups of a call are one statement.
+  const corrected: Array<{ typo: string; word: string; kind: TypoKind; corrections: string[] }> = [];
+  for (const [typo, { word, kind }] of cases) corrected.push({ typo, word, kind, corrections: (await correctWords(pool, [typo])).get(typo) ?? [] });
+  const newWords = [...new Set(corrected.flatMap((c) => c.corrections))].filter((w) => !info.has(w));
+  for (const [w, entry] of await lexiconEntries(pool, newWords)) info.set(w, entry);
+
   const byKind = Object.fromEntries(TYPO_KINDS.map((k) => [k, { cases: 0, top1: 0 }])) as CorrectionAccuracy['byKind'];
   const misses: string[] = [];
   let top1 = 0;
   let found = 0;
-  // One typo per call, as a search would see it; the variant lookups of a call are one statement.
-  for (const [typo, { word, kind }] of cases) {
-    const corrections = (await correctWords(pool, [typo])).get(typo) ?? [];
-    const stems = (
-      await pool.query<{ stem: string | null }>(`SELECT (tsvector_to_array(to_tsvector('english', w)))[1] AS stem FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i) ORDER BY i`, [corrections])
-    ).rows.map((r) => r.stem);
+  for (const { typo, word, kind, corrections } of corrected) {
+    const stems = corrections.map((c) => info.get(c)?.stem ?? null);
     const want = info.get(word)!.stem;
     byKind[kind].cases++;
     if (stems[0] === want) {
