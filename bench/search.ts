@@ -1,6 +1,7 @@
 // Search at scale (issue 5): BENCH_SNIPPETS (default 1,000,000) generated snippets of ~500 bytes in varied
 // vocabularies and languages, stored in a scratch database through the real schema (generated search vectors,
-// GIN indexes, the lexicon queue and its refreshes), then a fixed mix of 200 queries through searchSnippets, next
+// GIN indexes, the lexicon queue and its refreshes), then a fixed mix of 200 queries through searchSnippets
+// (BENCH_SEARCH_PASSES passes, default 3: the median pass is reported with the range of all), next
 // to EXPLAIN ANALYZE of the statement it runs. The corpus is kept and reused (migrated forward) while its size
 // and the generator are unchanged (BENCH_REBUILD=1 regenerates).
 // Run alone: npm run build && node --experimental-strip-types bench/search.ts
@@ -19,6 +20,7 @@ type Row = Record<string, string | number>;
 
 const GENERATOR_VERSION = 1;
 const BATCH = 2000;
+const PASSES = Math.max(1, Number(process.env.BENCH_SEARCH_PASSES ?? 3));
 const SNIPPETS_PER_PAGE = 10;
 
 // ---------------------------------------------------------------------------------------------------------
@@ -366,12 +368,25 @@ export async function benchSearch(): Promise<Row[]> {
     const mix = await queryMix(pool, total);
     // Warm-up: the same queries once, so both measurements below see a warm cache.
     for (const q of mix) await searchSnippets(pool, q);
-    const fn: number[] = [];
-    for (const q of mix) {
-      const t = performance.now();
-      await searchSnippets(pool, q);
-      fn.push(performance.now() - t);
+    // Several passes over the mix: one pass of 200 queries moved by several ms at p50 and by 3x at p99 from run
+    // to run on this 2-core machine, so the table reports the median pass with the range of all of them.
+    const passes: Array<{ fn: number[]; p50: number; p99: number }> = [];
+    for (let pass = 0; pass < PASSES; pass++) {
+      const times: number[] = [];
+      for (const q of mix) {
+        const t = performance.now();
+        await searchSnippets(pool, q);
+        times.push(performance.now() - t);
+      }
+      const sorted = [...times].sort((a, b) => a - b);
+      passes.push({ fn: times, p50: percentile(sorted, 50), p99: percentile(sorted, 99) });
     }
+    const middle = (key: 'p50' | 'p99') => [...passes].sort((a, b) => a[key] - b[key])[Math.floor(passes.length / 2)]!;
+    const fn = middle('p50').fn;
+    const range = (key: 'p50' | 'p99') => {
+      const v = passes.map((x) => x[key]);
+      return passes.length > 1 ? ` (${passes.length} passes: ${Math.min(...v).toFixed(1)}–${Math.max(...v).toFixed(1)})` : '';
+    };
     // The same with the word counts a server keeps for 30 s forgotten first: a query of words not seen lately.
     const cold: number[] = [];
     for (const q of mix) {
@@ -392,11 +407,10 @@ export async function benchSearch(): Promise<Row[]> {
       const slow = mix.map((q, i) => ({ q, ms: fn[i]!, sql: sql[i]! })).sort((a, b) => b.ms - a.ms).slice(0, 15);
       for (const x of slow) console.log(`${x.ms.toFixed(1).padStart(7)} ms (sql ${x.sql.toFixed(1)})  ${JSON.stringify(x.q)}`);
     }
-    fn.sort((a, b) => a - b);
     sql.sort((a, b) => a - b);
     exec.sort((a, b) => a - b);
-    const p50 = percentile(fn, 50);
-    const p99 = percentile(fn, 99);
+    const p50 = middle('p50').p50;
+    const p99 = middle('p99').p99;
     const s50 = percentile(sql, 50);
     const s99 = percentile(sql, 99);
     return [
@@ -407,8 +421,8 @@ export async function benchSearch(): Promise<Row[]> {
         goal: '≥ 5,000/s',
         met: ingest.rate >= 5000 ? 'yes' : 'no',
       },
-      { metric: 'searchSnippets p50', value: `${p50.toFixed(1)} ms`, goal: '≤ 10 ms', met: p50 <= 10 ? 'yes' : 'no' },
-      { metric: 'searchSnippets p99', value: `${p99.toFixed(1)} ms`, goal: '≤ 30 ms', met: p99 <= 30 ? 'yes' : 'no' },
+      { metric: 'searchSnippets p50', value: `${p50.toFixed(1)} ms${range('p50')}`, goal: '≤ 10 ms', met: p50 <= 10 ? 'yes' : 'no' },
+      { metric: 'searchSnippets p99', value: `${p99.toFixed(1)} ms${range('p99')}`, goal: '≤ 30 ms', met: p99 <= 30 ? 'yes' : 'no' },
       { metric: '  words not seen in 30 s: p50 / p99', value: `${percentile(cold, 50).toFixed(1)} / ${percentile(cold, 99).toFixed(1)} ms`, goal: '', met: '' },
       { metric: 'bare SQL p50 (EXPLAIN ANALYZE planning + execution)', value: `${s50.toFixed(1)} ms`, goal: '', met: '' },
       { metric: 'bare SQL p99', value: `${s99.toFixed(1)} ms`, goal: '', met: '' },
