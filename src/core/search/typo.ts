@@ -185,12 +185,12 @@ async function knownVariants(db: Db, variants: string[]): Promise<Map<string, { 
 }
 
 async function nearStems(db: Db, stem: string): Promise<Array<{ term: string; doc_count: number }>> {
-  // The trigram index (words seen at least twice, migrations/002) finds candidates; pg_trgm's default
+  // The trigram index (words seen at least twice, `shared`: migrations/013) finds candidates; pg_trgm's default
   // similarity threshold, 0.3, suits words of seven letters and more, the only ones corrected this way. The
   // edit distance in the caller decides.
   const { rows } = await db.query<{ term: string; doc_count: number }>(
     `SELECT term, doc_count FROM search_terms
-      WHERE doc_count >= 2 AND term % $1 AND length(term) BETWEEN length($1) - 2 AND length($1) + 2
+      WHERE shared AND term % $1 AND length(term) BETWEEN length($1) - 2 AND length($1) + 2
       ORDER BY similarity(term, $1) DESC, doc_count DESC
       LIMIT 40`,
     [stem],

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { withTransaction } from '../db/transaction.js';
 import type { ExtractedSnippet } from '../extract/types.js';
 import { refreshSearchTermsAfterWrite } from '../search/lexicon.js';
+import { mergePendingEntriesWhenQuiet } from '../search/pending.js';
 
 /**
  * Writing one page and its snippets, shared by the crawl and upload pipelines. A page is written in ONE
@@ -197,6 +198,8 @@ export async function storePage(pool: pg.Pool, write: PageWrite): Promise<PageWr
   const result = await storePageTransaction(pool, write);
   // After the commit, so that page writes never wait on one another's lexicon rows.
   if (result.snippetsInserted > 0) await refreshSearchTermsAfterWrite(pool);
+  // Every stored page rewrote its document's entries in the page-text index.
+  mergePendingEntriesWhenQuiet(pool);
   return result;
 }
 

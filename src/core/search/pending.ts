@@ -1,0 +1,45 @@
+import type pg from 'pg';
+
+/**
+ * The search indexes' pending lists (migrations/012, 013). A GIN index keeps new entries unsorted in a pending
+ * list that every search through the index reads in full, until an insert that fills the list, or a vacuum,
+ * merges it in. Writers merge it once they have gone quiet, so an index at rest keeps no list and a search
+ * does not pay for the last pages of a crawl that ended hours ago (autovacuum would not merge it for a long
+ * while on a large table: it waits for a tenth of the table to be new).
+ */
+
+type Db = Pick<pg.Pool, 'query'>;
+
+// Long enough that a running crawl or upload (pages every few milliseconds to a second) does not merge after
+// each page, which would undo the point of the list; short enough that searches soon stop paying for it.
+export const QUIET_MS = 2000;
+
+const quiet = new WeakMap<pg.Pool, NodeJS.Timeout>();
+
+/** Merges the pending entries of both search indexes; returns how many pending-list pages were merged. */
+export async function mergePendingEntries(db: Db): Promise<number> {
+  const { rows } = await db.query<{ pages: number }>(
+    `SELECT gin_clean_pending_list('snippets_search'::regclass) + gin_clean_pending_list('documents_search'::regclass) AS pages`,
+  );
+  return Number(rows[0]?.pages ?? 0);
+}
+
+/**
+ * For page writers, after a commit: merges the pending lists once this pool has written nothing for QUIET_MS.
+ * The timer does not keep a process alive; a command that exits first leaves the merge to the next writer or
+ * to autovacuum.
+ */
+export function mergePendingEntriesWhenQuiet(pool: pg.Pool): void {
+  const timer = quiet.get(pool);
+  if (timer) {
+    timer.refresh();
+    return;
+  }
+  const next = setTimeout(() => {
+    quiet.delete(pool);
+    // Best effort: the pool may have been closed since, or this role may not own the indexes.
+    mergePendingEntries(pool).catch(() => undefined);
+  }, QUIET_MS);
+  next.unref();
+  quiet.set(pool, next);
+}
