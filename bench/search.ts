@@ -12,6 +12,7 @@ import { createPool, resolveConnection } from '../dist/core/db/connect.js';
 import type { ConnectionInfo } from '../dist/core/db/connect.js';
 import { latestMigrationId, migrate } from '../dist/core/db/migrate.js';
 import { refreshSearchTerms } from '../dist/core/search/lexicon.js';
+import { typoAt } from '../dist/core/search/relevance.js';
 import { explainSearch, searchSnippets } from '../dist/core/search/search.js';
 import { clearWordStatsCache } from '../dist/core/search/typo.js';
 import type { SearchOptions } from '../dist/core/search/search.js';
@@ -257,8 +258,7 @@ export async function generate(pool: pg.Pool, total: number): Promise<{ seconds:
 
 function typo(word: string, k: number): string {
   if (word.length < 5) return word;
-  const p = 1 + (k % (word.length - 2));
-  return k % 2 === 0 ? word.slice(0, p) + word[p + 1]! + word[p]! + word.slice(p + 2) : word.slice(0, p) + word.slice(p + 1);
+  return typoAt(word, k % 2 === 0 ? 'swap' : 'drop', 1 + (k % (word.length - 2)));
 }
 
 export async function queryMix(pool: pg.Pool, total: number): Promise<SearchOptions[]> {
