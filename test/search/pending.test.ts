@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mergePendingEntries, QUIET_MS } from '../../src/core/search/pending.js';
+import { startCrawlWorkers } from '../../src/core/crawl/index.js';
+import { createPool } from '../../src/core/db/connect.js';
+import { mergePendingEntries, mergeWaitingEntries, QUIET_MS } from '../../src/core/search/pending.js';
 import { searchSnippets } from '../../src/core/search/search.js';
+import { crawlToEnd, FAST_WORKER } from '../crawl/helpers/crawl.js';
+import { docPage, TestSite } from '../crawl/helpers/site.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { addPage, createSource } from './fixtures.js';
@@ -40,5 +44,37 @@ describe('search index pending lists', () => {
     await new Promise((r) => setTimeout(r, QUIET_MS + 500));
     expect(await mergePendingEntries(db.pool)).toBe(0);
     expect((await searchSnippets(db.pool, { query: 'open_channel' })).total).toBe(3);
+  });
+
+  it('merges what a writer left waiting when it stops, before its pool closes', async () => {
+    const writer = createPool(db.info, { max: 2 });
+    try {
+      await addPage(writer, source, 'https://pending.example/stopping.html', [
+        { title: 'Closing a channel', description: 'Closed channels refuse sends.', code: 'close_channel(ch)' },
+      ]);
+      await mergeWaitingEntries(writer);
+    } finally {
+      await writer.end();
+    }
+    expect(await mergePendingEntries(db.pool)).toBe(0);
+  });
+
+  it("merges a crawl's pages before its completion is announced, not a quiet period later", async () => {
+    await mergePendingEntries(db.pool);
+    const site = await TestSite.start();
+    const workers = await startCrawlWorkers(db, db.config, FAST_WORKER);
+    try {
+      site.set('/', { body: docPage({ title: 'Channels', links: ['/send', '/receive'], code: 'ch = make_channel()' }) });
+      site.set('/send', { body: docPage({ title: 'Sending', code: 'ch.send(message)' }) });
+      site.set('/receive', { body: docPage({ title: 'Receiving', code: 'message = ch.receive()' }) });
+      const job = await crawlToEnd(db, db.config, { name: 'pending-crawl', start_urls: [site.url('/')], max_depth: 1 });
+      expect(job.status).toBe('completed');
+      expect(job.pages_crawled).toBe(3);
+      // waitForJob returns on the completion event (or its 200 ms poll), well inside QUIET_MS of the last page.
+      expect(await mergePendingEntries(db.pool)).toBe(0);
+    } finally {
+      await workers.stop();
+      await site.close();
+    }
   });
 });

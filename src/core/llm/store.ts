@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { mergePendingEntriesWhenQuiet } from '../search/pending.js';
 import type { RelationshipType } from './schema.js';
 
 /** The SQL the enhancer needs: reading a page's snippets, writing enhanced values and relationships. */
@@ -66,6 +67,8 @@ export async function applyUpdates(db: pg.Pool, updates: SnippetUpdate[]): Promi
      WHERE s.id = t.id`,
     [sorted.map((u) => u.id), sorted.map((u) => u.title), sorted.map((u) => u.description), sorted.map((u) => u.language)],
   );
+  // New titles and descriptions are new entries in the search index, like a stored page's.
+  if ((rowCount ?? 0) > 0) mergePendingEntriesWhenQuiet(db);
   return rowCount ?? 0;
 }
 

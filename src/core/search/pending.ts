@@ -26,8 +26,7 @@ export async function mergePendingEntries(db: Db): Promise<number> {
 
 /**
  * For page writers, after a commit: merges the pending lists once this pool has written nothing for QUIET_MS.
- * The timer does not keep a process alive; a command that exits first leaves the merge to the next writer or
- * to autovacuum.
+ * The timer does not keep a process alive, so writers that stop call mergeWaitingEntries first.
  */
 export function mergePendingEntriesWhenQuiet(pool: pg.Pool): void {
   const timer = quiet.get(pool);
@@ -42,4 +41,25 @@ export function mergePendingEntriesWhenQuiet(pool: pg.Pool): void {
   }, QUIET_MS);
   next.unref();
   quiet.set(pool, next);
+}
+
+/**
+ * Merges now, in place of any quiet-period merge this pool has waiting. A crawl's or upload's last pages would
+ * otherwise stay in the lists when the process that wrote them exits first (`crawl start --wait`, `upload
+ * --wait`), until autovacuum, which on a small index may not come for a long while; until then every search
+ * reads the list, and the planner, counting its pages into the index's cost, scans the documents table
+ * instead. Best effort, like the timer: the role may not own the indexes.
+ */
+export async function mergePendingEntriesNow(pool: pg.Pool): Promise<void> {
+  const timer = quiet.get(pool);
+  if (timer) {
+    clearTimeout(timer);
+    quiet.delete(pool);
+  }
+  await mergePendingEntries(pool).catch(() => undefined);
+}
+
+/** For writers that stop: the merge this pool has waiting, if any, now, while the pool is still open. */
+export async function mergeWaitingEntries(pool: pg.Pool): Promise<void> {
+  if (quiet.has(pool)) await mergePendingEntriesNow(pool);
 }
