@@ -4,6 +4,7 @@ import { normalizeLanguage } from '../extract/language.js';
 import { resolveSources } from '../sources/resolve.js';
 import { buildTsQueries, exactIdentifiers, parseQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
+import { languageShares } from './language-share.js';
 import { scoreSql, termHitsSql } from './rank.js';
 import { correctWords, wordStats } from './typo.js';
 import type { WordStats } from './typo.js';
@@ -178,9 +179,23 @@ export function scanAllTerms(share: number, filters: { sourceIds: string[] | nul
 // search-index result of a few thousand rows. Checking the language on those rows is cheaper while they are
 // few; for a term in a large share of the snippets the index does narrow the rows to read.
 const LANGUAGE_ON_ROWS_MAX = 50_000;
+// Rows are read from the search index's result only until the candidate cap of them is in the language, about
+// cap / (the language's share) rows, each a heap visit; the language's bitmap holds every row in the language.
+// Measured at a million snippets: 2.6 µs per row visited against 0.37 µs per bitmap entry (46 ms for a language
+// with 124,000 snippets). So for a common language the rows win even when the terms match many: "write.conf"
+// in shell went from 94 to 40 ms.
+const ROW_VISIT_PER_BITMAP_ENTRY = 7;
 
-export function languageOnRows(share: number, total: number, filters: { sourceIds: string[] | null; language: string | null }): boolean {
-  return filters.language !== null && filters.sourceIds === null && share * total <= LANGUAGE_ON_ROWS_MAX;
+export function languageOnRows(
+  share: number,
+  total: number,
+  languageShare: number | null,
+  filters: { sourceIds: string[] | null; language: string | null },
+): boolean {
+  if (filters.language === null || filters.sourceIds !== null) return false;
+  if (share * total <= LANGUAGE_ON_ROWS_MAX) return true;
+  if (languageShare === null || languageShare <= 0) return false;
+  return (MAX_CANDIDATES / languageShare) * ROW_VISIT_PER_BITMAP_ENTRY <= languageShare * total;
 }
 
 export function planRetrieval(q: TsQueries, shares: readonly number[]): Retrieval {
@@ -443,6 +458,8 @@ async function prepareSearch(db: Db, options: SearchOptions, pool: pg.Pool): Pro
   // Side by side: the filters (a source name to resolve) on a connection of their own, so the two round trips
   // overlap.
   const [filters, stats] = await Promise.all([resolveFilters(pool, options), wordStats(db, words, { cacheOwner: pool })]);
+  // Only a language filter without a source chooses between the language's index and checking rows.
+  const shares = filters.language !== null && filters.sourceIds === null ? await languageShares(db, pool) : null;
   if (filters.sourceIds !== null && filters.sourceIds.length === 0) return null;
   const corrections = await correctWords(db, words, stats, pool);
   const q = buildTsQueries(parsed, corrections);
@@ -452,7 +469,7 @@ async function prepareSearch(db: Db, options: SearchOptions, pool: pg.Pool): Pro
   const retrieval = {
     ...planRetrieval(q, termShares(parsed, stats, corrections)),
     scan,
-    languageOnRows: !scan && languageOnRows(share, stats.total, filters),
+    languageOnRows: !scan && languageOnRows(share, stats.total, (filters.language !== null ? shares?.get(filters.language) : undefined) ?? null, filters),
   };
   return { limit, offset, parsed, filters, q, retrieval, corrected: [...corrections].map(([from, to]) => ({ from, to: to[0]! })) };
 }
