@@ -127,6 +127,13 @@ export interface Retrieval {
   scan: boolean;
   /** Whether a language filter (without a source) is checked on the rows the search index finds. */
   languageOnRows: boolean;
+  /**
+   * tsquery source the every-term tier reads the search index for when some terms are very common and some are
+   * not: the others; the very common ones are then checked on those rows. '' to read it for all terms.
+   */
+  find: string;
+  /** Whether the relaxed tier reads the index for its selective terms only (`any`), checking its pairs on rows. */
+  relaxedOnRows: boolean;
 }
 
 // A term in more than this share of all snippets is "common": no help in finding, only in ranking.
@@ -198,9 +205,26 @@ export function languageOnRows(
   return (MAX_CANDIDATES / languageShare) * ROW_VISIT_PER_BITMAP_ENTRY <= languageShare * total;
 }
 
+// A term on at least this share of the snippets is checked on the rows that the query's other terms find
+// through the index, instead of being read from it (planRetrieval).
+const ON_ROWS_SHARE = 0.2;
+
+/**
+ * A term in a large share of the snippets is what makes an index read slow: its entry lists a large share of a
+ * million rows, all of which the index decodes to answer a query that names it (for an OR of ANDs, as the
+ * relaxed tier is, with no skipping at all). Every match of the every-term tier has each of the other terms,
+ * so the index is read for those and the very common ones are checked on the rows it returns. Of three terms,
+ * every match of the relaxed tier has a selective one, and a row found through it matches its pair with a very
+ * common term about as often as that term occurs, so the tier's cap is met within a few times as many rows.
+ * Terms that are only fairly common stay in the index read: checked on rows, most rows would fail them (on the
+ * eval corpus that made the median search 25% slower).
+ */
 export function planRetrieval(q: TsQueries, shares: readonly number[]): Retrieval {
   const n = q.perTerm.length;
   const rare = q.perTerm.filter((_, i) => (shares[i] ?? 0) <= COMMON_SHARE);
+  // A share of 1 is a stop word (or a word in every snippet): it constrains nothing wherever it is checked.
+  const veryCommon = q.perTerm.filter((_, i) => (shares[i] ?? 0) >= ON_ROWS_SHARE && (shares[i] ?? 0) < 1);
+  const indexed = q.perTerm.filter((_, i) => (shares[i] ?? 0) < ON_ROWS_SHARE);
   const relaxed =
     n < 3
       ? ''
@@ -209,7 +233,15 @@ export function planRetrieval(q: TsQueries, shares: readonly number[]): Retrieva
           .filter((combo) => combo.some((t) => rare.includes(t)))
           .map((combo) => `(${combo.join(' & ')})`)
           .join(' | ');
-  return { relaxed, any: n >= 2 ? rare.join(' | ') : '', pages: n >= 2, scan: false, languageOnRows: false };
+  return {
+    relaxed,
+    any: n >= 2 ? rare.join(' | ') : '',
+    pages: n >= 2,
+    scan: false,
+    languageOnRows: false,
+    find: veryCommon.length > 0 && indexed.length > 0 ? indexed.join(' & ') : '',
+    relaxedOnRows: n === 3 && relaxed !== '' && veryCommon.length > 0,
+  };
 }
 
 const RESULT_COLUMNS = `s.id, s.title, s.description, s.language, s.code, s.source_url, s.source_id, src.name AS source_name, src.version`;
@@ -234,15 +266,26 @@ type Row = Omit<SearchResult, 'match'> & { total: number };
  * Parameters: $1 all, $2 all-but-one, $3 any, $4 per-term[], $5 per-term titles[], $6 phrase, $7 identifiers[],
  * $8 source ids, $9 language, $10 candidate cap, $11 relax threshold, $12 limit, $13 offset, $14 page match cap,
  * $15 pages searched for snippets, $16 candidate cap of the relaxed tiers, $17 snippets per context page, $18 any term
- * (all of them, for ranking; $3 leaves the common ones out).
+ * (all of them, for ranking; $3 leaves the common ones out), $19 the selective terms of $1 (see planRetrieval).
  *
  * The tiers call to_tsquery on their parameter in place (not through the q row) so the planner, which plans
  * each search with its values, can estimate how common the terms are: a word in most snippets is found faster
  * by reading rows until the cap than through the index.
  */
-function snippetSearchSql(termCount: number, identifierCount: number, tiers: Omit<Retrieval, 'relaxed' | 'any'> & { relaxed: boolean; any: boolean }): string {
+function snippetSearchSql(
+  termCount: number,
+  identifierCount: number,
+  tiers: Omit<Retrieval, 'relaxed' | 'any' | 'find'> & { relaxed: boolean; any: boolean; find: boolean },
+): string {
   // IS TRUE hides the match from the planner's index matching (same rows: a match is never NULL here).
-  const allTerms = tiers.scan ? `(s.search_vector @@ to_tsquery('english', $1)) IS TRUE` : `s.search_vector @@ to_tsquery('english', $1)`;
+  const allTerms = tiers.scan
+    ? `(s.search_vector @@ to_tsquery('english', $1)) IS TRUE`
+    : tiers.find
+      ? `s.search_vector @@ to_tsquery('english', $19) AND (s.search_vector @@ to_tsquery('english', $1)) IS TRUE`
+      : `s.search_vector @@ to_tsquery('english', $1)`;
+  const relaxedTerms = tiers.relaxedOnRows
+    ? `s.search_vector @@ to_tsquery('english', $3) AND (s.search_vector @@ to_tsquery('english', $2)) IS TRUE`
+    : `s.search_vector @@ to_tsquery('english', $2)`;
   const language = tiers.languageOnRows ? '(s.language = $9) IS TRUE' : 's.language = $9';
   return `
 WITH q AS MATERIALIZED (
@@ -253,7 +296,7 @@ WITH q AS MATERIALIZED (
          to_tsquery('english', $6) AS phrase,
          $7::text[] AS identifiers,
          -- Typed here so that statements without the tiers using them still accept every parameter.
-         ($2::text, $3::text, $11::int, $14::int, $15::int, $16::int, $17::int) AS tier_parameters
+         ($2::text, $3::text, $11::int, $14::int, $15::int, $16::int, $17::int, $19::text) AS tier_parameters
     FROM (SELECT ARRAY(SELECT to_tsquery('english', t) FROM unnest($4::text[]) AS t) AS terms,
                  ARRAY(SELECT to_tsquery('english', t) FROM unnest($5::text[]) AS t) AS titles) AS a
 ),
@@ -267,7 +310,7 @@ ${
   tiers.relaxed
     ? `tier2 AS (
   SELECT s.id FROM snippets s
-   WHERE (SELECT count(*) FROM tier1) < $11 AND s.search_vector @@ to_tsquery('english', $2)
+   WHERE (SELECT count(*) FROM tier1) < $11 AND ${relaxedTerms}
      AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR ${language})
    LIMIT $16
 ),`
@@ -331,8 +374,8 @@ SELECT ${RESULT_COLUMNS.replace('s.source_url', 'COALESCE(p.page_url, s.source_u
 const sqlCache = new Map<string, string>();
 
 function cachedSql(termCount: number, identifierCount: number, retrieval: Retrieval): string {
-  const tiers = { ...retrieval, relaxed: retrieval.relaxed !== '', any: retrieval.any !== '' };
-  const key = `${termCount}/${identifierCount}/${tiers.relaxed}/${tiers.any}/${tiers.pages}/${tiers.scan}/${tiers.languageOnRows}`;
+  const tiers = { ...retrieval, relaxed: retrieval.relaxed !== '', any: retrieval.any !== '', find: retrieval.find !== '' };
+  const key = `${termCount}/${identifierCount}/${tiers.relaxed}/${tiers.any}/${tiers.pages}/${tiers.scan}/${tiers.languageOnRows}/${tiers.find}/${tiers.relaxedOnRows}`;
   let sql = sqlCache.get(key);
   if (sql === undefined) {
     sql = snippetSearchSql(termCount, identifierCount, tiers);
@@ -371,6 +414,7 @@ function snippetStatement(
       MAX_RELAXED_CANDIDATES,
       SNIPPETS_PER_CONTEXT_PAGE,
       q.any,
+      retrieval.find,
     ],
   };
 }

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refreshSearchTerms } from '../../src/core/search/lexicon.js';
+import { buildTsQueries, parseQuery } from '../../src/core/search/query.js';
+import { planRetrieval, searchSnippets } from '../../src/core/search/search.js';
+import { createTestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { addPage, createSource } from './fixtures.js';
+
+/** Which terms a search reads the index for (planRetrieval), and that the answers do not depend on it. */
+
+const queries = (text: string) => buildTsQueries(parseQuery(text));
+
+describe('planRetrieval', () => {
+  it('reads the index for the other terms when very common ones are mixed in, and checks those on rows', () => {
+    const q = queries('connect timeout retry');
+    const plan = planRetrieval(q, [0.6, 0.01, 0.002]);
+    expect(plan.find).toBe(`${q.perTerm[1]} & ${q.perTerm[2]}`);
+    expect(plan.any).toBe(`${q.perTerm[1]} | ${q.perTerm[2]}`);
+    expect(plan.relaxedOnRows).toBe(true);
+  });
+
+  it('reads the index for terms that are only fairly common', () => {
+    const plan = planRetrieval(queries('connect timeout retry'), [0.1, 0.01, 0.002]);
+    expect(plan.find).toBe('');
+    expect(plan.relaxedOnRows).toBe(false);
+  });
+
+  it('checks the relaxed tier on rows only for three terms (a selective row then meets a pair at the common share)', () => {
+    const plan = planRetrieval(queries('connect timeout retry backoff'), [0.6, 0.01, 0.002, 0.003]);
+    expect(plan.relaxed).not.toBe('');
+    expect(plan.relaxedOnRows).toBe(false);
+    expect(plan.find).not.toBe('');
+  });
+
+  it('leaves stop words out of it (share 1: they constrain nothing)', () => {
+    const plan = planRetrieval(queries('create a view'), [0.01, 1, 0.02]);
+    expect(plan.find).toBe('');
+  });
+
+  it('reads the index for every term when all are selective', () => {
+    const plan = planRetrieval(queries('timeout retry backoff'), [0.01, 0.002, 0.003]);
+    expect(plan.find).toBe('');
+    expect(plan.relaxedOnRows).toBe(false);
+  });
+
+  it('has no selective terms to read when all are common (the share decides about scanning instead)', () => {
+    const plan = planRetrieval(queries('read file data'), [0.3, 0.4, 0.5]);
+    expect(plan.find).toBe('');
+    expect(plan.relaxed).toBe('');
+    expect(plan.relaxedOnRows).toBe(false);
+  });
+
+  it('has no relaxed tier to read differently with two terms', () => {
+    const plan = planRetrieval(queries('connect timeout'), [0.6, 0.01]);
+    expect(plan.relaxed).toBe('');
+    expect(plan.relaxedOnRows).toBe(false);
+    expect(plan.find).not.toBe('');
+  });
+});
+
+describe('searches with common and selective terms', () => {
+  let db: TestDatabase;
+  const code = new Map<string, string>();
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const source = await createSource(db.pool, 'mixed');
+    // "connect" is in every snippet (common); "timeout" in three and "retry" in two of a hundred (selective), one
+    // of them with both. The selective ones have a page each: a page matching every term lends its other
+    // snippets, which is not what is tested here.
+    const entry = (i: number, words: string[]) => {
+      const c = `client_${i}.${words.join('_')}(host="db${i}")`;
+      code.set(c, words.join(' '));
+      return { title: `Opening connection ${i}`, description: `Uses ${words.join(' and ')}.`, code: c };
+    };
+    const selective = [['connect', 'timeout'], ['connect', 'timeout'], ['connect', 'timeout', 'retry'], ['connect', 'retry']];
+    for (const [i, words] of selective.entries()) await addPage(db.pool, source, `https://mixed.example/p${i}.html`, [entry(i, words)]);
+    await addPage(db.pool, source, 'https://mixed.example/rest.html', Array.from({ length: 96 }, (_, k) => entry(100 + k, ['connect'])));
+    // Every word counted, as after a crawl: how common a term is decides how it is searched.
+    await refreshSearchTerms(db.pool);
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it('finds every snippet with all the terms first, then those with all but one', async () => {
+    const result = await searchSnippets(db.pool, { query: 'connect timeout retry', limit: 20 });
+    const words = result.items.map((r) => code.get(r.code));
+    expect(words[0]).toBe('connect timeout retry');
+    // All but one: "connect timeout" (two of them) and "connect retry" (one), never "connect" alone.
+    expect(words.slice(1).sort()).toEqual(['connect retry', 'connect timeout', 'connect timeout']);
+    expect(result.total).toBe(4);
+  });
+
+  it('matches the same snippets as the database does for every term', async () => {
+    const result = await searchSnippets(db.pool, { query: 'connect timeout', limit: 20 });
+    const { rows } = await db.pool.query<{ id: number }>(
+      `SELECT id FROM snippets WHERE search_vector @@ to_tsquery('english', 'connect & timeout') ORDER BY id`,
+    );
+    expect(result.items.map((r) => r.id).sort((a, b) => a - b)).toEqual(rows.map((r) => r.id));
+  });
+});
