@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCrawlWorkers } from '../../src/core/crawl/index.js';
 import { createPool } from '../../src/core/db/connect.js';
-import { mergePendingEntries, mergeWaitingEntries, QUIET_MS } from '../../src/core/search/pending.js';
+import { mergePendingEntries, QUIET_MS } from '../../src/core/search/pending.js';
 import { searchSnippets } from '../../src/core/search/search.js';
+import { settleWaitingSearchIndexes } from '../../src/core/search/settle.js';
 import { crawlToEnd, FAST_WORKER } from '../crawl/helpers/crawl.js';
 import { docPage, TestSite } from '../crawl/helpers/site.js';
 import { createTestDatabase } from '../helpers/db.js';
@@ -22,6 +23,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await db.drop();
 });
+
+const queuedSnippets = async () => Number((await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM search_terms_queue')).rows[0]!.n);
 
 const page = (n: number) =>
   addPage(db.pool, source, `https://pending.example/p${n}.html`, [
@@ -46,16 +49,22 @@ describe('search index pending lists', () => {
     expect((await searchSnippets(db.pool, { query: 'open_channel' })).total).toBe(3);
   });
 
-  it('merges what a writer left waiting when it stops, before its pool closes', async () => {
+  it('merges what a writer left waiting when it stops, and folds its words into the lexicon, before its pool closes', async () => {
     const writer = createPool(db.info, { max: 2 });
     try {
+      // The second page's lexicon fold waits a second behind the first's (lexicon.ts).
       await addPage(writer, source, 'https://pending.example/stopping.html', [
         { title: 'Closing a channel', description: 'Closed channels refuse sends.', code: 'close_channel(ch)' },
       ]);
-      await mergeWaitingEntries(writer);
+      await addPage(writer, source, 'https://pending.example/draining.html', [
+        { title: 'Draining a channel', description: 'Drained channels are empty.', code: 'drain_channel(ch)' },
+      ]);
+      expect(await queuedSnippets()).toBeGreaterThan(0);
+      await settleWaitingSearchIndexes(writer);
     } finally {
       await writer.end();
     }
+    expect(await queuedSnippets()).toBe(0);
     expect(await mergePendingEntries(db.pool)).toBe(0);
   });
 
@@ -70,7 +79,9 @@ describe('search index pending lists', () => {
       const job = await crawlToEnd(db, db.config, { name: 'pending-crawl', start_urls: [site.url('/')], max_depth: 1 });
       expect(job.status).toBe('completed');
       expect(job.pages_crawled).toBe(3);
-      // waitForJob returns on the completion event (or its 200 ms poll), well inside QUIET_MS of the last page.
+      // waitForJob returns on the completion event (or its 200 ms poll), well inside QUIET_MS of the last page
+      // and inside the second the lexicon trails the writes.
+      expect(await queuedSnippets()).toBe(0);
       expect(await mergePendingEntries(db.pool)).toBe(0);
     } finally {
       await workers.stop();

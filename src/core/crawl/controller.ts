@@ -7,7 +7,7 @@ import { etaSeconds, processed, publishCompletion, publishProgress, RateWindow, 
 import type { Enqueue } from './queue.js';
 import type { RobotsStore } from './robots-store.js';
 import { parseSitemap } from './sitemap.js';
-import { mergePendingEntriesNow } from '../search/pending.js';
+import { settleSearchIndexes } from '../search/settle.js';
 import { cleanUrl, hostKey, normalizeUrl } from './url.js';
 
 /**
@@ -133,7 +133,7 @@ export async function runController(ctx: ControllerContext, jobId: string, signa
   for (;;) {
     const finished = await finishIfDone(ctx.pool, jobId);
     if (finished) {
-      await mergePendingEntriesNow(ctx.pool);
+      await settleSearchIndexes(ctx.pool);
       await publishCompletion(ctx.pool, jobId);
       return 'finished';
     }

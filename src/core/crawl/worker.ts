@@ -23,7 +23,7 @@ import { createScope } from './scope.js';
 import { sleep } from './sleep.js';
 import { normalizeUrl } from './url.js';
 import { queueEnhancementAfterStore } from '../llm/after-store.js';
-import { mergePendingEntriesNow, mergeWaitingEntries } from '../search/pending.js';
+import { settleSearchIndexes, settleWaitingSearchIndexes } from '../search/settle.js';
 
 /**
  * A crawl worker process (or part of one: `docdex serve`, `crawl start --wait`). It
@@ -316,7 +316,7 @@ export async function startCrawlWorkers(
     const finished = await finishIfDone(pool, jobId);
     if (finished) {
       // Before the news: a follower may exit and search at once (`crawl start --wait && docdex search`).
-      await mergePendingEntriesNow(pool);
+      await settleSearchIndexes(pool);
       await publishCompletion(pool, jobId);
       emit({ type: 'job-finished', jobId, status: finished.status });
     }
@@ -534,7 +534,7 @@ export async function startCrawlWorkers(
         await Promise.allSettled([...inFlight]);
       }
       await flushCompletions();
-      await mergeWaitingEntries(pool);
+      await settleWaitingSearchIndexes(pool);
       await boss.stop({ graceful: false, close: true, timeout: 5000 }).catch((error: unknown) => onError(error as Error));
       const client = presence;
       presence = null;

@@ -65,3 +65,33 @@ export async function refreshSearchTermsAfterWrite(pool: pg.Pool): Promise<void>
   state.last = Date.now();
   await refreshSearchTerms(pool, LEXICON_BATCH * 10).catch(() => 0);
 }
+
+/**
+ * Folds the whole queue in now, in place of this pool's trailing refresh: for a crawl that has stored its last
+ * page, so the searches that follow its completion see every word it wrote (a search's own fold is bounded,
+ * and word counts steer typo corrections). Waits, bounded, while another session holds the refresh. Never
+ * throws.
+ */
+export async function refreshSearchTermsNow(pool: pg.Pool, waitMs = 5000): Promise<void> {
+  const state = writers.get(pool);
+  if (state?.trailing) {
+    clearTimeout(state.trailing);
+    state.trailing = null;
+  }
+  const deadline = Date.now() + waitMs;
+  try {
+    for (;;) {
+      await refreshSearchTerms(pool);
+      const { rows } = await pool.query<{ queued: boolean }>('SELECT EXISTS (SELECT 1 FROM search_terms_queue) AS queued');
+      if (rows[0]?.queued !== true || Date.now() >= deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } catch {
+    // What is left stays queued for the next refresh, as after any write.
+  }
+}
+
+/** For writers that stop: a fold this pool has waiting (or skipped for another session's), now. */
+export async function refreshWaitingSearchTerms(pool: pg.Pool): Promise<void> {
+  if (writers.has(pool)) await refreshSearchTermsNow(pool, 2000);
+}

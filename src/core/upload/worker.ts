@@ -12,7 +12,7 @@ import { contentTypeFor } from './files.js';
 import { ensureUploadQueue, UPLOAD_QUEUE } from './queue.js';
 import type { UploadFileJobData } from './queue.js';
 import { withTransaction } from '../db/transaction.js';
-import { mergeWaitingEntries } from '../search/pending.js';
+import { settleWaitingSearchIndexes } from '../search/settle.js';
 
 /**
  * Processing upload files: extract, store through the shared page store (dedup with crawled pages of the
@@ -200,7 +200,7 @@ export async function startUploadWorkers(
     async stop() {
       await boss.offWork(UPLOAD_QUEUE).catch(() => undefined);
       if (own) await boss.stop({ graceful: true, close: true, timeout: 10_000 }).catch(() => undefined);
-      await mergeWaitingEntries(db.pool);
+      await settleWaitingSearchIndexes(db.pool);
     },
   };
 }
