@@ -57,7 +57,10 @@ describe.skipIf(missing !== null && !required)('relevance on the real documentat
         `typos MRR@10 ${typos.mrr10.toFixed(3)} Hit@5 ${typos.hit5.toFixed(2)}`,
     );
     for (const o of clean.outcomes.filter((x) => x.firstRelevant !== 1)) console.log(`  ${o.id} rank ${o.firstRelevant ?? '-'}: ${o.query} → ${o.pages.slice(0, 3).join(' ')}`);
-    for (const o of typos.outcomes.filter((x) => x.firstRelevant !== 1)) console.log(`  typo ${o.id} rank ${o.firstRelevant ?? '-'}: ${o.query} → ${o.pages.slice(0, 3).join(' ')}`);
+    for (const o of typos.outcomes.filter((x) => x.firstRelevant !== 1)) {
+      const corrected = o.corrected.map((c) => `${c.from}→${c.to}`).join(' ');
+      console.log(`  typo ${o.id} rank ${o.firstRelevant ?? '-'}: ${o.query} [${corrected}] → ${o.pages.slice(0, 3).join(' ')}`);
+    }
     expect(clean.mrr10).toBeGreaterThanOrEqual(0.6);
     expect(clean.hit5).toBeGreaterThanOrEqual(0.75);
     expect(typos.hit5).toBeGreaterThanOrEqual(clean.hit5 * 0.8);

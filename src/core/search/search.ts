@@ -266,7 +266,7 @@ type Row = Omit<SearchResult, 'match'> & { total: number };
  * Parameters: $1 all, $2 all-but-one, $3 any, $4 per-term[], $5 per-term titles[], $6 phrase, $7 identifiers[],
  * $8 source ids, $9 language, $10 candidate cap, $11 relax threshold, $12 limit, $13 offset, $14 page match cap,
  * $15 pages searched for snippets, $16 candidate cap of the relaxed tiers, $17 snippets per context page, $18 any term
- * (all of them, for ranking; $3 leaves the common ones out), $19 the selective terms of $1 (see planRetrieval).
+ * (all of them, for ranking; $3 leaves the common ones out), $19 the terms of $1 read through the index when some are very common (see planRetrieval).
  *
  * The tiers call to_tsquery on their parameter in place (not through the q row) so the planner, which plans
  * each search with its values, can estimate how common the terms are: a word in most snippets is found faster
