@@ -10,15 +10,17 @@ import { sleep } from './sleep.js';
 
 /**
  * Between taking the slot and the request reaching the server there are a few milliseconds (socket write,
- * the server's own scheduling) that differ from one request to the next. A small margin on top of the delay
- * keeps the gap the server sees at or above CRAWL_DELAY: 3% of the delay, at least 15 ms and at most 30 ms.
- * The floor is for short delays on a loaded machine: a 0.3 s delay with a 9 ms margin was seen to arrive
- * 2.5 ms early when two cores ran the test suite beside the crawl. 30 ms at the default 1 s delay stays well
- * inside the 5% a crawl may take beyond N x delay.
+ * the server's own scheduling) that differ from one request to the next. A margin on top of the delay keeps
+ * the gap the server sees at or above CRAWL_DELAY. It is 30 ms whatever the delay: on a loaded machine (two
+ * cores running the test suite beside the crawl) the server saw a 0.3 s delay 2.5 ms short with a 9 ms
+ * margin, and 1 ms short with 15 ms, so the jitter is not a share of the delay. 30 ms at the default 1 s delay
+ * stays well inside the 5% a crawl may take beyond N x delay.
  */
+const SLOT_MARGIN_SECONDS = 0.03;
+
 export function slotSpacingSeconds(delaySeconds: number): number {
   if (delaySeconds <= 0) return 0;
-  return delaySeconds + Math.min(Math.max(delaySeconds * 0.03, 0.015), 0.03);
+  return delaySeconds + SLOT_MARGIN_SECONDS;
 }
 
 export async function takeHostSlotOnce(pool: pg.Pool, host: string, spacingSeconds: number): Promise<number> {
