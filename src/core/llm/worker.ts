@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import type { ConnectionInfo } from '../db/connect.js';
 import { publish } from '../events/notify.js';
 import { createBoss } from '../queue/boss.js';
-import { mergeWaitingEntries } from '../search/pending.js';
+import { settleWaitingSearchIndexes } from '../search/settle.js';
 import { readUsage } from './budget.js';
 import { LlmClient } from './client.js';
 import type { LlmClientOptions } from './client.js';
@@ -86,7 +86,7 @@ export async function startLlmWorkers(db: { pool: pg.Pool; info: ConnectionInfo 
       stopped = true;
       if (ownBoss) await boss.stop({ graceful: true, close: true, timeout: 10_000 });
       else await boss.offWork(LLM_QUEUE, { id: workerId, wait: true });
-      await mergeWaitingEntries(db.pool);
+      await settleWaitingSearchIndexes(db.pool);
     },
   };
 }
