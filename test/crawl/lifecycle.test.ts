@@ -102,9 +102,13 @@ describe('cancel and resume', () => {
     const requestsAtCancel = site.log.length;
     expect(cancelled.status).toBe('cancelled');
     // Pages in flight are aborted and handed back: no claim stays open, and no new request starts.
+    // A page claimed just before the cancel committed may still reach the server ("within one page
+    // fetch"), so at most one request per concurrency slot arrives after it; none after the claims close.
     await waitUntil(async () => (await frontier(db.pool, job.job_id)).every((r) => r.status !== 'fetching'), 3000);
+    const requestsSettled = site.log.length;
+    expect(requestsSettled - requestsAtCancel).toBeLessThanOrEqual(3);
     await new Promise((r) => setTimeout(r, 500));
-    expect(site.log.length).toBe(requestsAtCancel);
+    expect(site.log.length).toBe(requestsSettled);
     const before = await frontier(db.pool, job.job_id);
     const doneBefore = before.filter((r) => r.status === 'done').map((r) => new URL(r.url).pathname);
     expect(doneBefore.length).toBeGreaterThanOrEqual(5);
