@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { PageFetcher } from './fetch.js';
-import { currentUrl, finishIfDone, frontierCounters, pendingPages, sweepDeadClaims } from './frontier.js';
+import { currentUrl, finishIfDone, frontierCounters, hasOpenPages, pendingPages, sweepDeadClaims } from './frontier.js';
 import type { JobInfo } from './page.js';
 import { confirmHostRequest, waitForHostSlot } from './politeness.js';
 import { etaSeconds, processed, publishCompletion, publishProgress, RateWindow, writeProgress } from './progress.js';
@@ -31,6 +31,20 @@ export interface ControllerContext {
   waitTick(jobId: string, signal: AbortSignal): Promise<void>;
   jobInfo(jobId: string): Promise<JobInfo | null>;
   onError(error: Error): void;
+}
+
+/**
+ * Completes the job once no page is open, and announces it. The search indexes are settled first, while the job
+ * still reads as running: whoever learns that it completed, from the event or from polling its status
+ * (`crawl start --wait && docdex search`), finds every word of its pages counted and merged. Returns the final
+ * status, or null when pages are still open or another caller completed the job.
+ */
+export async function completeIfDone(pool: pg.Pool, jobId: string): Promise<{ status: string; sourceId: string } | null> {
+  if (await hasOpenPages(pool, jobId)) return null;
+  await settleSearchIndexes(pool);
+  const finished = await finishIfDone(pool, jobId);
+  if (finished) await publishCompletion(pool, jobId);
+  return finished;
 }
 
 /** With no page settled for this long and nothing in flight, pending pages are queued again (lost queue jobs). */
@@ -131,12 +145,7 @@ export async function runController(ctx: ControllerContext, jobId: string, signa
   let lastDone = -1;
   let lastChange = Date.now();
   for (;;) {
-    const finished = await finishIfDone(ctx.pool, jobId);
-    if (finished) {
-      await settleSearchIndexes(ctx.pool);
-      await publishCompletion(ctx.pool, jobId);
-      return 'finished';
-    }
+    if (await completeIfDone(ctx.pool, jobId)) return 'finished';
     if (!(await stillControlling(ctx.pool, jobId, ctx.workerId))) return 'lost';
     const dead = await sweepDeadClaims(ctx.pool, jobId);
     if (dead.length > 0) await ctx.enqueue(ctx.pool, jobId, dead);

@@ -334,15 +334,19 @@ export async function currentUrl(client: pg.ClientBase | pg.Pool, jobId: string)
   return rows[0]?.url ?? null;
 }
 
+/** Whether any page of the job is pending or being fetched. Cheap (index on job_id, status): runs after every page. */
+export async function hasOpenPages(client: pg.ClientBase | pg.Pool, jobId: string): Promise<boolean> {
+  const open = await client.query(`SELECT 1 FROM crawl_frontier WHERE job_id = $1 AND status IN ('pending', 'fetching') LIMIT 1`, [jobId]);
+  return (open.rowCount ?? 0) > 0;
+}
+
 /**
  * Ends a running job when nothing is pending or being fetched. Safe to call from any worker at any time:
  * the status condition lets exactly one caller win. A job that stored or confirmed no page at all fails,
- * with the first start URL's error, so `crawl start --wait` in CI does not pass on an empty index.
+ * with the first start URL's error, so `crawl start --wait` in CI does not pass on an empty index. Reads
+ * every frontier row of the job: callers check hasOpenPages first.
  */
 export async function finishIfDone(client: pg.ClientBase | pg.Pool, jobId: string): Promise<{ status: string; sourceId: string } | null> {
-  // Cheap check first (index on job_id, status): this runs after every page, the counters below read them all.
-  const open = await client.query(`SELECT 1 FROM crawl_frontier WHERE job_id = $1 AND status IN ('pending', 'fetching') LIMIT 1`, [jobId]);
-  if ((open.rowCount ?? 0) > 0) return null;
   const { rows } = await client.query<{ status: string; source_id: string }>(
     `WITH c AS (${COUNTERS_SQL}),
           first_error AS (

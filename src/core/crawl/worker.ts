@@ -7,15 +7,13 @@ import type { ConnectionInfo } from '../db/connect.js';
 import { SCHEMA } from '../db/migrate.js';
 import type { JobEvent } from '../events/notify.js';
 import { createBoss } from '../queue/boss.js';
-import { runController } from './controller.js';
+import { completeIfDone, runController } from './controller.js';
 import type { ForegroundBusy } from './courtesy.js';
 import { PageFetcher } from './fetch.js';
 import type { FetchSettings } from './fetch.js';
-import { finishIfDone } from './frontier.js';
 import { WAKE_CHANNEL } from './jobs.js';
 import { processPage } from './page.js';
 import type { JobInfo, PageContext } from './page.js';
-import { publishCompletion } from './progress.js';
 import { createEnqueue, ensurePageQueue, PAGE_QUEUE } from './queue.js';
 import type { PageJobData } from './queue.js';
 import { RobotsStore } from './robots-store.js';
@@ -23,7 +21,7 @@ import { createScope } from './scope.js';
 import { sleep } from './sleep.js';
 import { normalizeUrl } from './url.js';
 import { queueEnhancementAfterStore } from '../llm/after-store.js';
-import { settleSearchIndexes, settleWaitingSearchIndexes } from '../search/settle.js';
+import { settleWaitingSearchIndexes } from '../search/settle.js';
 
 /**
  * A crawl worker process (or part of one: `docdex serve`, `crawl start --wait`). It
@@ -313,13 +311,8 @@ export async function startCrawlWorkers(
   };
 
   const finishJob = async (jobId: string) => {
-    const finished = await finishIfDone(pool, jobId);
-    if (finished) {
-      // Before the news: a follower may exit and search at once (`crawl start --wait && docdex search`).
-      await settleSearchIndexes(pool);
-      await publishCompletion(pool, jobId);
-      emit({ type: 'job-finished', jobId, status: finished.status });
-    }
+    const finished = await completeIfDone(pool, jobId);
+    if (finished) emit({ type: 'job-finished', jobId, status: finished.status });
   };
 
   // Queue jobs are completed in small batches: one round trip per page less. A job left active by a crash

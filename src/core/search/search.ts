@@ -139,34 +139,33 @@ export interface Retrieval {
 // A term in more than this share of all snippets is "common": no help in finding, only in ranking.
 const COMMON_SHARE = 0.05;
 
-function termShares(parsed: ParsedQuery, stats: WordStats, corrected: ReadonlyMap<string, readonly string[]>): number[] {
+/**
+ * Share of the snippets a word matches. A corrected word counts with its corrections' counts, the typed
+ * spelling being unknown to the index: counted as rare instead, a typo of a common word planned the search
+ * unlike the same query spelled right (its common word read through the index and put in the relaxed tiers).
+ */
+function wordShare(w: string, stats: WordStats, corrected: ReadonlyMap<string, readonly string[]>, correctionStats: WordStats | null): number {
+  const s = stats.words.get(w);
+  if (!s || s.stem === null) return 1; // a stop word constrains nothing
+  if (stats.total === 0) return 0;
+  const alternatives = corrected.get(w) ?? [];
+  const count = s.count + alternatives.reduce((sum, c) => sum + (correctionStats?.words.get(c)?.count ?? 0), 0);
+  return Math.min(1, count / stats.total);
+}
+
+function termShares(parsed: ParsedQuery, stats: WordStats, corrected: ReadonlyMap<string, readonly string[]>, correctionStats: WordStats | null): number[] {
   return parsed.terms.map((t) =>
     t.words
-      .map((w) => {
-        const s = stats.words.get(w);
-        if (!s || s.stem === null) return 1; // a stop word constrains nothing
-        if (corrected.has(w) || stats.total === 0) return 0;
-        return Math.min(1, s.count / stats.total);
-      })
+      .map((w) => wordShare(w, stats, corrected, correctionStats))
       // Words of one identifier or phrase must all be there.
       .reduce((a, b) => a * b, 1),
   );
 }
 
-/**
- * Estimated share of the snippets matching every term (independence assumed). Corrected words count with
- * their corrections' counts, the typed spelling being unknown to the index.
- */
+/** Estimated share of the snippets matching every term (independence assumed). */
 export function matchShare(parsed: ParsedQuery, stats: WordStats, corrected: ReadonlyMap<string, readonly string[]>, correctionStats: WordStats | null): number {
   if (stats.total === 0) return 0;
-  const share = (w: string): number => {
-    const s = stats.words.get(w);
-    if (!s || s.stem === null) return 1;
-    const alternatives = corrected.get(w) ?? [];
-    const count = s.count + alternatives.reduce((sum, c) => sum + (correctionStats?.words.get(c)?.count ?? 0), 0);
-    return Math.min(1, count / stats.total);
-  };
-  return parsed.terms.reduce((product, t) => product * t.words.reduce((p, w) => p * share(w), 1), 1);
+  return termShares(parsed, stats, corrected, correctionStats).reduce((product, share) => product * share, 1);
 }
 
 // Finding every-term matches through the search index reads every posting of every term before the first row
@@ -511,7 +510,7 @@ async function prepareSearch(db: Db, options: SearchOptions, pool: pg.Pool): Pro
   const share = matchShare(parsed, stats, corrections, correctionStats);
   const scan = scanAllTerms(share, filters);
   const retrieval = {
-    ...planRetrieval(q, termShares(parsed, stats, corrections)),
+    ...planRetrieval(q, termShares(parsed, stats, corrections, correctionStats)),
     scan,
     languageOnRows: !scan && languageOnRows(share, stats.total, (filters.language !== null ? shares?.get(filters.language) : undefined) ?? null, filters),
   };
