@@ -144,6 +144,19 @@ describe('searchSnippets', () => {
     await expect(searchSnippets(db.pool, { query: 'json', source: 'haskell' })).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it('gives the same answer to the same search: sessions plan per values and scan from the first block', async () => {
+    // Named search statements are planned for each search's values, and a scan capped at N rows reads the same
+    // N rows every time instead of starting where another scan of the table had got to.
+    const { rows } = await db.pool.query<{ plan: string; sync: string }>(
+      "SELECT current_setting('plan_cache_mode') AS plan, current_setting('synchronize_seqscans') AS sync",
+    );
+    expect(rows[0]).toEqual({ plan: 'force_custom_plan', sync: 'off' });
+    const runs = [];
+    for (let i = 0; i < 7; i++) runs.push(await searchSnippets(db.pool, { query: 'zebrafish', language: i % 2 === 0 ? 'py' : undefined, limit: 5 }));
+    expect(new Set(runs.filter((_, i) => i % 2 === 0).map((r) => JSON.stringify(r))).size).toBe(1);
+    expect(new Set(runs.filter((_, i) => i % 2 === 1).map((r) => JSON.stringify(r))).size).toBe(1);
+  });
+
   it('pages through results without overlap and reports the total', async () => {
     const pages = await Promise.all([0, 10, 20, 30].map((offset) => searchSnippets(db.pool, { query: 'zebrafish', limit: 10, offset })));
     expect(pages.map((p) => p.items.length)).toEqual([10, 10, 5, 0]);

@@ -156,13 +156,14 @@ export async function wordStats(db: Db, words: readonly string[], options: { fre
     const kept = cachedStats(owner, unique, now);
     if (kept) return kept;
   }
-  const { rows } = await db.query<{ word: string; stem: string | null; count: number | null; total: number; queued: boolean }>(
-    `SELECT x.word, x.stem, t.doc_count AS count, (SELECT COALESCE(sum(snippet_count), 0)::float8 FROM sources) AS total,
+  const { rows } = await db.query<{ word: string; stem: string | null; count: number | null; total: number; queued: boolean }>({
+    name: 'docdex-search-word-stats',
+    text: `SELECT x.word, x.stem, t.doc_count AS count, (SELECT COALESCE(sum(snippet_count), 0)::float8 FROM sources) AS total,
             EXISTS (SELECT 1 FROM search_terms_queue) AS queued
        FROM (SELECT w AS word, (tsvector_to_array(to_tsvector('english', w)))[1] AS stem FROM unnest($1::text[]) AS w) AS x
        LEFT JOIN search_terms t ON t.term = x.stem`,
-    [unique],
-  );
+    values: [unique],
+  });
   const stats = {
     words: new Map(rows.map((r) => [r.word, { stem: r.stem, count: r.count ?? 0 }])),
     total: Number(rows[0]?.total ?? 0),
