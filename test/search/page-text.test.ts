@@ -5,7 +5,7 @@ import type { TestDatabase } from '../helpers/db.js';
 import { addPage, createSource } from './fixtures.js';
 import type { FixtureSource } from './fixtures.js';
 
-/** What the page-text vector holds (migrations/014): the prose and link texts, not code blocks or link targets. */
+/** What the page-text vector holds (migrations/014, 015): the prose and link texts, not code blocks or link targets. */
 
 let db: TestDatabase;
 let source: FixtureSource;
@@ -32,13 +32,16 @@ describe('page text vector', () => {
       '```python\nsecret = fencedonlyword(rotate=True)\n```',
       'Between the blocks: quarterly audits.',
       '~~~\ntildeonlyword --now\n~~~',
+      // A fence closes only at its own kind: the inner ``` lines are part of the ~~~ block.
+      '~~~markdown\n```\ninnerbacktickword\n```\nstilltildeword\n~~~',
+      'Between more blocks: rotation schedule.',
       '````\nlongerfence()\n```',
       'After a fence that never closes, the text stays: unclosedtail.',
     ].join('\n\n');
     await addPage(db.pool, source, url, [{ title: 'Rotating credentials', code: 'rotate_keys()' }], { markdown });
     const words = await lexemes(url);
-    expect(words).toEqual(expect.arrayContaining(['rotat', 'credenti', 'vault', 'helper', 'month', 'quarter', 'audit', 'unclosedtail']));
-    for (const gone of ['fencedonlyword', 'tildeonlyword', 'tools.example', 'hostonlyword', 'pathonlyword']) {
+    expect(words).toEqual(expect.arrayContaining(['rotat', 'credenti', 'vault', 'helper', 'month', 'quarter', 'audit', 'schedul', 'unclosedtail']));
+    for (const gone of ['fencedonlyword', 'tildeonlyword', 'innerbacktickword', 'stilltildeword', 'tools.example', 'hostonlyword', 'pathonlyword']) {
       expect(words.some((w) => w.includes(gone))).toBe(false);
     }
   });
