@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotFoundError, ValidationError } from '../../src/core/errors.js';
+import { createPool } from '../../src/core/db/connect.js';
 import { searchSnippets } from '../../src/core/search/search.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
@@ -155,6 +156,20 @@ describe('searchSnippets', () => {
     for (let i = 0; i < 7; i++) runs.push(await searchSnippets(db.pool, { query: 'zebrafish', language: i % 2 === 0 ? 'py' : undefined, limit: 5 }));
     expect(new Set(runs.filter((_, i) => i % 2 === 0).map((r) => JSON.stringify(r))).size).toBe(1);
     expect(new Set(runs.filter((_, i) => i % 2 === 1).map((r) => JSON.stringify(r))).size).toBe(1);
+  });
+
+  it('never waits for a second connection while holding one: a full pool of filtered searches finishes', async () => {
+    // Each search holds one connection; resolving a source name on another one deadlocked a pool whose every
+    // connection was held by a search (the pool's 10 s connection timeout then failed them all).
+    const small = createPool(db.info, { max: 2 });
+    try {
+      const results = await Promise.allSettled(
+        ['python', 'node', 'FastAPI', 'python', 'node', 'fast api'].map((source, i) => searchSnippets(small, { query: i % 2 ? 'json' : 'read file', source })),
+      );
+      expect(results.map((r) => (r.status === 'fulfilled' ? 'ok' : String(r.reason)))).toEqual(Array(6).fill('ok'));
+    } finally {
+      await small.end();
+    }
   });
 
   it('pages through results without overlap and reports the total', async () => {

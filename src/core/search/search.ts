@@ -509,9 +509,10 @@ async function prepareSearch(db: Db, options: SearchOptions, pool: pg.Pool): Pro
     throw new ValidationError('The search query has no words to search for.', { hint: 'Search for a function, a concept or an error message.' });
   }
   const words = parsed.terms.flatMap((t) => t.words);
-  // Side by side: the filters (a source name to resolve) on a connection of their own, so the two round trips
-  // overlap.
-  const [filters, stats] = await Promise.all([resolveFilters(pool, options), wordStats(db, words, { cacheOwner: pool })]);
+  // On the search's own connection. A second connection from the pool, taken while this one is held, overlapped
+  // the two round trips but deadlocked a full pool: every search held one connection and waited for another.
+  const filters = await resolveFilters(db, options);
+  const stats = await wordStats(db, words, { cacheOwner: pool });
   // Only a language filter without a source chooses between the language's index and checking rows.
   const shares = filters.language !== null && filters.sourceIds === null ? await languageShares(db, pool) : null;
   if (filters.sourceIds !== null && filters.sourceIds.length === 0) return null;
