@@ -372,7 +372,7 @@ SELECT ${RESULT_COLUMNS.replace('s.source_url', 'COALESCE(p.page_url, s.source_u
 }
 
 // The statement texts are few (one per shape of query) and long: each goes out as a named statement, parsed
-// and analysed once per connection instead of once per search (3 to 4 ms of a 10 ms search at a million
+// and analysed once per connection instead of once per search (1 to 4 ms of a search at a million
 // snippets). The connections plan them for each search's values all the same (plan_cache_mode, db/connect.ts).
 // A prepared shape holds about 280 KB in every connection that ran it, so only the first NAMED_SHAPES shapes
 // of a process are named (the 200 benchmark queries use 16); rarer shapes are parsed each time.
