@@ -6,7 +6,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { publish } from '../events/notify.js';
 import { upsertSourceForCrawl } from '../sources/upsert.js';
 import { frontierCounters, insertStartUrls } from './frontier.js';
-import { PAGE_QUEUE } from './queue.js';
+import { PAGE_QUEUE, WAKE_CHANNEL } from './queue.js';
 import { parseCrawlRequest } from './request.js';
 import type { CrawlRequestInput } from './request.js';
 import { assertLlmReady } from '../llm/preflight.js';
@@ -165,8 +165,6 @@ export async function listCrawlJobs(pool: pg.Pool, options: ListCrawlJobsOptions
   }
   return { items: rows.map(toCrawlJob), total, limit, offset };
 }
-
-export const WAKE_CHANNEL = 'docdex_crawl_wake';
 
 async function wakeWorkers(pool: pg.Pool, jobId: string): Promise<void> {
   await pool.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, jobId]);

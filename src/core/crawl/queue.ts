@@ -60,11 +60,19 @@ export function bossDb(client: pg.ClientBase | pg.Pool) {
 
 export type Enqueue = (client: pg.ClientBase | pg.Pool, crawlJobId: string, rows: Array<{ url: string; depth: number }>) => Promise<void>;
 
+/** Workers LISTEN here: a new job's id (adopt it) or PAGES_QUEUED (fetch from the page queue now). */
+export const WAKE_CHANNEL = 'docdex_crawl_wake';
+export const PAGES_QUEUED = 'pages';
+
 export function createEnqueue(boss: PgBoss): Enqueue {
   return async (client, crawlJobId, rows) => {
+    if (rows.length === 0) return;
     for (let i = 0; i < rows.length; i += 1000) {
       const chunk = rows.slice(i, i + 1000).map((r) => pageJob(crawlJobId, r.url, r.depth));
       await boss.insert(PAGE_QUEUE, chunk, { db: bossDb(client) });
     }
+    // An idle worker polls the queue at most once a second; the first pages of a new crawl waited that long
+    // (a second of a five-second crawl). Inside a transaction the notice goes out when the pages commit.
+    await client.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, PAGES_QUEUED]);
   };
 }

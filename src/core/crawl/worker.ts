@@ -9,12 +9,12 @@ import type { JobEvent } from '../events/notify.js';
 import { createBoss } from '../queue/boss.js';
 import { completeIfDone, runController } from './controller.js';
 import type { ForegroundBusy } from './courtesy.js';
+import { Doorbell } from './doorbell.js';
 import { PageFetcher } from './fetch.js';
 import type { FetchSettings } from './fetch.js';
-import { WAKE_CHANNEL } from './jobs.js';
 import { processPage } from './page.js';
 import type { JobInfo, PageContext } from './page.js';
-import { createEnqueue, ensurePageQueue, PAGE_QUEUE } from './queue.js';
+import { createEnqueue, ensurePageQueue, PAGE_QUEUE, PAGES_QUEUED, WAKE_CHANNEL } from './queue.js';
 import type { PageJobData } from './queue.js';
 import { RobotsStore } from './robots-store.js';
 import { createScope } from './scope.js';
@@ -28,7 +28,7 @@ import { settleWaitingSearchIndexes } from '../search/settle.js';
  * - holds a presence session named docdex-worker:<id>, which is how every other worker and `crawl health`
  *   know it is alive (see crawl_worker_alive), and listens on it for cancellations and wake-ups;
  * - takes page jobs from pg-boss up to its concurrency, fetching as many as it has free slots, right after
- *   a page finishes or a wake-up, else polling with backoff;
+ *   a page finishes or a wake-up (pages queued, a new job), else polling with backoff;
  * - adopts jobs that need a controller and runs them.
  * Stopping is graceful: no new work, controllers hand their jobs back, pages in flight get a grace period
  * and are then aborted and given back to the queue.
@@ -68,28 +68,6 @@ export type WorkerEvent =
 export interface CrawlWorkers {
   id: string;
   stop(): Promise<void>;
-}
-
-/** A promise-based doorbell: loops wait on it, anything may ring it. */
-class Doorbell {
-  private waiters: Array<() => void> = [];
-  ring(): void {
-    const w = this.waiters;
-    this.waiters = [];
-    for (const f of w) f();
-  }
-  wait(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | null = null;
-      const done = () => {
-        if (timer) clearTimeout(timer);
-        this.waiters = this.waiters.filter((f) => f !== done);
-        resolve();
-      };
-      if (Number.isFinite(ms)) timer = setTimeout(done, ms);
-      this.waiters.push(done);
-    });
-  }
 }
 
 async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null> {
@@ -138,10 +116,11 @@ async function runningCaps(pool: pg.Pool, workerId: string): Promise<Map<string,
  * commits, each whole (page, frontier row, links and claims together), so a resume simply redoes those pages;
  * a worker crash loses nothing.
  */
-function createWorkerPool(info: ConnectionInfo, max: number): pg.Pool {
+function createWorkerPool(info: ConnectionInfo, max: number, min: number): pg.Pool {
   const pool = new pg.Pool({
     ...info.config,
     max,
+    min,
     application_name: 'docdex-crawl',
     options: `-c search_path=${SCHEMA},public -c synchronous_commit=off`,
     // Statements that do not wait for one another's answers go out together (storePage's BEGIN).
@@ -153,6 +132,12 @@ function createWorkerPool(info: ConnectionInfo, max: number): pg.Pool {
   return pool;
 }
 
+/** Opens `n` connections at once and gives them back to the pool, which keeps them (its `min`). */
+async function warmPool(pool: pg.Pool, n: number): Promise<void> {
+  const clients = await Promise.all(Array.from({ length: n }, () => pool.connect()));
+  for (const client of clients) client.release();
+}
+
 export async function startCrawlWorkers(
   db: { pool: pg.Pool; info: ConnectionInfo },
   config: Config,
@@ -161,7 +146,10 @@ export async function startCrawlWorkers(
   const workerId = randomUUID();
   const concurrency = Math.max(1, options.concurrency ?? config.crawl.maxConcurrent);
   // Pages in flight each hold at most one connection at a time; the rest is for controllers and the queue.
-  const pool = createWorkerPool(db.info, concurrency + 6);
+  // A few connections stay open while the worker idles: opening one costs 25 to 35 ms (SCRAM, a new backend,
+  // cold caches), and a crawl's first page went through several in a row before its first request.
+  const warm = Math.min(concurrency, 3) + 1;
+  const pool = createWorkerPool(db.info, concurrency + 6, warm);
   const tickMs = options.tickMs ?? 1000;
   const idlePollMs = options.idlePollMs ?? 1000;
   const stopGraceMs = options.stopGraceMs ?? 10_000;
@@ -234,7 +222,7 @@ export async function startCrawlWorkers(
     client.on('notification', (message) => {
       if (message.channel === WAKE_CHANNEL) {
         pageBell.ring();
-        adoptBell.ring();
+        if (message.payload !== PAGES_QUEUED) adoptBell.ring();
         return;
       }
       if (!message.payload) return;
@@ -287,7 +275,7 @@ export async function startCrawlWorkers(
   try {
     boss = createBoss(db.info, { supervise: options.supervise ?? true, max: 4, instanceName: `docdex-crawl-worker ${hostname()}` });
     boss.on('error', (error: Error) => onError(error));
-    await boss.start();
+    await Promise.all([boss.start(), warmPool(pool, warm)]);
     await ensurePageQueue(boss);
   } catch (error) {
     stopping = true;
