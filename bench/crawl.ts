@@ -2,8 +2,8 @@
 // own thread, with a scratch database (created and dropped here):
 // 1. loopback throughput at CRAWL_DELAY=0: crawl pages/s next to a raw undici fetch loop over the same URLs
 //    at the same concurrency against the same server in the same run (goal >= 0.7 of the raw loop); once
-//    with an instant server (pure crawler overhead: fetch + extract + one transaction per page) and once with
-//    20 ms per response, a fast real documentation host;
+//    with an instant server (pure crawler overhead: fetch + extract + one transaction per page), once with
+//    20 ms per response, a fast real documentation host, and once with 100 ms, a typical one;
 // 2. politeness: CRAWL_DELAY=1, N=10 pages on one host; wall time from start to completed, which includes the
 //    robots.txt request (goal <= 1.05 x N x delay);
 // 3. memory: peak RSS (VmHWM) of a real `docdex worker --only crawl` process crawling 5,000 pages (goal
@@ -266,6 +266,7 @@ export async function benchCrawl(): Promise<Row[]> {
   try {
     rows.push(await throughput(db, 0, 10));
     rows.push(await throughput(db, 20, 10));
+    rows.push(await throughput(db, 100, 10));
     rows.push(await politeness(db));
     rows.push(await memory(db, base, ''));
   } finally {

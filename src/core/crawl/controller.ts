@@ -129,6 +129,12 @@ export async function runController(ctx: ControllerContext, jobId: string, signa
   if (!started) return 'lost';
   const job = await ctx.jobInfo(jobId);
   if (!job) return 'lost';
+  // The first page of each start origin must read robots.txt before its own request. Asking now, while the
+  // pages are being queued, takes that request (and the politeness slot it waits for) off the first page's
+  // path. No signal: a page may be waiting on this answer after the controller has stopped.
+  for (const origin of new Set([...job.startKeys].map((u) => new URL(u).origin))) {
+    ctx.robots.get(job.id, origin).catch(() => undefined);
+  }
   // Claims of workers that died while nobody controlled the job become pending and are queued below.
   await sweepDeadClaims(ctx.pool, jobId);
   if (started.firstRun && started.useSitemap) {
