@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { execa } from 'execa';
 import type { ResultPromise } from 'execa';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -185,6 +186,10 @@ describe('worker shutdown', () => {
       await child;
     });
     await waitUntil(async () => (await liveWorkers(db.pool)).length === 1, 30_000);
+    // bin/run.js restarted it in place with its memory settings (a smaller young generation, two malloc arenas).
+    const cmdline = readFileSync(`/proc/${child.pid!}/cmdline`, 'utf8').split('\0');
+    expect(cmdline).toContain('--max-semi-space-size=8');
+    expect(readFileSync(`/proc/${child.pid!}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
     const job = await startCrawl(db, db.config, { name: 'sigterm', start_urls: [site.url('/')], max_concurrent_crawls: 3 });
     await waitUntil(async () => (await doneCount(job.job_id)) >= 5, 30_000);
     const stopping = Date.now();
