@@ -76,11 +76,14 @@ export async function releaseControl(pool: pg.Pool, jobId: string, workerId: str
   await pool.query('UPDATE crawl_jobs SET controller_worker_id = NULL WHERE id = $1 AND controller_worker_id = $2', [jobId, workerId]);
 }
 
+function startOrigins(job: JobInfo): string[] {
+  return [...new Set([...job.startKeys].map((u) => new URL(u).origin))];
+}
+
 async function seedFromSitemaps(ctx: ControllerContext, job: JobInfo, signal: AbortSignal): Promise<number> {
   if (job.maxDepth < 1) return 0;
-  const origins = [...new Set([...job.startKeys].map((u) => new URL(u).origin))];
   const queue: string[] = [];
-  for (const origin of origins) {
+  for (const origin of startOrigins(job)) {
     const robots = await ctx.robots.get(job.id, origin, signal).catch(() => null);
     const listed = robots?.sitemaps ?? [];
     queue.push(...(listed.length > 0 ? listed : [`${origin}/sitemap.xml`]));
@@ -132,9 +135,7 @@ export async function runController(ctx: ControllerContext, jobId: string, signa
   // The first page of each start origin must read robots.txt before its own request. Asking now, while the
   // pages are being queued, takes that request (and the politeness slot it waits for) off the first page's
   // path. No signal: a page may be waiting on this answer after the controller has stopped.
-  for (const origin of new Set([...job.startKeys].map((u) => new URL(u).origin))) {
-    ctx.robots.get(job.id, origin).catch(() => undefined);
-  }
+  for (const origin of startOrigins(job)) ctx.robots.get(job.id, origin).catch(() => undefined);
   // Claims of workers that died while nobody controlled the job become pending and are queued below.
   await sweepDeadClaims(ctx.pool, jobId);
   if (started.firstRun && started.useSitemap) {
