@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { embeddedStatus, ensureEmbeddedPostgres, stopEmbeddedPostgres } from '../../src/core/db/embedded.js';
+import { embeddedStatus, ensureEmbeddedPostgres, serverMallocEnvironment, stopEmbeddedPostgres } from '../../src/core/db/embedded.js';
 import { runCli } from '../helpers/cli.js';
 
 const homes: string[] = [];
@@ -52,6 +52,9 @@ describe('embedded PostgreSQL', () => {
     expect(readFileSync(path.join(home, 'postgres.password'), 'utf8').trim()).toBe(first.password);
     expect((await import('node:fs')).statSync(path.join(home, 'postgres.password')).mode & 0o777).toBe(0o600);
     expect(await query(first, 'SHOW listen_addresses')).toEqual([{ listen_addresses: '127.0.0.1' }]);
+    // The server runs with docdex's malloc settings (serverMallocEnvironment), which its backends inherit.
+    const environ = readFileSync(`/proc/${status.pid}/environ`, 'utf8').split('\0');
+    expect(environ).toEqual(expect.arrayContaining(['MALLOC_MMAP_THRESHOLD_=33554432', 'MALLOC_TRIM_THRESHOLD_=134217728']));
 
     const viaCli = await runCli(['db', 'status', '--json'], { env: cliEnv(home) });
     expect(viaCli.exitCode).toBe(0);
@@ -98,5 +101,10 @@ describe('embedded PostgreSQL', () => {
     } finally {
       sleeper.kill();
     }
+  });
+
+  it("keeps malloc settings the caller's environment already has", () => {
+    expect(serverMallocEnvironment({})).toEqual({ MALLOC_MMAP_THRESHOLD_: '33554432', MALLOC_TRIM_THRESHOLD_: '134217728' });
+    expect(serverMallocEnvironment({ MALLOC_TRIM_THRESHOLD_: '0' })).toEqual({ MALLOC_MMAP_THRESHOLD_: '33554432' });
   });
 });

@@ -227,6 +227,24 @@ export function serverTuning(totalBytes = os.totalmem()): string[] {
   ];
 }
 
+/**
+ * glibc malloc settings for the server's processes, unless the caller's environment sets them. By default glibc
+ * serves each allocation above a moving threshold with its own mmap and hands freed heap back to the kernel, so
+ * a search's large, short-lived allocations (the bitmap of an index scan that matches tens of thousands of rows,
+ * sort and hash memory) are fresh pages every time, each first touch a page fault. Measured at a million
+ * snippets: the index part of a 29,000-row bitmap took 33 ms with the defaults against 5 ms with these, and the
+ * search for a common word pair went from 44 to 18 ms. The cost is that a backend keeps the memory of its largest
+ * query (bounded by work_mem) instead of returning it, up to the trim threshold.
+ */
+export function serverMallocEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const settings: Record<string, string> = {
+    // 32 MB: the largest threshold glibc accepts on 64-bit systems.
+    MALLOC_MMAP_THRESHOLD_: String(32 * 1024 * 1024),
+    MALLOC_TRIM_THRESHOLD_: String(128 * 1024 * 1024),
+  };
+  return Object.fromEntries(Object.entries(settings).filter(([name]) => env[name] === undefined));
+}
+
 async function writeServerConfig(dataDir: string, port: number): Promise<void> {
   const conf = [
     '# Written by docdex; edits are overwritten when docdex picks a new port.',
@@ -338,7 +356,10 @@ export async function startEmbeddedPostgres(home: string): Promise<EmbeddedConne
     const options = serverTuning()
       .map((setting) => `-c ${setting}`)
       .join(' ');
-    const result = await run(bin.pgCtl, ['start', '-w', '-t', '60', '-D', paths.dataDir, '-l', paths.logFile, '-o', options], { detached: true });
+    const result = await run(bin.pgCtl, ['start', '-w', '-t', '60', '-D', paths.dataDir, '-l', paths.logFile, '-o', options], {
+      detached: true,
+      env: serverMallocEnvironment(),
+    });
     if (result.code !== 0 || !runningServer(paths.dataDir)) {
       const tail = await fs.readFile(paths.logFile, 'utf8').catch(() => '');
       throw new UserError('The embedded PostgreSQL server did not start.', {
