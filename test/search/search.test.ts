@@ -130,6 +130,13 @@ describe('searchSnippets', () => {
     expect(node.items.filter((i) => i.match === 'snippet').map((i) => i.title)).toEqual(['Writing JSON | fs']);
   });
 
+  it('keeps the language in the search index, so an index read can answer a language filter', async () => {
+    // On a table this small the planner reads the b-tree instead, so the index itself is what is checked: a query
+    // with a common word and a common language relies on the index intersecting both (migration 016).
+    const { rows } = await db.pool.query<{ def: string }>(`SELECT pg_get_indexdef('snippets_search'::regclass) AS def`);
+    expect(rows[0]!.def).toMatch(/USING gin \(language, search_vector\)/);
+  });
+
   it('filters by source id, exact name, fuzzy name and version', async () => {
     const byId = await searchSnippets(db.pool, { query: 'json', source: js.id });
     expect(byId.items.every((i) => i.source_id === js.id)).toBe(true);

@@ -5,7 +5,6 @@ import { normalizeLanguage } from '../extract/language.js';
 import { resolveSources } from '../sources/resolve.js';
 import { buildTsQueries, exactIdentifiers, parseQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
-import { languageShares } from './language-share.js';
 import { scoreSql, termHitsSql } from './rank.js';
 import { correctWords, wordStats } from './typo.js';
 import type { WordStats } from './typo.js';
@@ -126,8 +125,6 @@ export interface Retrieval {
   pages: boolean;
   /** Whether the every-term tier reads rows in table order instead of through the search index. */
   scan: boolean;
-  /** Whether a language filter (without a source) is checked on the rows the search index finds. */
-  languageOnRows: boolean;
   /**
    * tsquery source the every-term tier reads the search index for when some terms are very common and some are
    * not: the others; the very common ones are then checked on those rows. '' to read it for all terms.
@@ -181,30 +178,6 @@ export function scanAllTerms(share: number, filters: { sourceIds: string[] | nul
   return share >= (filters.language !== null && filters.sourceIds === null ? SCAN_SHARE_LANGUAGE_ONLY : SCAN_SHARE);
 }
 
-// A language filter without a source can only use the (source_id, language) index by reading all of it: at a
-// million snippets that alone costs more than 20 ms, which the planner underestimates and pays to AND it with a
-// search-index result of a few thousand rows. Checking the language on those rows is cheaper while they are
-// few; for a term in a large share of the snippets the index does narrow the rows to read.
-const LANGUAGE_ON_ROWS_MAX = 50_000;
-// Rows are read from the search index's result only until the candidate cap of them is in the language, about
-// cap / (the language's share) rows, each a heap visit; the language's bitmap holds every row in the language.
-// Measured at a million snippets: 2.6 µs per row visited against 0.37 µs per bitmap entry (46 ms for a language
-// with 124,000 snippets). So for a common language the rows win even when the terms match many: "write.conf"
-// in shell went from 94 to 40 ms.
-const ROW_VISIT_PER_BITMAP_ENTRY = 7;
-
-export function languageOnRows(
-  share: number,
-  total: number,
-  languageShare: number | null,
-  filters: { sourceIds: string[] | null; language: string | null },
-): boolean {
-  if (filters.language === null || filters.sourceIds !== null) return false;
-  if (share * total <= LANGUAGE_ON_ROWS_MAX) return true;
-  if (languageShare === null || languageShare <= 0) return false;
-  return (MAX_CANDIDATES / languageShare) * ROW_VISIT_PER_BITMAP_ENTRY <= languageShare * total;
-}
-
 // A term on at least this share of the snippets is checked on the rows that the query's other terms find
 // through the index, instead of being read from it (planRetrieval).
 const ON_ROWS_SHARE = 0.2;
@@ -238,7 +211,6 @@ export function planRetrieval(q: TsQueries, shares: readonly number[]): Retrieva
     any: n >= 2 ? rare.join(' | ') : '',
     pages: n >= 2,
     scan: false,
-    languageOnRows: false,
     find: veryCommon.length > 0 && indexed.length > 0 ? indexed.join(' & ') : '',
     relaxedOnRows: n === 3 && relaxed !== '' && veryCommon.length > 0,
   };
@@ -286,7 +258,6 @@ function snippetSearchSql(
   const relaxedTerms = tiers.relaxedOnRows
     ? `s.search_vector @@ to_tsquery('english', $3) AND (s.search_vector @@ to_tsquery('english', $2)) IS TRUE`
     : `s.search_vector @@ to_tsquery('english', $2)`;
-  const language = tiers.languageOnRows ? '(s.language = $9) IS TRUE' : 's.language = $9';
   return `
 WITH q AS MATERIALIZED (
   SELECT to_tsquery('english', $1) AS qall,
@@ -300,10 +271,11 @@ WITH q AS MATERIALIZED (
     FROM (SELECT ARRAY(SELECT to_tsquery('english', t) FROM unnest($4::text[]) AS t) AS terms,
                  ARRAY(SELECT to_tsquery('english', t) FROM unnest($5::text[]) AS t) AS titles) AS a
 ),
+-- The search index holds each snippet's language (migration 016): its reads answer the language filter too.
 tier1 AS (
   SELECT s.id FROM snippets s
    WHERE numnode(to_tsquery('english', $1)) > 0 AND ${allTerms}
-     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR ${language})
+     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
    LIMIT $10
 ),
 ${
@@ -311,7 +283,7 @@ ${
     ? `tier2 AS (
   SELECT s.id FROM snippets s
    WHERE (SELECT count(*) FROM tier1) < $11 AND ${relaxedTerms}
-     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR ${language})
+     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
    LIMIT $16
 ),`
     : ''
@@ -321,7 +293,7 @@ ${
   SELECT s.id FROM snippets s
    WHERE (SELECT count(*) FROM tier1)${tiers.relaxed ? ' + (SELECT count(*) FROM tier2)' : ''} < $11
      AND s.search_vector @@ to_tsquery('english', $3)
-     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR ${language})
+     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
    LIMIT $16
 ),`
     : ''
@@ -382,7 +354,7 @@ let namedShapes = 0;
 
 function cachedSql(termCount: number, identifierCount: number, retrieval: Retrieval): { name?: string; text: string } {
   const tiers = { ...retrieval, relaxed: retrieval.relaxed !== '', any: retrieval.any !== '', find: retrieval.find !== '' };
-  const key = `${termCount}/${identifierCount}/${tiers.relaxed}/${tiers.any}/${tiers.pages}/${tiers.scan}/${tiers.languageOnRows}/${tiers.find}/${tiers.relaxedOnRows}`;
+  const key = `${termCount}/${identifierCount}/${tiers.relaxed}/${tiers.any}/${tiers.pages}/${tiers.scan}/${tiers.find}/${tiers.relaxedOnRows}`;
   let sql = sqlCache.get(key);
   if (sql === undefined) {
     const text = snippetSearchSql(termCount, identifierCount, tiers);
@@ -513,19 +485,12 @@ async function prepareSearch(db: Db, options: SearchOptions, pool: pg.Pool): Pro
   // the two round trips but deadlocked a full pool: every search held one connection and waited for another.
   const filters = await resolveFilters(db, options);
   const stats = await wordStats(db, words, { cacheOwner: pool });
-  // Only a language filter without a source chooses between the language's index and checking rows.
-  const shares = filters.language !== null && filters.sourceIds === null ? await languageShares(db, pool) : null;
   if (filters.sourceIds !== null && filters.sourceIds.length === 0) return null;
   const corrections = await correctWords(db, words, stats, pool);
   const q = buildTsQueries(parsed, corrections);
   const correctionStats = corrections.size > 0 ? await wordStats(db, [...corrections.values()].flat(), { cacheOwner: pool }) : null;
   const share = matchShare(parsed, stats, corrections, correctionStats);
-  const scan = scanAllTerms(share, filters);
-  const retrieval = {
-    ...planRetrieval(q, termShares(parsed, stats, corrections, correctionStats)),
-    scan,
-    languageOnRows: !scan && languageOnRows(share, stats.total, (filters.language !== null ? shares?.get(filters.language) : undefined) ?? null, filters),
-  };
+  const retrieval = { ...planRetrieval(q, termShares(parsed, stats, corrections, correctionStats)), scan: scanAllTerms(share, filters) };
   return { limit, offset, parsed, filters, q, retrieval, corrected: [...corrections].map(([from, to]) => ({ from, to: to[0]! })) };
 }
 
