@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { initDatabase } from '../../src/core/db/admin.js';
 import { createPool } from '../../src/core/db/connect.js';
 import { currentMigrationVersion, latestMigrationId, migrate } from '../../src/core/db/migrate.js';
+import { isUserError } from '../../src/core/errors.js';
+import type { UserError } from '../../src/core/errors.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 
@@ -91,6 +93,51 @@ describe('migrations', () => {
       ).rejects.toThrow(/documents_one_job/);
     } finally {
       await db.drop();
+    }
+  });
+
+  it("names the extension a migration needs when the database user may not create it, and resumes once it exists", async () => {
+    const db = await emptyDatabase();
+    const adminUrl = inject('pgAdminUrl');
+    const role = `docdex_r_${Math.random().toString(36).slice(2, 10)}`;
+    const dbName = new URL(db.url).pathname.slice(1);
+    const inDb = new URL(db.url);
+    // The admin prepares what a cautious DBA would: docdex's schema owned by its user and pg_trgm, but no
+    // CREATE on the database, so the user cannot create btree_gin itself (migration 016).
+    const admin = new pg.Client({ connectionString: inDb.toString() });
+    await admin.connect();
+    const asRole = new URL(db.url);
+    asRole.username = role;
+    asRole.password = 'pw-for-test';
+    const pool = createPool({ mode: 'external', config: { connectionString: asRole.toString() }, display: dbName }, { max: 2 });
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'pw-for-test'`);
+      await admin.query(`REVOKE CREATE ON DATABASE ${dbName} FROM PUBLIC`);
+      await admin.query(`CREATE SCHEMA docdex AUTHORIZATION ${role}`);
+      await admin.query('CREATE EXTENSION pg_trgm WITH SCHEMA public');
+
+      const error = await migrate(pool).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(isUserError(error), String(error)).toBe(true);
+      expect((error as Error).message).toMatch(/^Updating the database schema \(016_search_index_with_language\) needs the PostgreSQL extension btree_gin: permission denied/);
+      expect((error as UserError).options.hint).toContain('CREATE EXTENSION IF NOT EXISTS btree_gin WITH SCHEMA public;');
+      // Everything before 016 is kept, and 016 left nothing behind.
+      expect(await currentMigrationVersion(pool)).toBe(15);
+      const idx = await admin.query<{ def: string }>(`SELECT pg_get_indexdef('docdex.snippets_search'::regclass) AS def`);
+      expect(idx.rows[0]!.def).toMatch(/USING gin \(search_vector\)/);
+
+      await admin.query('CREATE EXTENSION btree_gin WITH SCHEMA public');
+      expect((await migrate(pool)).version).toBe(latestMigrationId());
+    } finally {
+      await pool.end();
+      await admin.end();
+      await db.drop();
+      const a = new pg.Client({ connectionString: adminUrl });
+      await a.connect();
+      await a.query(`DROP ROLE IF EXISTS ${role}`);
+      await a.end();
     }
   });
 });

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
+import { UserError } from '../errors.js';
 
 /**
  * Numbered, append-only `.sql` migrations, each applied in its own transaction under one advisory lock and
@@ -52,13 +53,37 @@ export async function currentMigrationVersion(client: pg.ClientBase | pg.Pool): 
   return rows[0]?.version ?? 0;
 }
 
+/**
+ * A migration that creates an extension (pg_trgm, btree_gin: both trusted, in PostgreSQL's contrib package) fails
+ * on a server of one's own when docdex's user may not create it or the server lacks contrib. That is the
+ * server's setup, not a docdex bug, so it gets a message naming the extension and what to do.
+ */
+function migrationError(name: string, error: unknown): Error {
+  const { code, message } = error as { code?: string; message?: string };
+  const extension = /extension "([^"]+)"/.exec(message ?? '')?.[1];
+  // 42501: permission denied; 58P01 and 0A000: the extension is not installed on the server.
+  if (extension !== undefined && (code === '42501' || code === '58P01' || code === '0A000')) {
+    return new UserError(`Updating the database schema (${name}) needs the PostgreSQL extension ${extension}: ${message}.`, {
+      hint:
+        `Have a superuser run \`CREATE EXTENSION IF NOT EXISTS ${extension} WITH SCHEMA public;\` in this database ` +
+        "(it ships in PostgreSQL's contrib package), or grant docdex's database user the CREATE privilege on it.",
+      code: 'database_extension_unavailable',
+      cause: error,
+    });
+  }
+  return new Error(`Migration ${name} failed: ${message}`, { cause: error });
+}
+
 export async function migrate(pool: pg.Pool): Promise<MigrateResult> {
   const client = await pool.connect();
   const applied: string[] = [];
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
     try {
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
+      // Only when missing: CREATE SCHEMA IF NOT EXISTS checks the CREATE privilege on the database first, which a
+      // user given a schema prepared by its DBA does not need and may not have.
+      const schema = await client.query<{ ok: boolean }>(`SELECT to_regnamespace('${SCHEMA}') IS NOT NULL AS ok`);
+      if (!schema.rows[0]?.ok) await client.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${SCHEMA}.migrations (id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
       );
@@ -73,7 +98,7 @@ export async function migrate(pool: pg.Pool): Promise<MigrateResult> {
           await client.query('COMMIT');
         } catch (error) {
           await client.query('ROLLBACK');
-          throw new Error(`Migration ${migration.name} failed: ${(error as Error).message}`, { cause: error });
+          throw migrationError(migration.name, error);
         }
         applied.push(migration.name);
       }
