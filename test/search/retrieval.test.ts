@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshSearchTerms } from '../../src/core/search/lexicon.js';
 import { buildTsQueries, parseQuery } from '../../src/core/search/query.js';
-import { planRetrieval, searchSnippets } from '../../src/core/search/search.js';
+import { explainSearch, planRetrieval, searchSnippets } from '../../src/core/search/search.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { addPage, createSource } from './fixtures.js';
@@ -48,6 +48,16 @@ describe('planRetrieval', () => {
     expect(plan.find).toBe('');
     expect(plan.relaxed).toBe('');
     expect(plan.relaxedOnRows).toBe(false);
+  });
+
+  it('reads the index for the narrower form of a term when it has one, and checks the whole term on rows', () => {
+    const q = queries('"dorpravel read"');
+    expect(planRetrieval(q, [0.02], ["('dorpravel')"]).find).toBe("('dorpravel')");
+    expect(planRetrieval(q, [0.02], ['']).find).toBe('');
+    expect(planRetrieval(q, [0.02]).find).toBe('');
+    // A very common term is still left to the rows, next to another term's narrower form.
+    const two = queries('"dorpravel read" connect');
+    expect(planRetrieval(two, [0.02, 0.6], ["('dorpravel')", '']).find).toBe("('dorpravel')");
   });
 
   it('has no relaxed tier to read differently with two terms', () => {
@@ -98,5 +108,19 @@ describe('searches with common and selective terms', () => {
       `SELECT id FROM snippets WHERE search_vector @@ to_tsquery('english', 'connect & timeout') ORDER BY id`,
     );
     expect(result.items.map((r) => r.id).sort((a, b) => a - b)).toEqual(rows.map((r) => r.id));
+  });
+
+  it('finds a quoted phrase with a very common word through its selective words, with the same matches', async () => {
+    const phrase = 'connect and timeout';
+    const result = await searchSnippets(db.pool, { query: `"${phrase}"`, limit: 20 });
+    const { rows } = await db.pool.query<{ id: number }>(
+      `SELECT id FROM snippets WHERE search_vector @@ phraseto_tsquery('english', $1) ORDER BY id`,
+      [phrase],
+    );
+    expect(rows.length).toBe(3);
+    expect(result.items.map((r) => r.id).sort((a, b) => a - b)).toEqual(rows.map((r) => r.id));
+    // The index is read for "timeout" alone ("connect" is in every snippet, "and" a stop word).
+    const plan = JSON.stringify((await explainSearch(db.pool, { query: `"${phrase}"` })).plan);
+    expect(plan).toContain(`search_vector @@ '''timeout'''::tsquery`);
   });
 });

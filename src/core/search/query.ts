@@ -98,6 +98,16 @@ export function termQuery(term: QueryTerm, corrections?: Corrections, weight = '
   return `(${operand(term.text, w)} | ${parts.join(' & ')})`;
 }
 
+/**
+ * tsquery source for the words of a phrase term that `keep` accepts, ANDed: every row the phrase matches has all
+ * its words, so this matches at least those rows (the search reads the index for it and checks the phrase on
+ * the rows it finds). '' when no word is kept.
+ */
+export function phraseWordsQuery(term: QueryTerm, keep: (word: string) => boolean, corrections?: Corrections): string {
+  const parts = term.words.filter(keep).map((word) => wordOrCorrections(word, corrections, ''));
+  return parts.length === 0 ? '' : `(${parts.join(' & ')})`;
+}
+
 export interface TsQueries {
   /** Every term must match. */
   all: string;

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { ValidationError } from '../errors.js';
 import { normalizeLanguage } from '../extract/language.js';
 import { resolveSources } from '../sources/resolve.js';
-import { buildTsQueries, exactIdentifiers, parseQuery } from './query.js';
+import { buildTsQueries, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
 import { scoreSql, termHitsSql } from './rank.js';
 import { correctWords, wordStats } from './typo.js';
@@ -192,12 +192,14 @@ const ON_ROWS_SHARE = 0.2;
  * Terms that are only fairly common stay in the index read: checked on rows, most rows would fail them (on the
  * eval corpus that made the median search 25% slower).
  */
-export function planRetrieval(q: TsQueries, shares: readonly number[]): Retrieval {
+export function planRetrieval(q: TsQueries, shares: readonly number[], narrower: readonly string[] = []): Retrieval {
   const n = q.perTerm.length;
   const rare = q.perTerm.filter((_, i) => (shares[i] ?? 0) <= COMMON_SHARE);
   // A share of 1 is a stop word (or a word in every snippet): it constrains nothing wherever it is checked.
   const veryCommon = q.perTerm.filter((_, i) => (shares[i] ?? 0) >= ON_ROWS_SHARE && (shares[i] ?? 0) < 1);
-  const indexed = q.perTerm.filter((_, i) => (shares[i] ?? 0) < ON_ROWS_SHARE);
+  // A term's narrower form (phraseIndexForms) is what the index is read for in its place.
+  const indexed = q.perTerm.flatMap((t, i) => ((shares[i] ?? 0) < ON_ROWS_SHARE ? [narrower[i] || t] : []));
+  const narrowed = q.perTerm.some((t, i) => (shares[i] ?? 0) < ON_ROWS_SHARE && (narrower[i] || t) !== t);
   const relaxed =
     n < 3
       ? ''
@@ -211,9 +213,30 @@ export function planRetrieval(q: TsQueries, shares: readonly number[]): Retrieva
     any: n >= 2 ? rare.join(' | ') : '',
     pages: n >= 2,
     scan: false,
-    find: veryCommon.length > 0 && indexed.length > 0 ? indexed.join(' & ') : '',
+    find: (veryCommon.length > 0 || narrowed) && indexed.length > 0 ? indexed.join(' & ') : '',
     relaxedOnRows: n === 3 && relaxed !== '' && veryCommon.length > 0,
   };
+}
+
+/**
+ * For each term, a narrower form to read the index for instead ('' for none). A quoted phrase with a very common
+ * word ("dorpravel read", where "read" is in most snippets) made the index decode that word's whole entry to
+ * find rows holding both words, although the rare one alone finds nearly the same rows; the phrase is checked
+ * on each row either way (the index has no word positions). So the phrase's very common and stop words are
+ * left out of the index read. Identifiers are left whole: a dotted one is also a lexeme of its own, which a row
+ * can hold without its parts.
+ */
+export function phraseIndexForms(
+  parsed: ParsedQuery,
+  stats: WordStats,
+  corrected: ReadonlyMap<string, readonly string[]>,
+  correctionStats: WordStats | null,
+): string[] {
+  return parsed.terms.map((t) => {
+    if (!t.phrase) return '';
+    const selective = (w: string) => wordShare(w, stats, corrected, correctionStats) < ON_ROWS_SHARE;
+    return t.words.every(selective) ? '' : phraseWordsQuery(t, selective, corrected);
+  });
 }
 
 const RESULT_COLUMNS = `s.id, s.title, s.description, s.language, s.code, s.source_url, s.source_id, src.name AS source_name, src.version`;
@@ -490,7 +513,10 @@ async function prepareSearch(db: Db, options: SearchOptions, pool: pg.Pool): Pro
   const q = buildTsQueries(parsed, corrections);
   const correctionStats = corrections.size > 0 ? await wordStats(db, [...corrections.values()].flat(), { cacheOwner: pool }) : null;
   const share = matchShare(parsed, stats, corrections, correctionStats);
-  const retrieval = { ...planRetrieval(q, termShares(parsed, stats, corrections, correctionStats)), scan: scanAllTerms(share, filters) };
+  const retrieval = {
+    ...planRetrieval(q, termShares(parsed, stats, corrections, correctionStats), phraseIndexForms(parsed, stats, corrections, correctionStats)),
+    scan: scanAllTerms(share, filters),
+  };
   return { limit, offset, parsed, filters, q, retrieval, corrected: [...corrections].map(([from, to]) => ({ from, to: to[0]! })) };
 }
 
