@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshSearchTerms } from '../../src/core/search/lexicon.js';
 import { buildTsQueries, parseQuery } from '../../src/core/search/query.js';
-import { explainSearch, planRetrieval, searchSnippets } from '../../src/core/search/search.js';
+import { explainSearch, phraseIndexForms, planRetrieval, searchSnippets } from '../../src/core/search/search.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { addPage, createSource } from './fixtures.js';
@@ -58,6 +58,20 @@ describe('planRetrieval', () => {
     // A very common term is still left to the rows, next to another term's narrower form.
     const two = queries('"dorpravel read" connect');
     expect(planRetrieval(two, [0.02, 0.6], ["('dorpravel')", '']).find).toBe("('dorpravel')");
+  });
+
+  it('leaves out of a phrase\'s index read only the words in most snippets, and stop words', () => {
+    const counts: Record<string, number> = { dorpravel: 25, read: 940, build: 44, insert: 230 };
+    const words = new Map<string, { stem: string | null; count: number }>(Object.entries(counts).map(([w, count]) => [w, { stem: w, count }]));
+    words.set('the', { stem: null, count: 0 });
+    const stats = { words, total: 1000, queued: false };
+    const forms = (text: string) => phraseIndexForms(parseQuery(text), stats, new Map(), null);
+    expect(forms('"dorpravel read"')).toEqual(["('dorpravel')"]);
+    expect(forms('"read the dorpravel"')).toEqual(["('dorpravel')"]);
+    // "insert" is in 23%: without it the phrase would be checked on about four times as many rows.
+    expect(forms('"build insert"')).toEqual(['']);
+    // Not a phrase: identifiers and words are read whole.
+    expect(forms('dorpravel_read read')).toEqual(['', '']);
   });
 
   it('has no relaxed tier to read differently with two terms', () => {
