@@ -127,7 +127,8 @@ export interface Retrieval {
   scan: boolean;
   /**
    * tsquery source the every-term tier reads the search index for when some terms are very common and some are
-   * not: the others; the very common ones are then checked on those rows. '' to read it for all terms.
+   * not, or a phrase has a narrower form (phraseIndexForms): the other terms, phrases in their narrower form; every
+   * term is then checked on the rows found. '' to read it for all terms as they are.
    */
   find: string;
   /** Whether the relaxed tier reads the index for its selective terms only (`any`), checking its pairs on rows. */
@@ -267,7 +268,7 @@ type Row = Omit<SearchResult, 'match'> & { total: number };
  * Parameters: $1 all, $2 all-but-one, $3 any, $4 per-term[], $5 per-term titles[], $6 phrase, $7 identifiers[],
  * $8 source ids, $9 language, $10 candidate cap, $11 relax threshold, $12 limit, $13 offset, $14 page match cap,
  * $15 pages searched for snippets, $16 candidate cap of the relaxed tiers, $17 snippets per context page, $18 any term
- * (all of them, for ranking; $3 leaves the common ones out), $19 the terms of $1 read through the index when some are very common (see planRetrieval).
+ * (all of them, for ranking; $3 leaves the common ones out), $19 what of $1 is read through the index when it is not all of it (Retrieval.find).
  *
  * The tiers call to_tsquery on their parameter in place (not through the q row) so the planner, which plans
  * each search with its values, can estimate how common the terms are: a word in most snippets is found faster
