@@ -63,6 +63,29 @@ describe('politeness', () => {
     await b.stop();
   });
 
+  it('requests robots.txt once per host when two workers share a crawl and robots.txt is slow', async () => {
+    // The controller asks for robots.txt as the job starts. A start page queued before the answer was stored,
+    // and claimed by the other worker, requested it a second time (most runs did, with two hosts).
+    const config = loadConfig({ ...db.env, CRAWL_DELAY: '0' });
+    const site = await ThreadSite.start({
+      '/robots.txt': { headers: { 'content-type': 'text/plain' }, body: 'User-agent: *\nAllow: /\n', delayMs: 400 },
+      '/': { body: docPage({ title: 'root', links: ['/a'] }) },
+      '/a': { body: docPage({ title: 'a' }) },
+    });
+    sites.push(site);
+    const a = await startCrawlWorkers(db, config, { ...FAST_WORKER, concurrency: 4 });
+    const b = await startCrawlWorkers(db, config, { ...FAST_WORKER, concurrency: 4 });
+    running.push(a, b);
+    const job = await startCrawl(db, config, { name: 'slow-robots', start_urls: [site.url('/'), site.url('/', 'localhost')], max_concurrent_crawls: 8 });
+    expect((await waitJob(db, job.job_id)).pages_crawled).toBe(4);
+    const arrivals = await site.arrivals();
+    for (const host of ['127.0.0.1', 'localhost']) {
+      expect(arrivals.filter((r) => r.host.startsWith(host) && r.path === '/robots.txt').length, host).toBe(1);
+    }
+    await a.stop();
+    await b.stop();
+  });
+
   it("applies robots.txt Crawl-delay when it is larger than CRAWL_DELAY", async () => {
     const config = loadConfig({ ...db.env, CRAWL_DELAY: '0' });
     const leaves = ['/a', '/b', '/c'];

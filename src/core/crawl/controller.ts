@@ -127,15 +127,31 @@ async function seedFromSitemaps(ctx: ControllerContext, job: JobInfo, signal: Ab
   return rowCount ?? 0;
 }
 
+/** Resolves once `promise` settles or `signal` aborts, whichever comes first. */
+function settledOrAborted(promise: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    promise.then(done, done);
+  });
+}
+
 export async function runController(ctx: ControllerContext, jobId: string, signal: AbortSignal): Promise<'finished' | 'lost' | 'stopped'> {
   const started = await startJob(ctx.pool, jobId, ctx.workerId);
   if (!started) return 'lost';
   const job = await ctx.jobInfo(jobId);
   if (!job) return 'lost';
-  // The first page of each start origin must read robots.txt before its own request. Asking now, while the
-  // pages are being queued, takes that request (and the politeness slot it waits for) off the first page's
-  // path. No signal: a page may be waiting on this answer after the controller has stopped.
-  for (const origin of startOrigins(job)) ctx.robots.get(job.id, origin).catch(() => undefined);
+  // The first page of each start origin must read robots.txt before its own request. Asking now, while dead
+  // claims are swept and sitemaps read, takes that request (and the politeness slot it waits for) off the first
+  // page's path. No signal: a page may be waiting on this answer after the controller has stopped.
+  const robotsAsked = Promise.all(startOrigins(job).map((origin) => ctx.robots.get(job.id, origin).catch(() => undefined)));
   // Claims of workers that died while nobody controlled the job become pending and are queued below.
   await sweepDeadClaims(ctx.pool, jobId);
   if (started.firstRun && started.useSitemap) {
@@ -146,6 +162,10 @@ export async function runController(ctx: ControllerContext, jobId: string, signa
       ctx.onError(error as Error);
     }
   }
+  // Pages are queued once the answers are stored (crawl_robots): a start page claimed by a worker in another
+  // process before then found no stored answer and requested robots.txt a second time.
+  await settledOrAborted(robotsAsked, signal);
+  if (signal.aborted) return 'stopped';
   await ctx.enqueue(ctx.pool, jobId, await pendingPages(ctx.pool, jobId));
 
   const rate = new RateWindow();
