@@ -186,9 +186,11 @@ describe('worker shutdown', () => {
       await child;
     });
     await waitUntil(async () => (await liveWorkers(db.pool)).length === 1, 30_000);
-    // bin/run.js restarted it in place with its memory settings (a smaller young generation, two malloc arenas).
+    // bin/run.js restarted it in place with its memory settings (a smaller young generation, an old generation
+    // grown by half its live size, two malloc arenas), and only once.
     const cmdline = readFileSync(`/proc/${child.pid!}/cmdline`, 'utf8').split('\0');
-    expect(cmdline).toContain('--max-semi-space-size=8');
+    expect(cmdline.filter((a) => a.startsWith('--max-semi-space-size'))).toEqual(['--max-semi-space-size=8']);
+    expect(cmdline.filter((a) => a.startsWith('--heap-growing-percent'))).toEqual(['--heap-growing-percent=50']);
     expect(readFileSync(`/proc/${child.pid!}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
     const job = await startCrawl(db, db.config, { name: 'sigterm', start_urls: [site.url('/')], max_concurrent_crawls: 3 });
     await waitUntil(async () => (await doneCount(job.job_id)) >= 5, 30_000);
