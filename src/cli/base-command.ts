@@ -1,6 +1,7 @@
 import { Command, Flags } from '@oclif/core';
 import type { Interfaces } from '@oclif/core';
 import { loadConfig } from '../core/config.js';
+import { onSchemaUpdate } from '../core/db/schema-update.js';
 import type { Config } from '../core/config.js';
 import { isUserError } from '../core/errors.js';
 
@@ -36,6 +37,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.flags = flags as CommandFlags<T>;
     this.args = args as CommandArgs<T>;
     if (this.flags['no-color']) process.env.NO_COLOR = '1';
+    // On stderr, so that --json output and an MCP client's stdout stay clean.
+    onSchemaUpdate(({ pending }) => {
+      process.stderr.write(`Updating the database schema (${pending.join(', ')}); on a large index this can take a minute.\n`);
+    });
   }
 
   /** The environment configuration, validated on first use (an invalid variable exits with code 2). */

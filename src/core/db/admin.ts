@@ -4,6 +4,7 @@ import { BOSS_SCHEMA, createPool, openDatabase, resolveConnection } from './conn
 import { embeddedStatus, startEmbeddedPostgres, stopEmbeddedPostgres } from './embedded.js';
 import type { EmbeddedStatus } from './embedded.js';
 import { currentMigrationVersion, dropSchema, latestMigrationId, migrate } from './migrate.js';
+import { announceSchemaUpdate } from './schema-update.js';
 
 export interface InitResult {
   mode: 'embedded' | 'external';
@@ -18,6 +19,7 @@ export async function initDatabase(config: Config, options: { drop: boolean }): 
   const db = await openDatabase(config, { migrate: false, max: 2 });
   try {
     if (options.drop) await dropSchema(db.pool, BOSS_SCHEMA);
+    else announceSchemaUpdate(await currentMigrationVersion(db.pool));
     const result = await migrate(db.pool);
     // Loaded here, not at the top: pg-boss and its scheduling dependencies take about 170 ms to import, which
     // `db status` and `db start` would pay on every cold start without using them.

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import { UserError } from '../errors.js';
 import { ensureEmbeddedPostgres } from './embedded.js';
 import { SCHEMA, currentMigrationVersion, latestMigrationId, migrate } from './migrate.js';
+import { announceSchemaUpdate } from './schema-update.js';
 
 // bigint ids and counts come back as strings by default; docdex's ids fit comfortably in a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -78,7 +79,10 @@ export async function openDatabase(config: Config, options: { max?: number; appl
   try {
     // Always touches the server, so an unreachable database is reported here with a hint, not mid-command.
     const version = await currentMigrationVersion(pool);
-    if (options.migrate !== false && version < latestMigrationId()) await migrate(pool);
+    if (options.migrate !== false && version < latestMigrationId()) {
+      announceSchemaUpdate(version);
+      await migrate(pool);
+    }
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw connectionError(error, info);
