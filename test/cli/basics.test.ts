@@ -1,5 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { ROOT, runCli } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 
@@ -19,6 +21,20 @@ describe('the built docdex binary', () => {
     const help = await runCli(['--help'], { env: db.env });
     expect(help.exitCode).toBe(0);
     for (const topic of ['init', 'db']) expect(String(help.stdout)).toContain(topic);
+  });
+
+  it("describes every topic in its own words, not with its first command's description", async () => {
+    // Without an entry in package.json, oclif shows the description of the topic's alphabetically first
+    // command: `crawl  Cancel a queued or running crawl`.
+    const topics = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { oclif: { topics: Record<string, { description: string }> } }).oclif.topics;
+    const dirs = readdirSync(path.join(ROOT, 'src', 'commands'), { recursive: true, withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => path.relative(path.join(ROOT, 'src', 'commands'), path.join(e.parentPath, e.name)).split(path.sep).join(':'));
+    expect(dirs.length).toBeGreaterThan(5);
+    for (const dir of dirs) expect(topics[dir]?.description, dir).toBeTruthy();
+    // Help wraps long lines; compare with the whitespace collapsed.
+    const help = String((await runCli(['--help'], { env: db.env })).stdout).replace(/\s+/g, ' ');
+    for (const topic of dirs.filter((d) => !d.includes(':'))) expect(help).toContain(` ${topic} ${topics[topic]!.description}`);
   });
 
   it('init is idempotent and reports the schema version', async () => {
