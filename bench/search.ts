@@ -19,7 +19,9 @@ import type { SearchOptions } from '../dist/core/search/search.js';
 
 type Row = Record<string, string | number>;
 
-const GENERATOR_VERSION = 1;
+// 2: each batch's text comes from its own seed, and the query mix picks snippets by code hash, so a rebuild
+// gives the same corpus and the same 200 queries (version 1 let the two writers' race decide both).
+const GENERATOR_VERSION = 2;
 const BATCH = 2000;
 const PASSES = Math.max(1, Number(process.env.BENCH_SEARCH_PASSES ?? 3));
 const SNIPPETS_PER_PAGE = 10;
@@ -92,6 +94,10 @@ class Generator {
   constructor(seed: number) {
     this.rand = mulberry32(seed);
     this.vocab = new Vocabulary(mulberry32(7), 30_000);
+  }
+  /** Restarts the text stream (the vocabulary stays): a batch's text depends on its number only. */
+  reseed(seed: number): void {
+    this.rand = mulberry32(seed);
   }
   word(): string {
     return this.vocab.pick(this.rand());
@@ -173,12 +179,14 @@ export async function generate(pool: pg.Pool, total: number): Promise<{ seconds:
   const batches = Math.ceil(total / BATCH);
   let next = 0;
   const started = performance.now();
-  // Two writers: the machine has two cores, and PostgreSQL does the vector and index work per row.
-  const writer = async (seed: number) => {
-    const g = new Generator(seed);
+  // Two writers: the machine has two cores, and PostgreSQL does the vector and index work per row. Which
+  // writer takes which batch is a race, so each batch's text comes from its own seed.
+  const writer = async () => {
+    const g = new Generator(0);
     for (;;) {
       const b = next++;
       if (b >= batches) return;
+      g.reseed(1_000_003 * (b + 1));
       const count = Math.min(BATCH, total - b * BATCH);
       const si = b % specs.length;
       const spec = specs[si]!;
@@ -246,7 +254,7 @@ export async function generate(pool: pg.Pool, total: number): Promise<{ seconds:
       await refreshSearchTerms(pool, 5000);
     }
   };
-  await Promise.all([writer(101), writer(202)]);
+  await Promise.all([writer(), writer()]);
   await refreshSearchTerms(pool);
   const seconds = (performance.now() - started) / 1000;
   await pool.query('VACUUM ANALYZE');
@@ -254,7 +262,8 @@ export async function generate(pool: pg.Pool, total: number): Promise<{ seconds:
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Queries: a fixed mix drawn from the stored corpus (so each kind has real matches), by snippet id.
+// Queries: a fixed mix drawn from the stored corpus (so each kind has real matches), by code hash: snippet ids
+// follow the writers' race, hashes (batch-page-position) do not.
 
 function typo(word: string, k: number): string {
   if (word.length < 5) return word;
@@ -262,12 +271,21 @@ function typo(word: string, k: number): string {
 }
 
 export async function queryMix(pool: pg.Pool, total: number): Promise<SearchOptions[]> {
-  const ids = Array.from({ length: 100 }, (_, i) => 1 + Math.floor(((i * 7919) % 100) * (total / 100)) + i);
-  const { rows } = await pool.query<{ id: number; title: string; description: string; code: string; language: string; source: string }>(
-    `SELECT s.id, s.title, s.description, s.code, s.language, src.name AS source FROM snippets s JOIN sources src ON src.id = s.source_id
-      WHERE s.id = ANY($1::bigint[]) ORDER BY s.id`,
-    [ids],
+  const specs = sourceSpecs();
+  const picked = Array.from({ length: 100 }, (_, i) => {
+    const n = Math.min(total - 1, Math.floor(((i * 7919) % 100) * (total / 100)) + i);
+    const b = Math.floor(n / BATCH);
+    const o = n % BATCH;
+    return { order: n, source: specs[b % specs.length]!.name, hash: `${b}-${Math.floor(o / SNIPPETS_PER_PAGE)}-${o % SNIPPETS_PER_PAGE}` };
+  });
+  const { rows } = await pool.query<{ title: string; description: string; code: string; language: string; source: string }>(
+    `SELECT s.title, s.description, s.code, s.language, src.name AS source
+       FROM unnest($1::text[], $2::text[], $3::int[]) AS t(source, hash, ord)
+       JOIN sources src ON src.name = t.source JOIN snippets s ON s.source_id = src.id AND s.code_hash = t.hash
+      ORDER BY t.ord`,
+    [picked.map((p) => p.source), picked.map((p) => p.hash), picked.map((p) => p.order)],
   );
+  if (rows.length !== picked.length) throw new Error(`query mix: found ${rows.length} of ${picked.length} sampled snippets; rebuild with BENCH_REBUILD=1`);
   const words = (text: string): string[] => text.toLowerCase().match(/[a-z]{4,}/g) ?? [];
   const mix: SearchOptions[] = [];
   // Half the words are drawn from the head of the vocabulary (words in most snippets: the worst case for an
