@@ -1,19 +1,19 @@
-// Daemon load (issue 6): 200 concurrent clients search for 30 s against the real daemon over loopback while a
-// crawl of a local site runs in the same daemon, on the generated corpus of BENCH_DAEMON_SNIPPETS (default
+// Daemon load (issue 6): 200 concurrent clients search for 30 s against the real daemon (`docdex serve`, its
+// own process, started as users start it: bin/run.js picks its heap settings) over loopback while a crawl of a
+// local site runs in the same daemon, on the generated corpus of BENCH_DAEMON_SNIPPETS (default
 // 100,000) snippets. Reports requests/s, p50/p99 latency and errors, with a first row of the fixed load before the
 // crawl starts (the machine's own baseline). Bounded: three 30 s runs, loopback only.
 // The daemon's crawl gives way to its searches (src/core/crawl/courtesy.ts): the 'pages crawled meanwhile'
 // column shows what that costs the crawl (before it gave way, it ran at about 95 pages/s under the same load).
 // Run alone: npm run build && node --experimental-strip-types bench/daemon.ts
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
-import { loadConfig } from '../dist/core/config.js';
-import { docsIndexRoutes } from '../dist/daemon/routes/index.js';
-import { startDaemon } from '../dist/daemon/server.js';
-import { crawlWorkerService } from '../dist/daemon/services.js';
 import { deleteSource } from '../dist/core/sources/manage.js';
 import { openBenchCorpus } from './search.ts';
 
@@ -32,6 +32,43 @@ function variedQueries(): string[] {
 // 20 links a page reach all 5,000 pages by depth 3: enough that the crawl is still running when both load runs
 // end (it crawls well under 100 pages/s while the searches take the CPU).
 const LINKS = 20;
+
+const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'run.js');
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+/** `docdex serve` as a child process, once its health route answers. */
+async function startServe(env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', String(port)], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const exited = new Promise<number | null>((r) => child.once('exit', r));
+  const started = Date.now();
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`docdex serve exited with ${child.exitCode}`);
+    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (Date.now() - started > 60_000) {
+      child.kill('SIGKILL');
+      throw new Error('docdex serve did not become healthy within 60 s');
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    url,
+    child,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
 
 async function serveSite(pages: number, delayMs: number): Promise<{ base: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
@@ -92,12 +129,14 @@ export async function benchDaemon(): Promise<Row[]> {
   const { info, pool } = await openBenchCorpus(total);
   const crawlName = `bench-crawl-${Date.now()}`;
   const connectionString = typeof info.config.connectionString === 'string' ? info.config.connectionString : undefined;
+  // Its own home and agent workspace: the daemon must not touch the user's.
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'docdex-bench-daemon-'));
+  const common = { CRAWL_DELAY: '0', LOG_LEVEL: 'warn', NO_COLOR: '1', DOCDEX_HOME: scratch, WORKSPACE_PATH: path.join(scratch, 'workspace') };
   const env = connectionString
-    ? { ...process.env, DATABASE_URL: connectionString, CRAWL_DELAY: '0' }
-    : { ...process.env, DB_HOST: String(info.config.host), DB_PORT: String(info.config.port), DB_NAME: String(info.config.database), DB_USER: String(info.config.user), DB_PASSWORD: String(info.config.password), CRAWL_DELAY: '0' };
-  const config = loadConfig(env);
+    ? { ...process.env, ...common, DATABASE_URL: connectionString }
+    : { ...process.env, ...common, DB_HOST: String(info.config.host), DB_PORT: String(info.config.port), DB_NAME: String(info.config.database), DB_USER: String(info.config.user), DB_PASSWORD: String(info.config.password) };
   const site = await serveSite(5000, 5);
-  const daemon = await startDaemon(config, { host: '127.0.0.1', port: 0, routes: docsIndexRoutes, services: [crawlWorkerService], logger: pino({ level: 'silent' }) });
+  const daemon = await startServe(env);
   try {
     const base = daemon.url;
     // The same fixed load before the crawl starts: what the machine gives without one, so the table shows how
@@ -134,8 +173,9 @@ export async function benchDaemon(): Promise<Row[]> {
     });
     return [row(`${QUERIES.length} fixed, in turn`, idle, null, null), row(`${QUERIES.length} fixed, in turn`, fixed, before, afterFixed), row('9,900 varied, at random', varied, afterFixed, afterVaried)];
   } finally {
-    await daemon.close();
+    await daemon.stop();
     await site.close();
+    rmSync(scratch, { recursive: true, force: true });
     // The crawl's pages would otherwise stay in the kept corpus and grow it by thousands of snippets a run.
     await deleteSource(pool, crawlName).catch((error: unknown) => console.warn(`bench: could not delete ${crawlName}: ${(error as Error).message}`));
     await pool.end();
