@@ -136,7 +136,12 @@ export async function benchDaemon(): Promise<Row[]> {
     ? { ...process.env, ...common, DATABASE_URL: connectionString }
     : { ...process.env, ...common, DB_HOST: String(info.config.host), DB_PORT: String(info.config.port), DB_NAME: String(info.config.database), DB_USER: String(info.config.user), DB_PASSWORD: String(info.config.password) };
   const site = await serveSite(5000, 5);
-  const daemon = await startServe(env);
+  const daemon = await startServe(env).catch(async (error: unknown) => {
+    await site.close();
+    rmSync(scratch, { recursive: true, force: true });
+    await pool.end();
+    throw error;
+  });
   try {
     const base = daemon.url;
     // The same fixed load before the crawl starts: what the machine gives without one, so the table shows how
