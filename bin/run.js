@@ -13,7 +13,7 @@ module.enableCompileCache?.();
 // - the old generation grows by half of what survives a full collection (V8 picks up to four times on its
 //   own). Pages still in flight at a young collection are promoted and die soon after, so with V8's factor the
 //   old space filled with dead pages: a 5,000-page crawl at 20 pages at once collected 41 MB live out of 132,
-//   and peaked at 195-236 MB (335 MB in some runs); with 1.5 it peaks at 157-178 MB, its speed within noise.
+//   and peaked at 195-236 MB (335 MB in some runs); with 1.5 it peaks at 159-178 MB, its speed within noise.
 // An explicit setting of either (flag or NODE_OPTIONS) is left alone. The restart also caps glibc's malloc
 // arenas at two (unless MALLOC_ARENA_MAX is set): by default each thread that allocates may get its own arena,
 // and a crawling worker's peak RSS was 241-244 MB against 222-234 MB with two, at the same speed.
