@@ -1,4 +1,4 @@
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { UserError } from './errors.js';
@@ -115,6 +115,8 @@ const envSchema = z.object({
 
   CRAWL_DELAY: number(1.0, 0, 3600, 'of seconds from 0 to 3600'),
   MAX_CONCURRENT_CRAWLS: number(20, 1, 20, 'from 1 to 20', true),
+  // Two per core: a search alternates between PostgreSQL's CPU and the daemon's, so one per core leaves them idle.
+  SEARCH_CONCURRENCY: number(2 * availableParallelism(), 1, 1000, 'from 1 to 1000', true),
 
   WORKSPACE_PATH: optionalString,
   AGENT_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
@@ -152,7 +154,8 @@ export interface Config {
   database:
     | { mode: 'external'; connectionString?: string; host?: string; port: number; database: string; user?: string; password?: string }
     | { mode: 'embedded' };
-  api: { host: string; port: number; corsOrigins: string[]; auth: boolean };
+  /** searchConcurrency: searches the daemon runs at once; the rest wait their turn (core/search/shared.ts). */
+  api: { host: string; port: number; corsOrigins: string[]; auth: boolean; searchConcurrency: number };
   mcpAuth: { enabled: boolean; tokens: string[] };
   crawl: { delaySeconds: number; maxConcurrent: number };
   llm: {
@@ -249,6 +252,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       corsOrigins: env.API_CORS_ORIGINS,
       // Auth for REST follows MCP auth by default whenever the daemon is reachable from other hosts.
       auth: env.API_AUTH ?? (env.MCP_AUTH_ENABLED && !isLoopbackHost(env.API_HOST)),
+      searchConcurrency: env.SEARCH_CONCURRENCY,
     },
     mcpAuth: { enabled: env.MCP_AUTH_ENABLED, tokens },
     crawl: { delaySeconds: env.CRAWL_DELAY, maxConcurrent: env.MAX_CONCURRENT_CRAWLS },

@@ -7,6 +7,7 @@ import { assertAuthConfigured } from '../core/config.js';
 import type { Config } from '../core/config.js';
 import { openDatabase } from '../core/db/connect.js';
 import type { Database } from '../core/db/connect.js';
+import { limitSearches } from '../core/search/shared.js';
 import { buildApp } from './app.js';
 import type { RouteModule } from './app.js';
 import { EventsHub } from './events-hub.js';
@@ -46,6 +47,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
   assertAuthConfigured(config);
   const log = options.logger;
   const db = await openDatabase(config, { max: 20, applicationName: 'docdex-serve' });
+  limitSearches(db.pool, config.api.searchConcurrency);
   const hub = new EventsHub(db.info, log);
   await hub.start();
   const services: BackgroundService[] = [];

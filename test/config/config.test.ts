@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, assertAuthConfigured, loadConfig } from '../../src/core/config.js';
 
@@ -18,6 +19,8 @@ describe('loadConfig', () => {
     expect(config.home).toBe('/home/u/.local/share/docdex');
     expect(config.api).toMatchObject({ host: '127.0.0.1', port: 7654, corsOrigins: [], auth: false });
     expect(config.crawl).toEqual({ delaySeconds: 1, maxConcurrent: 20 });
+    expect(config.api.searchConcurrency).toBe(2 * availableParallelism());
+    expect(loadConfig({ SEARCH_CONCURRENCY: '3' }).api.searchConcurrency).toBe(3);
     expect(config.mcpAuth).toEqual({ enabled: false, tokens: [] });
     expect(config.llm.enabled).toBe(false);
   });
@@ -39,6 +42,7 @@ describe('loadConfig', () => {
     [{ CRAWL_DELAY: '-1' }, 'CRAWL_DELAY', 'from 0 to 3600'],
     [{ MAX_CONCURRENT_CRAWLS: '21' }, 'MAX_CONCURRENT_CRAWLS', 'from 1 to 20'],
     [{ MAX_CONCURRENT_CRAWLS: '2.5' }, 'MAX_CONCURRENT_CRAWLS', 'whole number'],
+    [{ SEARCH_CONCURRENCY: '0' }, 'SEARCH_CONCURRENCY', 'from 1 to 1000'],
     [{ API_PORT: '70000' }, 'API_PORT', 'port number'],
     [{ DB_PORT: 'x' }, 'DB_PORT', 'port number'],
     [{ MCP_AUTH_ENABLED: 'maybe' }, 'MCP_AUTH_ENABLED', 'true or false'],

@@ -1,5 +1,7 @@
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { searchesBusy, searchSnippetsShared } from '../../src/core/search/shared.js';
+import { createPool } from '../../src/core/db/connect.js';
+import { limitSearches, SearchCancelledError, searchesBusy, searchSnippetsShared } from '../../src/core/search/shared.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { addPage, createSource } from './fixtures.js';
@@ -51,5 +53,126 @@ describe('searchSnippetsShared', () => {
     expect(searchesBusy()).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(searchesBusy()).toBe(false);
+  });
+});
+
+describe('limitSearches', () => {
+  const APP = 'docdex-test-limited-searches';
+
+  /** Searches of the limited pool that PostgreSQL is running: here, all blocked on the test's table lock. */
+  async function runningSearches(): Promise<number> {
+    const { rows } = await db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+      [APP],
+    );
+    return rows[0]!.n;
+  }
+
+  async function until(check: () => Promise<boolean>): Promise<void> {
+    for (let i = 0; i < 200 && !(await check()); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+
+  /** Holds an exclusive lock on the snippets so that searches pile up inside PostgreSQL, where they can be counted. */
+  async function withSnippetsLocked<T>(body: (release: () => Promise<void>) => Promise<T>): Promise<T> {
+    const locker = await db.pool.connect();
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE snippets IN ACCESS EXCLUSIVE MODE');
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      await locker.query('COMMIT');
+    };
+    try {
+      return await body(release);
+    } finally {
+      await release();
+      locker.release();
+    }
+  }
+
+  async function limitedPool(concurrency: number): Promise<{ pool: pg.Pool; searchesRun: () => number }> {
+    const pool = createPool(db.info, { max: 10, applicationName: APP });
+    limitSearches(pool, concurrency);
+    // Each search takes one connection from its pool for all of its statements (searchSnippets).
+    let acquired = 0;
+    pool.on('acquire', () => acquired++);
+    return { pool, searchesRun: () => acquired };
+  }
+
+  it('runs at most the limit at once; the others wait in this process', async () => {
+    const { pool } = await limitedPool(2);
+    try {
+      const queries = ['socket', 'connection', 'create', 'opening', 'sock'];
+      const answers = await withSnippetsLocked(async (release) => {
+        const searches = queries.map((query) => searchSnippetsShared(pool, { query }));
+        await until(async () => (await runningSearches()) >= 2);
+        // Given time, the three others still wait their turn here, not in PostgreSQL.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(await runningSearches()).toBe(2);
+        await release();
+        return Promise.all(searches);
+      });
+      expect(answers.map((a) => a.total)).toEqual([1, 1, 1, 1, 1]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('runs waiting searches in the order they came', async () => {
+    const { pool } = await limitedPool(1);
+    try {
+      const finished: string[] = [];
+      const queries = ['socket', 'connection', 'create', 'opening', 'sock'];
+      await withSnippetsLocked(async (release) => {
+        const searches = queries.map((query) => searchSnippetsShared(pool, { query }).then(() => finished.push(query)));
+        await until(async () => (await runningSearches()) === 1);
+        await release();
+        await Promise.all(searches);
+      });
+      expect(finished).toEqual(queries);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('drops a waiting search whose callers all went away, and keeps one that another caller still waits for', async () => {
+    const { pool, searchesRun } = await limitedPool(1);
+    try {
+      await withSnippetsLocked(async (release) => {
+        const first = searchSnippetsShared(pool, { query: 'socket' });
+        await until(async () => (await runningSearches()) === 1);
+        const alone = new AbortController();
+        const gone = searchSnippetsShared(pool, { query: 'connection' }, alone.signal);
+        const leaving = new AbortController();
+        const left = searchSnippetsShared(pool, { query: 'create' }, leaving.signal);
+        const staying = searchSnippetsShared(pool, { query: 'create' }, new AbortController().signal);
+        // A caller that had already given up when it asked.
+        await expect(searchSnippetsShared(pool, { query: 'opening' }, AbortSignal.abort())).rejects.toBeInstanceOf(SearchCancelledError);
+        alone.abort();
+        leaving.abort();
+        await expect(gone).rejects.toBeInstanceOf(SearchCancelledError);
+        await expect(left).rejects.toBeInstanceOf(SearchCancelledError);
+        // A caller arriving after the cancel gets a search of its own, not the cancelled one.
+        const again = searchSnippetsShared(pool, { query: 'connection' });
+        await release();
+        await expect(first).resolves.toMatchObject({ total: 1 });
+        await expect(staying).resolves.toMatchObject({ total: 1 });
+        await expect(again).resolves.toMatchObject({ total: 1 });
+      });
+      // socket, create (once, for both of its callers) and the second connection: the cancelled one never ran.
+      expect(searchesRun()).toBe(3);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('refuses a limit below one', async () => {
+    const { pool } = await limitedPool(1);
+    try {
+      expect(() => limitSearches(pool, 0)).toThrow(RangeError);
+    } finally {
+      await pool.end();
+    }
   });
 });

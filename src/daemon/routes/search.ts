@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { searchSnippetsShared } from '../../core/search/shared.js';
@@ -68,19 +68,31 @@ const serializeAnswer = () => (data: unknown): string => {
   return json;
 };
 
+/**
+ * Aborts when the client goes away before its answer is sent, so that a search still waiting for its turn is
+ * not run for nobody (searchSnippetsShared).
+ */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const gone = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) gone.abort();
+  });
+  return gone.signal;
+}
+
 export function registerSearchRoutes(app: FastifyInstance, deps: DaemonDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.post(
     '/search',
     { serializerCompiler: serializeAnswer, schema: { summary: 'Search code snippets', tags: ['search'], body: SearchRequest, response: { 200: SearchResponse, 404: ErrorBody, 422: ErrorBody } } },
-    async (request) => searchSnippetsShared(deps.db.pool, request.body),
+    async (request, reply) => searchSnippetsShared(deps.db.pool, request.body, clientGone(reply)),
   );
   r.get(
     '/api/search',
     { serializerCompiler: serializeAnswer, schema: { summary: 'Search code snippets (query string)', tags: ['search'], querystring: SearchQuery, response: { 200: SearchResponse, 404: ErrorBody, 422: ErrorBody } } },
-    async (request) => {
+    async (request, reply) => {
       const { q, ...rest } = request.query;
-      return searchSnippetsShared(deps.db.pool, { query: q, ...rest });
+      return searchSnippetsShared(deps.db.pool, { query: q, ...rest }, clientGone(reply));
     },
   );
 }
