@@ -51,12 +51,12 @@ export function createDocdexMcpServer(deps: McpDeps): DocdexMcpServer {
   // (2025-11-25, "Error Handling") lists unknown tools under protocol errors, and a model cannot fix a
   // tool name anyway, so this dispatcher answers with JSON-RPC -32602 instead. Argument validation and tool
   // failures stay isError results (SEP-1303), produced by each tool's `call`.
-  server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = tools.get(request.params.name);
     if (!tool) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}. Available tools: ${[...tools.keys()].join(', ')}.`);
     }
-    return tool.call(request.params.arguments);
+    return tool.call(request.params.arguments, { signal: extra.signal });
   });
   return { server, tools };
 }

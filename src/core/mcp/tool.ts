@@ -36,7 +36,12 @@ export interface DocdexTool {
   /** The tool as tools/list describes it (JSON Schemas as the SDK renders them: draft-7, input side). */
   listing: Tool;
   /** Validates the raw arguments and runs the tool; never throws: every failure is an isError result. */
-  call(args: unknown): Promise<CallToolResult>;
+  call(args: unknown, context?: ToolContext): Promise<CallToolResult>;
+}
+
+/** The call's circumstances: `signal` aborts when the client cancels the request or goes away. */
+export interface ToolContext {
+  signal?: AbortSignal;
 }
 
 export interface ToolDefinition<S extends z.ZodObject> {
@@ -46,7 +51,7 @@ export interface ToolDefinition<S extends z.ZodObject> {
   inputSchema: S;
   outputSchema?: z.ZodObject;
   annotations: ToolAnnotations;
-  run(args: z.output<S>): Promise<ToolOutput>;
+  run(args: z.output<S>, context: ToolContext): Promise<ToolOutput>;
 }
 
 function errorResult(text: string, meta: ToolErrorMeta): CallToolResult {
@@ -82,11 +87,11 @@ export function toolErrorResult(tool: string, error: unknown, deps: Pick<McpDeps
  * reports bad arguments the same way: as an isError result a model can act on.
  */
 export function registerDocdexTool<S extends z.ZodObject>(server: McpServer, deps: McpDeps, def: ToolDefinition<S>): DocdexTool {
-  const call = async (args: unknown): Promise<CallToolResult> => {
+  const call = async (args: unknown, context: ToolContext = {}): Promise<CallToolResult> => {
     const parsed = await def.inputSchema.safeParseAsync(args ?? {});
     if (!parsed.success) return validationErrorResult(def.name, parsed.error);
     try {
-      const output = await def.run(parsed.data);
+      const output = await def.run(parsed.data, context);
       return {
         content: [{ type: 'text', text: output.text }],
         ...(output.structured === undefined ? {} : { structuredContent: output.structured }),
@@ -108,7 +113,7 @@ export function registerDocdexTool<S extends z.ZodObject>(server: McpServer, dep
       ...(def.outputSchema === undefined ? {} : { outputSchema: def.outputSchema }),
       annotations,
     },
-    (args) => call(args),
+    (args, extra) => call(args, { signal: extra.signal }),
   );
   const listing: Tool = {
     name: def.name,

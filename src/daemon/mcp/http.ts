@@ -9,6 +9,7 @@ import { createDocdexMcpServer, createMcpServer } from '../../core/mcp/server.js
 import { ERROR_META_KEY } from '../../core/mcp/tool.js';
 import type { McpDeps, ToolErrorMeta } from '../../core/mcp/tool.js';
 import { rejectUnauthorized } from '../auth.js';
+import { clientGone } from '../client-gone.js';
 import { sendError } from '../errors.js';
 
 /**
@@ -301,7 +302,7 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
       if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
         return sendError(reply, 422, 'validation_error', 'The request body must be a JSON object of tool arguments.');
       }
-      const result = await tool.call(body ?? {});
+      const result = await tool.call(body ?? {}, { signal: clientGone(reply) });
       if (result.isError) {
         const meta = result._meta?.[ERROR_META_KEY] as ToolErrorMeta | undefined;
         const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');

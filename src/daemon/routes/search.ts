@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { searchSnippetsShared } from '../../core/search/shared.js';
 import type { DaemonDeps } from '../app.js';
+import { clientGone } from '../client-gone.js';
 import { ErrorBody } from '../errors.js';
 
 const filters = {
@@ -67,18 +68,6 @@ const serializeAnswer = () => (data: unknown): string => {
   }
   return json;
 };
-
-/**
- * Aborts when the client goes away before its answer is sent, so that a search still waiting for its turn is
- * not run for nobody (searchSnippetsShared).
- */
-function clientGone(reply: FastifyReply): AbortSignal {
-  const gone = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) gone.abort();
-  });
-  return gone.signal;
-}
 
 export function registerSearchRoutes(app: FastifyInstance, deps: DaemonDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();

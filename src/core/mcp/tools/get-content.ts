@@ -31,7 +31,8 @@ const inputSchema = z.object({
   page: pageArg,
 });
 
-export async function getContent(deps: McpDeps, args: z.output<typeof inputSchema>): Promise<ToolOutput> {
+/** `signal`: the client cancelled; a search still waiting for its turn is then not run (searchSnippetsShared). */
+export async function getContent(deps: McpDeps, args: z.output<typeof inputSchema>, signal?: AbortSignal): Promise<ToolOutput> {
   const { library, note } = await resolveLibrary(deps.pool, args.library_id);
   const query = args.query?.trim() ?? '';
   const offset = (args.page - 1) * args.limit;
@@ -47,7 +48,7 @@ export async function getContent(deps: McpDeps, args: z.output<typeof inputSchem
         hint: 'Use a more specific query, or a lower page number.',
       });
     }
-    const result = await searchSnippetsShared(deps.pool, { query, source: library.id, limit: args.limit, offset });
+    const result = await searchSnippetsShared(deps.pool, { query, source: library.id, limit: args.limit, offset }, signal);
     snippets = result.items;
     total = result.total;
     if (result.corrected && result.corrected.length > 0) {
@@ -95,6 +96,6 @@ export function registerGetContentTool(server: McpServer, deps: McpDeps): Docdex
       'An unknown library gets a message listing the closest names.',
     inputSchema,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    run: (args) => getContent(deps, args),
+    run: (args, context) => getContent(deps, args, context.signal),
   });
 }
