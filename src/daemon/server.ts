@@ -7,7 +7,8 @@ import { assertAuthConfigured } from '../core/config.js';
 import type { Config } from '../core/config.js';
 import { openDatabase } from '../core/db/connect.js';
 import type { Database } from '../core/db/connect.js';
-import { limitSearches } from '../core/search/shared.js';
+import { UserError } from '../core/errors.js';
+import { limitSearches, refuseWaitingSearches } from '../core/search/shared.js';
 import { buildApp } from './app.js';
 import type { RouteModule } from './app.js';
 import { EventsHub } from './events-hub.js';
@@ -89,6 +90,8 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
         // HTTP keeps answering; then HTTP stops accepting and drains in-flight requests.
         await bounded(Promise.allSettled(services.map((s) => s.stop())));
         await bounded(app.close());
+        // Requests still waiting for a search slot when the bound ran out get a 503, not a closed pool's error.
+        refuseWaitingSearches(db.pool, new UserError('docdex serve is shutting down.', { code: 'unavailable', hint: 'Retry once it is running again.' }));
         await hub.stop();
         await db.close();
       })();

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/core/db/connect.js';
-import { limitSearches, SearchCancelledError, searchesBusy, searchSnippetsShared } from '../../src/core/search/shared.js';
+import { limitSearches, refuseWaitingSearches, SearchCancelledError, searchesBusy, searchSnippetsShared } from '../../src/core/search/shared.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { addPage, createSource } from './fixtures.js';
@@ -162,6 +162,27 @@ describe('limitSearches', () => {
       });
       // socket, create (once, for both of its callers) and the second connection: the cancelled one never ran.
       expect(searchesRun()).toBe(3);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('fails the waiting searches when told to (a server closing its pool), and lets the running one finish', async () => {
+    const { pool, searchesRun } = await limitedPool(1);
+    try {
+      await withSnippetsLocked(async (release) => {
+        const running = searchSnippetsShared(pool, { query: 'socket' });
+        await until(async () => (await runningSearches()) === 1);
+        const waiting = [searchSnippetsShared(pool, { query: 'connection' }), searchSnippetsShared(pool, { query: 'create' }, new AbortController().signal)];
+        const closing = new Error('closing');
+        refuseWaitingSearches(pool, closing);
+        for (const search of waiting) await expect(search).rejects.toBe(closing);
+        await release();
+        await expect(running).resolves.toMatchObject({ total: 1 });
+      });
+      expect(searchesRun()).toBe(1);
+      // The queue is empty, not stuck: the next search runs.
+      await expect(searchSnippetsShared(pool, { query: 'connection' })).resolves.toMatchObject({ total: 1 });
     } finally {
       await pool.end();
     }

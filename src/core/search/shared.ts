@@ -32,11 +32,18 @@ interface Shared {
   cancel(): void;
 }
 
+interface Slot {
+  dropped: boolean;
+  start(): void;
+  /** Fails the waiting search's callers with `error` instead of running it. */
+  refuse(error: Error): void;
+}
+
 interface PoolSearches {
   running: Map<string, Shared>;
   limit: number;
   active: number;
-  queue: Array<{ start(): void; dropped: boolean }>;
+  queue: Slot[];
 }
 
 const pools = new WeakMap<pg.Pool, PoolSearches>();
@@ -102,14 +109,17 @@ function startShared(pool: pg.Pool, p: PoolSearches, key: string, options: Searc
     waiters: 0,
     started: false,
     cancel() {
-      if (shared.started || slot.dropped) return;
-      slot.dropped = true;
-      ended();
-      rejectAnswer(new SearchCancelledError());
+      if (!shared.started) slot.refuse(new SearchCancelledError());
     },
   };
-  const slot = {
+  const slot: Slot = {
     dropped: false,
+    refuse(error) {
+      if (slot.dropped) return;
+      slot.dropped = true;
+      ended();
+      rejectAnswer(error);
+    },
     start() {
       shared.started = true;
       searchSnippets(pool, options)
@@ -128,6 +138,14 @@ function startShared(pool: pg.Pool, p: PoolSearches, key: string, options: Searc
     p.queue.push(slot);
   }
   return shared;
+}
+
+/**
+ * Fails every search of this pool still waiting for its turn with `error`; the running ones finish. For a
+ * server about to close the pool: a search started on a closed pool fails with the driver's own message.
+ */
+export function refuseWaitingSearches(pool: pg.Pool, error: Error): void {
+  for (const slot of pools.get(pool)?.queue.splice(0) ?? []) slot.refuse(error);
 }
 
 /**
