@@ -8,6 +8,7 @@ import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { backendsWaitingOnLocks, untilWaitingOnLocks, withTableLocked } from '../helpers/locks.js';
 import { addPage, createSource } from '../search/fixtures.js';
 
 let db: TestDatabase;
@@ -27,30 +28,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** Runs `body` while the snippets are locked: the daemon's searches block inside PostgreSQL, where they are counted. */
-async function withSnippetsLocked(body: () => Promise<void>): Promise<void> {
-  const locker = await db.pool.connect();
-  try {
-    await locker.query('BEGIN');
-    await locker.query('LOCK TABLE snippets IN ACCESS EXCLUSIVE MODE');
-    await body();
-  } finally {
-    await locker.query('ROLLBACK').catch(() => undefined);
-    locker.release();
-  }
-}
-
-async function untilBlocked(n: number): Promise<void> {
-  for (let i = 0; i < 200 && (await blockedSearches()) < n; i++) await new Promise((r) => setTimeout(r, 25));
-}
-
-/** The daemon's searches PostgreSQL is running: here, all blocked on the test's lock. */
-async function blockedSearches(): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'docdex-serve' AND wait_event_type = 'Lock'`,
-  );
-  return rows[0]!.n;
-}
+const APP = 'docdex-serve';
 
 describe('SEARCH_CONCURRENCY', () => {
   it('caps the searches the daemon runs at once; a client that leaves while waiting costs nothing and breaks nothing', async () => {
@@ -58,9 +36,9 @@ describe('SEARCH_CONCURRENCY', () => {
     let second: Promise<Response> | undefined;
     let acquired = 0;
     const count = () => acquired++;
-    await withSnippetsLocked(async () => {
+    await withTableLocked(db.pool, 'snippets', async () => {
       first = fetch(`${daemon.base}/api/search?q=socket`);
-      await untilBlocked(1);
+      await untilWaitingOnLocks(db.pool, APP, 1);
       // A client that gives up while its search waits its turn.
       const leaving = http.get(`${daemon.base}/api/search?q=close`);
       leaving.on('error', () => undefined);
@@ -68,7 +46,7 @@ describe('SEARCH_CONCURRENCY', () => {
       await new Promise((r) => setTimeout(r, 300));
       leaving.destroy();
       await new Promise((r) => setTimeout(r, 100));
-      expect(await blockedSearches()).toBe(1);
+      expect(await backendsWaitingOnLocks(db.pool, APP)).toBe(1);
       daemon.db.pool.on('acquire', count);
     });
     const answers = await Promise.all([first!, second!]);
@@ -90,15 +68,15 @@ describe('SEARCH_CONCURRENCY', () => {
       let first: Promise<Response> | undefined;
       let acquired = 0;
       const count = () => acquired++;
-      await withSnippetsLocked(async () => {
+      await withTableLocked(db.pool, 'snippets', async () => {
         first = fetch(`${daemon.base}/api/search?q=socket`);
-        await untilBlocked(1);
+        await untilWaitingOnLocks(db.pool, APP, 1);
         const cancel = new AbortController();
         const call = client.callTool({ name: 'get_content', arguments: { library_id: 'limited', query: 'closing' } }, undefined, { signal: cancel.signal });
         await new Promise((r) => setTimeout(r, 300));
         cancel.abort();
         await expect(call).rejects.toThrow();
-        expect(await blockedSearches()).toBe(1);
+        expect(await backendsWaitingOnLocks(db.pool, APP)).toBe(1);
         // From here on, each search the daemon runs takes a connection from its pool (searchSnippets).
         daemon.db.pool.on('acquire', count);
       });

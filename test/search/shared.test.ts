@@ -4,6 +4,7 @@ import { createPool } from '../../src/core/db/connect.js';
 import { limitSearches, refuseWaitingSearches, SearchCancelledError, searchesBusy, searchSnippetsShared } from '../../src/core/search/shared.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { backendsWaitingOnLocks, untilWaitingOnLocks, withTableLocked } from '../helpers/locks.js';
 import { addPage, createSource } from './fixtures.js';
 
 let db: TestDatabase;
@@ -59,38 +60,6 @@ describe('searchSnippetsShared', () => {
 describe('limitSearches', () => {
   const APP = 'docdex-test-limited-searches';
 
-  /** Searches of the limited pool that PostgreSQL is running: here, all blocked on the test's table lock. */
-  async function runningSearches(): Promise<number> {
-    const { rows } = await db.pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
-      [APP],
-    );
-    return rows[0]!.n;
-  }
-
-  async function until(check: () => Promise<boolean>): Promise<void> {
-    for (let i = 0; i < 200 && !(await check()); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-
-  /** Holds an exclusive lock on the snippets so that searches pile up inside PostgreSQL, where they can be counted. */
-  async function withSnippetsLocked<T>(body: (release: () => Promise<void>) => Promise<T>): Promise<T> {
-    const locker = await db.pool.connect();
-    await locker.query('BEGIN');
-    await locker.query('LOCK TABLE snippets IN ACCESS EXCLUSIVE MODE');
-    let released = false;
-    const release = async () => {
-      if (released) return;
-      released = true;
-      await locker.query('COMMIT');
-    };
-    try {
-      return await body(release);
-    } finally {
-      await release();
-      locker.release();
-    }
-  }
-
   async function limitedPool(concurrency: number): Promise<{ pool: pg.Pool; searchesRun: () => number }> {
     const pool = createPool(db.info, { max: 10, applicationName: APP });
     limitSearches(pool, concurrency);
@@ -104,12 +73,12 @@ describe('limitSearches', () => {
     const { pool } = await limitedPool(2);
     try {
       const queries = ['socket', 'connection', 'create', 'opening', 'sock'];
-      const answers = await withSnippetsLocked(async (release) => {
+      const answers = await withTableLocked(db.pool, 'snippets', async (release) => {
         const searches = queries.map((query) => searchSnippetsShared(pool, { query }));
-        await until(async () => (await runningSearches()) >= 2);
+        await untilWaitingOnLocks(db.pool, APP, 2);
         // Given time, the three others still wait their turn here, not in PostgreSQL.
         await new Promise((resolve) => setTimeout(resolve, 300));
-        expect(await runningSearches()).toBe(2);
+        expect(await backendsWaitingOnLocks(db.pool, APP)).toBe(2);
         await release();
         return Promise.all(searches);
       });
@@ -124,9 +93,9 @@ describe('limitSearches', () => {
     try {
       const finished: string[] = [];
       const queries = ['socket', 'connection', 'create', 'opening', 'sock'];
-      await withSnippetsLocked(async (release) => {
+      await withTableLocked(db.pool, 'snippets', async (release) => {
         const searches = queries.map((query) => searchSnippetsShared(pool, { query }).then(() => finished.push(query)));
-        await until(async () => (await runningSearches()) === 1);
+        await untilWaitingOnLocks(db.pool, APP, 1);
         await release();
         await Promise.all(searches);
       });
@@ -139,9 +108,9 @@ describe('limitSearches', () => {
   it('drops a waiting search whose callers all went away, and keeps one that another caller still waits for', async () => {
     const { pool, searchesRun } = await limitedPool(1);
     try {
-      await withSnippetsLocked(async (release) => {
+      await withTableLocked(db.pool, 'snippets', async (release) => {
         const first = searchSnippetsShared(pool, { query: 'socket' });
-        await until(async () => (await runningSearches()) === 1);
+        await untilWaitingOnLocks(db.pool, APP, 1);
         const alone = new AbortController();
         const gone = searchSnippetsShared(pool, { query: 'connection' }, alone.signal);
         const leaving = new AbortController();
@@ -170,9 +139,9 @@ describe('limitSearches', () => {
   it('fails the waiting searches when told to (a server closing its pool), and lets the running one finish', async () => {
     const { pool, searchesRun } = await limitedPool(1);
     try {
-      await withSnippetsLocked(async (release) => {
+      await withTableLocked(db.pool, 'snippets', async (release) => {
         const running = searchSnippetsShared(pool, { query: 'socket' });
-        await until(async () => (await runningSearches()) === 1);
+        await untilWaitingOnLocks(db.pool, APP, 1);
         const waiting = [searchSnippetsShared(pool, { query: 'connection' }), searchSnippetsShared(pool, { query: 'create' }, new AbortController().signal)];
         const closing = new Error('closing');
         refuseWaitingSearches(pool, closing);

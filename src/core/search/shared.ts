@@ -24,18 +24,16 @@ export class SearchCancelledError extends UserError {
   }
 }
 
+/** One search and its callers: running, or waiting in its pool's queue. */
 interface Shared {
   answer: Promise<SearchResponse>;
   /** Callers still waiting; when the last one leaves before the search starts, it is not run at all. */
   waiters: number;
   started: boolean;
-  cancel(): void;
-}
-
-interface Slot {
+  /** Refused (cancelled or turned away) before it started: skipped when its turn comes. */
   dropped: boolean;
   start(): void;
-  /** Fails the waiting search's callers with `error` instead of running it. */
+  /** Fails the waiting search's callers with `error` instead of running it; no-op once started. */
   refuse(error: Error): void;
 }
 
@@ -43,7 +41,7 @@ interface PoolSearches {
   running: Map<string, Shared>;
   limit: number;
   active: number;
-  queue: Slot[];
+  queue: Shared[];
 }
 
 const pools = new WeakMap<pg.Pool, PoolSearches>();
@@ -108,15 +106,10 @@ function startShared(pool: pg.Pool, p: PoolSearches, key: string, options: Searc
     answer,
     waiters: 0,
     started: false,
-    cancel() {
-      if (!shared.started) slot.refuse(new SearchCancelledError());
-    },
-  };
-  const slot: Slot = {
     dropped: false,
     refuse(error) {
-      if (slot.dropped) return;
-      slot.dropped = true;
+      if (shared.started || shared.dropped) return;
+      shared.dropped = true;
       ended();
       rejectAnswer(error);
     },
@@ -133,9 +126,9 @@ function startShared(pool: pg.Pool, p: PoolSearches, key: string, options: Searc
   searching++;
   if (p.active < p.limit) {
     p.active++;
-    slot.start();
+    shared.start();
   } else {
-    p.queue.push(slot);
+    p.queue.push(shared);
   }
   return shared;
 }
@@ -145,7 +138,7 @@ function startShared(pool: pg.Pool, p: PoolSearches, key: string, options: Searc
  * server about to close the pool: a search started on a closed pool fails with the driver's own message.
  */
 export function refuseWaitingSearches(pool: pg.Pool, error: Error): void {
-  for (const slot of pools.get(pool)?.queue.splice(0) ?? []) slot.refuse(error);
+  for (const waiting of pools.get(pool)?.queue.splice(0) ?? []) waiting.refuse(error);
 }
 
 /**
@@ -168,7 +161,7 @@ export function searchSnippetsShared(pool: pg.Pool, options: SearchOptions, sign
     return shared.answer;
   }
   if (signal.aborted) {
-    if (shared.waiters === 0) shared.cancel();
+    if (shared.waiters === 0) shared.refuse(new SearchCancelledError());
     return Promise.reject(new SearchCancelledError());
   }
   const s = shared;
@@ -176,7 +169,7 @@ export function searchSnippetsShared(pool: pg.Pool, options: SearchOptions, sign
   return new Promise<SearchResponse>((resolve, reject) => {
     const onAbort = () => {
       s.waiters--;
-      if (s.waiters === 0) s.cancel();
+      if (s.waiters === 0) s.refuse(new SearchCancelledError());
       reject(new SearchCancelledError());
     };
     signal.addEventListener('abort', onAbort, { once: true });
