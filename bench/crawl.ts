@@ -111,7 +111,7 @@ function connectionUrl(info: ConnectionInfo): string {
   const c = info.config;
   if (typeof c.connectionString === 'string') return c.connectionString;
   const auth = c.user ? `${encodeURIComponent(String(c.user))}${c.password ? `:${encodeURIComponent(String(c.password))}` : ''}@` : '';
-  return `postgres://${auth}${String(c.host ?? '127.0.0.1')}:${String(c.port ?? 5432)}/${String(c.database)}`;
+  return `postgres://${auth}${encodeURIComponent(String(c.host ?? '127.0.0.1'))}:${String(c.port ?? 5432)}/${String(c.database)}`;
 }
 
 interface BenchDb {

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { embeddedStatus, ensureEmbeddedPostgres, serverMallocEnvironment, stopEmbeddedPostgres } from '../../src/core/db/embedded.js';
+import { embeddedStatus, ensureEmbeddedPostgres, serverMallocEnvironment, socketDirectory, stopEmbeddedPostgres } from '../../src/core/db/embedded.js';
 import { runCli } from '../helpers/cli.js';
 
 const homes: string[] = [];
@@ -52,6 +52,12 @@ describe('embedded PostgreSQL', () => {
     expect(readFileSync(path.join(home, 'postgres.password'), 'utf8').trim()).toBe(first.password);
     expect((await import('node:fs')).statSync(path.join(home, 'postgres.password')).mode & 0o777).toBe(0o600);
     expect(await query(first, 'SHOW listen_addresses')).toEqual([{ listen_addresses: '127.0.0.1' }]);
+    // docdex connects through the unix socket, in a directory only this user can enter; TCP stays for other tools.
+    const run = path.join(home, 'run');
+    expect(first.host).toBe(run);
+    expect(statSync(run).mode & 0o777).toBe(0o700);
+    expect(await query(first, "SELECT inet_server_addr() AS addr, current_setting('unix_socket_directories') AS dirs")).toEqual([{ addr: null, dirs: run }]);
+    expect(await query({ ...first, host: '127.0.0.1' }, 'SELECT inet_server_addr()::text AS addr')).toEqual([{ addr: '127.0.0.1/32' }]);
     // The server runs with docdex's malloc settings (serverMallocEnvironment), which its backends inherit.
     const environ = readFileSync(`/proc/${status.pid}/environ`, 'utf8').split('\0');
     expect(environ).toEqual(expect.arrayContaining(['MALLOC_MMAP_THRESHOLD_=33554432', 'MALLOC_TRIM_THRESHOLD_=134217728']));
@@ -59,7 +65,7 @@ describe('embedded PostgreSQL', () => {
     const viaCli = await runCli(['db', 'status', '--json'], { env: cliEnv(home) });
     expect(viaCli.exitCode).toBe(0);
     const json = JSON.parse(String(viaCli.stdout));
-    expect(json).toMatchObject({ mode: 'embedded', running: true, pid: status.pid, port: first.port, schemaVersion: 0 });
+    expect(json).toMatchObject({ mode: 'embedded', running: true, pid: status.pid, port: first.port, socketDir: run, schemaVersion: 0 });
 
     const second = await ensureEmbeddedPostgres(home);
     expect(second.port).toBe(first.port);
@@ -87,12 +93,13 @@ describe('embedded PostgreSQL', () => {
     const pid = embeddedStatus(home).pid!;
     process.kill(pid, 'SIGKILL');
     for (let i = 0; i < 100 && embeddedStatus(home).running; i++) await new Promise((r) => setTimeout(r, 50));
-    // Simulate pid reuse: point postmaster.pid at a live process that is not postgres.
+    // Simulate pid reuse: point postmaster.pid and the socket's lock file at a live process that is not postgres.
     const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
-    const pidFile = path.join(home, 'postgres', 'postmaster.pid');
-    const lines = readFileSync(pidFile, 'utf8').split('\n');
-    lines[0] = String(sleeper.pid);
-    writeFileSync(pidFile, lines.join('\n'));
+    for (const lockFile of [path.join(home, 'postgres', 'postmaster.pid'), path.join(home, 'run', `.s.PGSQL.${c.port}.lock`)]) {
+      const lines = readFileSync(lockFile, 'utf8').split('\n');
+      lines[0] = String(sleeper.pid);
+      writeFileSync(lockFile, lines.join('\n'));
+    }
     try {
       const again = await ensureEmbeddedPostgres(home);
       expect(await query(again, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
@@ -101,6 +108,18 @@ describe('embedded PostgreSQL', () => {
     } finally {
       sleeper.kill();
     }
+  });
+
+  it('falls back to loopback TCP when the home is too deep for a unix socket path', async () => {
+    const home = path.join(freshHome(), 'd'.repeat(60), 'docdex');
+    mkdirSync(home, { recursive: true });
+    homes.unshift(home); // stopped before its parent directory is removed
+    expect(socketDirectory(home)).toBeNull();
+    const c = await ensureEmbeddedPostgres(home);
+    expect(c.host).toBe('127.0.0.1');
+    expect(await query(c, 'SELECT inet_server_addr()::text AS addr')).toEqual([{ addr: '127.0.0.1/32' }]);
+    expect(embeddedStatus(home).socketDir).toBeNull();
+    expect(readdirSync(home)).not.toContain('run');
   });
 
   it("keeps malloc settings the caller's environment already has", () => {

@@ -25,8 +25,9 @@ export default async function setup(project: TestProject): Promise<void> {
   let adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) {
     const home = path.join(os.tmpdir(), `docdex-test-pg-${process.getuid?.() ?? 0}`);
+    // Over its unix socket when it has one (the host is then the socket's directory, escaped in the URL).
     const c = await ensureEmbeddedPostgres(home);
-    adminUrl = `postgres://${encodeURIComponent(c.user)}:${encodeURIComponent(c.password)}@${c.host}:${c.port}/postgres`;
+    adminUrl = `postgres://${encodeURIComponent(c.user)}:${encodeURIComponent(c.password)}@${encodeURIComponent(c.host)}:${c.port}/postgres`;
   }
   const digest = createHash('sha256');
   for (const m of listMigrations()) digest.update(m.name).update(m.sql);

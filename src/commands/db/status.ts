@@ -11,6 +11,7 @@ export default class DbStatus extends BaseCommand<typeof DbStatus> {
     if (status.mode === 'embedded') {
       this.log(`embedded PostgreSQL ${status.serverVersion ?? ''}`.trim());
       this.log(`  state:    ${status.running ? `running (pid ${status.pid}, 127.0.0.1:${status.port})` : status.initialised ? 'stopped' : 'not initialised'}`);
+      if (status.socketDir) this.log(`  socket:   ${status.socketDir}`);
       this.log(`  data:     ${status.dataDir}`);
       this.log(`  schema:   ${status.schemaVersion ?? '-'} of ${status.latestVersion}`);
     } else {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { UserError } from '../errors.js';
@@ -17,6 +18,14 @@ export interface ConnectionInfo {
   display: string;
 }
 
+function decodedHost(host: string): string {
+  try {
+    return decodeURIComponent(host);
+  } catch {
+    return host;
+  }
+}
+
 /** Resolves where the database is, starting the embedded server when no external one is configured. */
 export async function resolveConnection(config: Config): Promise<ConnectionInfo> {
   const db = config.database;
@@ -26,7 +35,8 @@ export async function resolveConnection(config: Config): Promise<ConnectionInfo>
       return {
         mode: 'external',
         config: { connectionString: db.connectionString },
-        display: `${url.hostname}:${url.port || 5432}${url.pathname}`,
+        // A socket directory as the host is percent-encoded (postgres://u@%2Fvar%2Frun%2Fpostgresql/db).
+        display: `${decodedHost(url.hostname)}:${url.port || 5432}${url.pathname}`,
       };
     }
     return {
@@ -42,7 +52,8 @@ export async function resolveConnection(config: Config): Promise<ConnectionInfo>
     };
   }
   const embedded = await ensureEmbeddedPostgres(config.home);
-  return { mode: 'embedded', config: embedded, display: `${embedded.host}:${embedded.port}/${embedded.database}` };
+  const where = embedded.host.startsWith('/') ? path.join(embedded.host, `.s.PGSQL.${embedded.port}`) : `${embedded.host}:${embedded.port}`;
+  return { mode: 'embedded', config: embedded, display: `${where}/${embedded.database}` };
 }
 
 export interface Database {
