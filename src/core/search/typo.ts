@@ -294,7 +294,7 @@ export async function rebuildSearchTerms(pool: pg.Pool): Promise<number> {
     await client.query('DELETE FROM search_terms_queue');
     const result = await client.query(
       `INSERT INTO search_terms (term, doc_count)
-       SELECT w, count(*)::int FROM snippets s, LATERAL search_vector_terms(s.search_vector) AS w GROUP BY w`,
+       SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM snippets') WHERE is_lexicon_word(word)`,
     );
     return result.rowCount ?? 0;
   });
