@@ -3,7 +3,8 @@
 // 1. loopback throughput at CRAWL_DELAY=0: crawl pages/s next to a raw undici fetch loop over the same URLs
 //    at the same concurrency against the same server in the same run (goal >= 0.7 of the raw loop); once
 //    with an instant server (pure crawler overhead: fetch + extract + one transaction per page), once with
-//    20 ms per response, a fast real documentation host, and once with 100 ms, a typical one;
+//    20 ms per response, a fast real documentation host, and once with 100 ms, a typical one; beside them, the
+//    crawler's fetcher and extractor alone over the same URLs (no database), the part of the gap that is not storage;
 // 2. politeness: CRAWL_DELAY=1, N=10 pages on one host; wall time from start to completed, which includes the
 //    robots.txt request (goal <= 1.05 x N x delay);
 // 3. memory: peak RSS (VmHWM) of a real `docdex worker --only crawl` process crawling 5,000 pages (goal
@@ -24,6 +25,8 @@ import type { ConnectionInfo } from '../dist/core/db/connect.js';
 import { migrate } from '../dist/core/db/migrate.js';
 import { installBossSchema } from '../dist/core/queue/boss.js';
 import { startCrawl, startCrawlWorkers, waitForJob } from '../dist/core/crawl/index.js';
+import { PageFetcher } from '../dist/core/crawl/fetch.js';
+import { extractDocument } from '../dist/core/extract/index.js';
 import type { CrawlJob } from '../dist/core/crawl/index.js';
 
 type Row = Record<string, string | number>;
@@ -164,6 +167,28 @@ async function rawLoop(urls: string[], concurrency: number): Promise<number> {
   return urls.length / seconds;
 }
 
+/**
+ * The crawler's own fetcher and extractor over the same URLs at the same concurrency, storing nothing: what
+ * fetching and extracting alone leave of the raw loop, so the table shows how much of the gap is the database.
+ */
+async function fetchAndExtractLoop(urls: string[], concurrency: number): Promise<number> {
+  const fetcher = new PageFetcher();
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < urls.length) {
+        const result = await fetcher.fetch(urls[next++]!);
+        if (result.kind !== 'ok') throw new Error(`fetch-and-extract loop: ${result.kind}`);
+        extractDocument({ url: result.url, contentType: result.contentType, body: result.body });
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await fetcher.close();
+  return urls.length / seconds;
+}
+
 async function crawlOnce(db: BenchDb, config: Config, origin: string, name: string, concurrency: number, depth = 2): Promise<{ job: CrawlJob; seconds: number }> {
   const started = performance.now();
   const job = await startCrawl(db, config, { name, start_urls: [`${origin}/`], max_depth: depth, max_concurrent_crawls: concurrency });
@@ -179,10 +204,12 @@ async function throughput(db: BenchDb, latencyMs: number, concurrency: number): 
     const raw = await rawLoop(site.urls, concurrency);
     const { job, seconds } = await crawlOnce(db, config, site.origin, `throughput-${latencyMs}-${concurrency}`, concurrency);
     const crawled = job.pages_crawled / seconds;
+    const unstored = await fetchAndExtractLoop(site.urls, concurrency);
     return {
       bench: `loopback, ${latencyMs} ms/response, concurrency ${concurrency}`,
       pages: job.pages_crawled,
       'raw pages/s': raw.toFixed(0),
+      'fetch + extract, no db': `${unstored.toFixed(0)} (${(unstored / raw).toFixed(2)})`,
       'crawl pages/s': crawled.toFixed(0),
       ratio: (crawled / raw).toFixed(2),
       goal: '>= 0.70',
