@@ -48,7 +48,7 @@ describe('embedded PostgreSQL', () => {
     expect(await query(first, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
     // pg_trgm ships with the binaries: the spec's fuzzy matching depends on it.
     expect(await query(first, "SELECT count(*)::int AS n FROM pg_available_extensions WHERE name = 'pg_trgm'")).toEqual([{ n: 1 }]);
-    // The password file is private, and the server listens on loopback only.
+    // The password file is private, and TCP listens on loopback only.
     expect(readFileSync(path.join(home, 'postgres.password'), 'utf8').trim()).toBe(first.password);
     expect((await import('node:fs')).statSync(path.join(home, 'postgres.password')).mode & 0o777).toBe(0o600);
     expect(await query(first, 'SHOW listen_addresses')).toEqual([{ listen_addresses: '127.0.0.1' }]);
@@ -120,6 +120,12 @@ describe('embedded PostgreSQL', () => {
     expect(await query(c, 'SELECT inet_server_addr()::text AS addr')).toEqual([{ addr: '127.0.0.1/32' }]);
     expect(embeddedStatus(home).socketDir).toBeNull();
     expect(readdirSync(home)).not.toContain('run');
+  });
+
+  it('puts the socket under the home only where the server can name it', () => {
+    expect(socketDirectory('/home/ada/.local/share/docdex')).toBe('/home/ada/.local/share/docdex/run');
+    // A comma separates the server's socket directories; quotes and backslashes would need escaping in its config.
+    for (const home of ['/srv/a,b/docdex', "/srv/o'neil/docdex", '/srv/"q"/docdex', '/srv/back\\slash/docdex']) expect(socketDirectory(home)).toBeNull();
   });
 
   it("keeps malloc settings the caller's environment already has", () => {
