@@ -1,8 +1,9 @@
 // Daemon load (issue 6): 200 concurrent clients search for 30 s against the real daemon (`docdex serve`, its
 // own process, started as users start it: bin/run.js picks its heap settings) over loopback while a crawl of a
 // local site runs in the same daemon, on the generated corpus of BENCH_DAEMON_SNIPPETS (default
-// 100,000) snippets. Reports requests/s, p50/p99 latency and errors, with a first row of the fixed load before the
-// crawl starts (the machine's own baseline). Bounded: three 30 s runs, loopback only.
+// 100,000) snippets. Reports requests/s, p50/p99 latency and errors, with two rows of the fixed load before the
+// crawl starts: a bare Fastify server answering from memory (the floor of this machine and load generator), then
+// the daemon (its own baseline). Bounded: four 30 s runs, loopback only.
 // The daemon's crawl gives way to its searches (src/core/crawl/courtesy.ts): the 'pages crawled meanwhile'
 // column shows what that costs the crawl (before it gave way, it ran at about 95 pages/s under the same load).
 // Run alone: npm run build && node --experimental-strip-types bench/daemon.ts
@@ -104,6 +105,45 @@ process.stdin.on('end', async () => {
 });
 `;
 
+// The floor: the same load against a bare Fastify server in its own process, answering each of the fixed
+// queries with the daemon's own answer held in memory: no auth, validation, search or database. What any server
+// on this framework reaches on this machine beside this load generator, so the table shows how much of the
+// daemon's latency is its own work.
+const FLOOR_CHILD = `
+const fastify = require('fastify')({ logger: false });
+let input = '';
+process.stdin.on('data', (d) => (input += d));
+process.stdin.on('end', () => {
+  const answers = new Map(Object.entries(JSON.parse(input)));
+  fastify.get('/api/search', async (request, reply) => {
+    const body = answers.get(request.query.q);
+    return body === undefined ? reply.code(404).send() : reply.type('application/json; charset=utf-8').send(body);
+  });
+  fastify.listen({ port: 0, host: '127.0.0.1' }).then(() => process.stdout.write(String(fastify.server.address().port) + '\\n'));
+});
+`;
+
+async function startFloor(answers: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['-e', FLOOR_CHILD], { cwd: path.resolve(import.meta.dirname, '..'), stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.stdin!.end(JSON.stringify(answers));
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('\n')) resolve(Number(out.trim()));
+    });
+    child.once('exit', (code) => reject(new Error(`floor server exited with ${code}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
 interface LoadResult {
   requests: { average: number };
   latency: { p50: number; p99: number };
@@ -144,6 +184,10 @@ export async function benchDaemon(): Promise<Row[]> {
   });
   try {
     const base = daemon.url;
+    const answers: Record<string, string> = {};
+    for (const q of QUERIES) answers[q] = await (await fetch(`${base}/api/search?q=${encodeURIComponent(q)}&limit=10`)).text();
+    const floorServer = await startFloor(answers);
+    const floor = await loadFromChild({ url: floorServer.url, connections: 200, duration: durationSeconds, queries: QUERIES, random: false }).finally(() => floorServer.stop());
     // The same fixed load before the crawl starts: what the machine gives without one, so the table shows how
     // much of the p99 below is the crawl's.
     const idle = await loadFromChild({ url: base, connections: 200, duration: durationSeconds, queries: QUERIES, random: false });
@@ -162,7 +206,7 @@ export async function benchDaemon(): Promise<Row[]> {
     const varied = await loadFromChild({ url: base, connections: 200, duration: durationSeconds, queries: variedQueries(), random: true });
     const afterVaried = await crawledSoFar();
     await fetch(`${base}/api/crawl-jobs/${job.job_id}/cancel`, { method: 'POST' });
-    const row = (mix: string, result: LoadResult, from: { pages_crawled: number } | null, to: { pages_crawled: number; status: string } | null): Row => ({
+    const row = (mix: string, result: LoadResult, from: { pages_crawled: number } | null, to: { pages_crawled: number; status: string } | null, baseline = 'no crawl (baseline)'): Row => ({
       snippets: total,
       clients: 200,
       seconds: durationSeconds,
@@ -172,11 +216,13 @@ export async function benchDaemon(): Promise<Row[]> {
       'p99 ms': result.latency.p99,
       errors: result.errors + result.timeouts,
       non2xx: result.non2xx,
-      'pages crawled meanwhile': from && to ? `${to.pages_crawled - from.pages_crawled} (crawl ${to.status})` : 'no crawl (baseline)',
+      'pages crawled meanwhile': from && to ? `${to.pages_crawled - from.pages_crawled} (crawl ${to.status})` : baseline,
       goal: from && to ? '0 errors, p99 <= 50 ms' : '',
       met: !from || !to ? '' : result.errors + result.timeouts + result.non2xx === 0 && result.latency.p99 <= 50 ? 'yes' : 'no',
     });
-    return [row(`${QUERIES.length} fixed, in turn`, idle, null, null), row(`${QUERIES.length} fixed, in turn`, fixed, before, afterFixed), row('9,900 varied, at random', varied, afterFixed, afterVaried)];
+    return [
+      row(`${QUERIES.length} fixed, in turn`, floor, null, null, 'no crawl; floor: bare Fastify, answers from memory'),
+      row(`${QUERIES.length} fixed, in turn`, idle, null, null), row(`${QUERIES.length} fixed, in turn`, fixed, before, afterFixed), row('9,900 varied, at random', varied, afterFixed, afterVaried)];
   } finally {
     await daemon.stop();
     await site.close();
