@@ -4,6 +4,7 @@ import type { ResultPromise } from 'execa';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cancelCrawl, crawlHealth, getCrawlJob, liveWorkers, resumeCrawl, startCrawl, startCrawlWorkers } from '../../src/core/crawl/index.js';
 import type { CrawlWorkers } from '../../src/core/crawl/index.js';
+import { deleteSource } from '../../src/core/sources/manage.js';
 import { BIN } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
@@ -53,6 +54,15 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs = 20_000, step
     if (Date.now() > end) throw new Error('condition not reached in time');
     await new Promise((r) => setTimeout(r, stepMs));
   }
+}
+
+/** Page jobs of the crawl waiting in pg-boss's queue. */
+async function queuedPageJobs(jobId: string): Promise<number> {
+  const { rows } = await db.pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'docdex-crawl-page' AND group_id = $1 AND state IN ('created', 'retry')`,
+    [jobId],
+  );
+  return rows[0]!.n;
 }
 
 async function doneCount(jobId: string): Promise<number> {
@@ -128,6 +138,34 @@ describe('cancel and resume', () => {
     for (const p of doneBefore) expect(site.count(p), p).toBe(1);
     await expect(resumeCrawl(db, db.config, job.job_id)).rejects.toMatchObject({ code: 'conflict' });
     await w.stop();
+  });
+
+  it('cancel takes the queued pages out of the queue even with no worker to drop them; resume queues them again', async () => {
+    const w = await workers({ ...FAST_WORKER, concurrency: 2 });
+    const { site, paths } = await hubSite(20, 100);
+    const job = await startCrawl(db, db.config, { name: 'cancel-idle', start_urls: [site.url('/')], max_concurrent_crawls: 2 });
+    await waitUntil(async () => (await doneCount(job.job_id)) >= 2 && (await queuedPageJobs(job.job_id)) > 10);
+    await w.stop();
+    expect(await queuedPageJobs(job.job_id)).toBeGreaterThan(10);
+    await cancelCrawl(db.pool, job.job_id);
+    expect(await queuedPageJobs(job.job_id)).toBe(0);
+    expect((await crawlHealth(db)).queue.queued).toBe(0);
+    await resumeCrawl(db, db.config, job.job_id);
+    await workers({ ...FAST_WORKER, concurrency: 2 });
+    const final = await waitJob(db, job.job_id);
+    expect(final.status).toBe('completed');
+    expect(final.pages_crawled).toBe(paths.length);
+  });
+
+  it('deleting the source of a running crawl takes its queued pages out of the queue', async () => {
+    await workers({ ...FAST_WORKER, concurrency: 2 });
+    const { site } = await hubSite(30, 150);
+    const job = await startCrawl(db, db.config, { name: 'delete-mid-crawl', start_urls: [site.url('/')], max_concurrent_crawls: 2 });
+    await waitUntil(async () => (await doneCount(job.job_id)) >= 2 && (await queuedPageJobs(job.job_id)) > 10);
+    const deleted = await deleteSource(db.pool, 'delete-mid-crawl');
+    expect(deleted.crawl_jobs).toBe(1);
+    // Pages in flight when the source went may still queue nothing: the leaves link nowhere.
+    expect(await queuedPageJobs(job.job_id)).toBe(0);
   });
 
   it('survives kill -9 of a real `docdex worker` mid-crawl: resume stores every page exactly once', async () => {

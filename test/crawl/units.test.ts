@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { classifyContentType, parseRetryAfter } from '../../src/core/crawl/fetch.js';
 import { slotSpacingSeconds } from '../../src/core/crawl/politeness.js';
+import { pageFetchSkips } from '../../src/core/crawl/worker.js';
 import { parseCrawlRequest, splitList } from '../../src/core/crawl/request.js';
 import { parseRobots, robotsFromResponse } from '../../src/core/crawl/robots.js';
 import { createScope } from '../../src/core/crawl/scope.js';
@@ -139,6 +140,24 @@ describe('fetch helpers', () => {
     expect(slotSpacingSeconds(0.3)).toBeCloseTo(0.33, 6);
     expect(slotSpacingSeconds(0.05)).toBeCloseTo(0.08, 6);
     expect(slotSpacingSeconds(5)).toBeCloseTo(5.03, 6);
+  });
+});
+
+describe('page queue fetch', () => {
+  const caps = new Map([
+    ['a', { cap: 3, others: 0 }],
+    ['b', { cap: 2, others: 1 }],
+  ]);
+  it('skips the crawls whose cap is used by other workers and this process together', () => {
+    expect(pageFetchSkips(caps, new Map())).toEqual([]);
+    expect(pageFetchSkips(caps, new Map([['b', 1]]))).toEqual(['b']);
+    expect(pageFetchSkips(caps, new Map([['a', 3]]))).toEqual(['a']);
+  });
+  it('does not fetch at all when every running crawl is full, and fetches when none runs', () => {
+    expect(pageFetchSkips(caps, new Map([['a', 3], ['b', 1]]))).toBeNull();
+    expect(pageFetchSkips(new Map([['a', { cap: 3, others: 3 }]]), new Map())).toBeNull();
+    // Pages of crawls not (or no longer) running are still taken, to be dropped.
+    expect(pageFetchSkips(new Map(), new Map([['gone', 2]]))).toEqual([]);
   });
 });
 

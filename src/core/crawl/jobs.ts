@@ -6,7 +6,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { publish } from '../events/notify.js';
 import { upsertSourceForCrawl } from '../sources/upsert.js';
 import { frontierCounters, insertStartUrls } from './frontier.js';
-import { PAGE_QUEUE, WAKE_CHANNEL } from './queue.js';
+import { dropQueuedPages, PAGE_QUEUE, WAKE_CHANNEL } from './queue.js';
 import { parseCrawlRequest } from './request.js';
 import type { CrawlRequestInput } from './request.js';
 import { assertLlmReady } from '../llm/preflight.js';
@@ -261,7 +261,8 @@ export async function startCrawl(
 
 /**
  * Cancels a queued or running job. Workers hear it through NOTIFY and abort their fetches for the job, so it
- * stops within one page fetch everywhere; pages in flight go back to pending for a later resume.
+ * stops within one page fetch everywhere; pages in flight go back to pending for a later resume, and its
+ * queued pages leave the queue (a resume queues them again).
  */
 export async function cancelCrawl(pool: pg.Pool, id: string): Promise<CrawlJob> {
   const row = await selectJob(pool, id);
@@ -281,6 +282,7 @@ export async function cancelCrawl(pool: pg.Pool, id: string): Promise<CrawlJob> 
     });
   }
   const job = toCrawlJob(updated);
+  await dropQueuedPages(pool, [job.job_id]);
   await publish(pool, {
     event: 'job_complete',
     jobId: job.job_id,

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { JobInsert, PgBoss } from 'pg-boss';
+import { BOSS_SCHEMA } from '../db/connect.js';
 
 /**
  * Pages as pg-boss jobs. One queue for every crawl: a job's data names the crawl job and the page's key.
@@ -46,6 +47,23 @@ export function pageJob(crawlJobId: string, url: string, depth: number): JobInse
     priority: Math.max(0, 3 - depth),
     group: { id: crawlJobId },
   };
+}
+
+/**
+ * Deletes the queued page jobs of crawls that will not run them (cancelled, or their source deleted); returns how
+ * many. Left in the queue, they counted in `crawl health`'s queue depth until some worker took each one only to
+ * drop it. A resume queues the crawl's pending pages again. Pages a crawl still had in flight may queue a few
+ * links as they commit; those are dropped when taken, as before. A database where pg-boss never ran has none.
+ */
+export async function dropQueuedPages(db: pg.ClientBase | pg.Pool, crawlJobIds: string[]): Promise<number> {
+  if (crawlJobIds.length === 0) return 0;
+  const table = await db.query<{ ok: boolean }>(`SELECT to_regclass('${BOSS_SCHEMA}.job') IS NOT NULL AS ok`);
+  if (!table.rows[0]?.ok) return 0;
+  const deleted = await db.query(`DELETE FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND group_id = ANY($2::text[]) AND state IN ('created', 'retry')`, [
+    PAGE_QUEUE,
+    crawlJobIds,
+  ]);
+  return deleted.rowCount ?? 0;
 }
 
 /** pg-boss runs its insert on our client, so page jobs commit (or roll back) with the frontier rows. */

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { ConflictError, ValidationError } from '../errors.js';
 import { resolveSource } from './resolve.js';
 import { withTransaction } from '../db/transaction.js';
+import { dropQueuedPages } from '../crawl/queue.js';
 
 /** Listing, showing, editing and deleting sources (a crawled site or an upload collection, per version). */
 
@@ -221,6 +222,9 @@ export async function deleteSource(pool: pg.Pool, ref: string, options: { versio
               (SELECT count(*)::int FROM upload_jobs WHERE source_id = $1) AS upload_jobs`,
       [source.id],
     );
+    // Its crawls' queued pages would otherwise stay in the queue after the crawls are gone.
+    const crawls = await client.query<{ id: string }>('SELECT id FROM crawl_jobs WHERE source_id = $1', [source.id]);
+    await dropQueuedPages(client, crawls.rows.map((r) => r.id));
     await client.query('DELETE FROM sources WHERE id = $1', [source.id]);
     return { ...source, ...rows[0]! };
   });
