@@ -103,6 +103,31 @@ describe('concurrency', () => {
   });
 });
 
+describe('frontier statistics', () => {
+  it('refreshes them as a job finds pages, so its frontier rows are found by key, not by reading the whole job', async () => {
+    const analyzed = async () =>
+      (await db.pool.query<{ n: number }>(`SELECT analyze_count::int AS n FROM pg_stat_user_tables WHERE relname = 'crawl_frontier'`)).rows[0]!.n;
+    const before = await analyzed();
+    await workers({ ...FAST_WORKER, concurrency: 2 });
+    const { site } = await hubSite(3000, 2000);
+    const job = await startCrawl(db, db.config, { name: 'big-frontier', start_urls: [site.url('/')], max_concurrent_crawls: 2 });
+    try {
+      await waitUntil(async () => (await getCrawlJob(db.pool, job.job_id)).pages_found >= 3000);
+      // The controller refreshes them at its next tick (ANALYZE; autovacuum's own runs count elsewhere).
+      await waitUntil(async () => (await analyzed()) > before, 5000);
+      // The statement that lowers the depth of a page's already-known links (expandLinks).
+      const known = Array.from({ length: 20 }, (_, i) => site.url(`/p${i * 100}`));
+      const { rows } = await db.pool.query<{ 'QUERY PLAN': unknown }>(
+        `EXPLAIN (FORMAT JSON) UPDATE crawl_frontier SET depth = 0, updated_at = now() WHERE job_id = $1 AND url = ANY($2::text[]) AND depth > 0`,
+        [job.job_id, known],
+      );
+      expect(JSON.stringify(rows[0]!['QUERY PLAN'])).toContain('"Index Name":"crawl_frontier_pkey"');
+    } finally {
+      await cancelCrawl(db.pool, job.job_id);
+    }
+  });
+});
+
 describe('cancel and resume', () => {
   it('cancel stops every worker within one page fetch; resume finishes without refetching or duplicating', async () => {
     const w = await workers({ ...FAST_WORKER, concurrency: 4 });

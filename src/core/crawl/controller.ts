@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { PageFetcher } from './fetch.js';
-import { currentUrl, finishIfDone, frontierCounters, hasOpenPages, pendingPages, sweepDeadClaims } from './frontier.js';
+import { analyzeFrontier, currentUrl, finishIfDone, frontierCounters, hasOpenPages, pendingPages, sweepDeadClaims } from './frontier.js';
 import type { JobInfo } from './page.js';
 import { confirmHostRequest, waitForHostSlot } from './politeness.js';
 import { etaSeconds, processed, publishCompletion, publishProgress, RateWindow, writeProgress } from './progress.js';
@@ -49,6 +49,10 @@ export async function completeIfDone(pool: pg.Pool, jobId: string): Promise<{ st
 
 /** With no page settled for this long and nothing in flight, pending pages are queued again (lost queue jobs). */
 const STUCK_MS = 30_000;
+// The frontier's statistics are refreshed when the job has found this many pages, and again each time it has
+// found four times as many as at the last refresh (analyzeFrontier): a handful of times even for a huge site.
+const ANALYZE_FROM_PAGES = 1000;
+const ANALYZE_GROWTH = 4;
 const MAX_SITEMAPS = 50;
 
 async function startJob(pool: pg.Pool, jobId: string, workerId: string): Promise<{ firstRun: boolean; useSitemap: boolean } | null> {
@@ -171,12 +175,17 @@ export async function runController(ctx: ControllerContext, jobId: string, signa
   const rate = new RateWindow();
   let lastDone = -1;
   let lastChange = Date.now();
+  let analyzedAt = 0;
   for (;;) {
     if (await completeIfDone(ctx.pool, jobId)) return 'finished';
     if (!(await stillControlling(ctx.pool, jobId, ctx.workerId))) return 'lost';
     const dead = await sweepDeadClaims(ctx.pool, jobId);
     if (dead.length > 0) await ctx.enqueue(ctx.pool, jobId, dead);
     const c = await frontierCounters(ctx.pool, jobId);
+    if (c.found >= Math.max(ANALYZE_FROM_PAGES, ANALYZE_GROWTH * analyzedAt)) {
+      analyzedAt = c.found;
+      await analyzeFrontier(ctx.pool).catch((error: unknown) => ctx.onError(error as Error));
+    }
     const done = processed(c);
     const pagesPerSecond = rate.push(done);
     if (done !== lastDone) {
