@@ -265,6 +265,22 @@ export async function expandLinks(client: pg.ClientBase, ctx: ExpandContext, par
   return added;
 }
 
+/** Marks a claimed page failed with an unexpected error; false when the claim is no longer there to mark. */
+export async function recordPageError(pool: pg.Pool, jobId: string, token: string, error: string): Promise<boolean> {
+  const { rowCount } = await pool.query(
+    `UPDATE crawl_frontier SET status = 'failed', last_error = $3, updated_at = now()
+      WHERE job_id = $1 AND claim_token = $2 AND status = 'fetching'`,
+    [jobId, token, error.slice(0, 2000)],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** Whether the crawl job no longer exists (deleted with its source). */
+export async function crawlJobGone(pool: pg.Pool, jobId: string): Promise<boolean> {
+  const { rowCount } = await pool.query('SELECT 1 FROM crawl_jobs WHERE id = $1', [jobId]);
+  return rowCount === 0;
+}
+
 /**
  * Gives a claimed page back (worker stopping, job cancelled, unexpected error). Returns what was released so
  * the caller can queue it again when the job is still running.

@@ -11,9 +11,11 @@ import {
   ClaimLostError,
   claimAlias,
   claimPage,
+  crawlJobGone,
   expandLinks,
   forgetFetch,
   previousFetch,
+  recordPageError,
   releaseClaim,
   settleRows,
 } from './frontier.js';
@@ -156,13 +158,10 @@ export async function processPage(ctx: PageContext, job: JobInfo, data: PageJobD
       return 'released';
     }
     // A bug or a database error: record it on the page so the job can still finish, then let the worker log it.
-    await ctx.pool
-      .query(
-        `UPDATE crawl_frontier SET status = 'failed', last_error = $3, updated_at = now()
-          WHERE job_id = $1 AND claim_token = $2 AND status = 'fetching'`,
-        [job.id, token, `internal error: ${(error as Error).message}`.slice(0, 2000)],
-      )
-      .catch(() => undefined);
+    const recorded = await recordPageError(ctx.pool, job.id, token, `internal error: ${(error as Error).message}`).catch(() => true);
+    // Unless the crawl was deleted with its source while the page was in flight (its insert then fails on the
+    // source's foreign key): there is nothing left to record the page in, and nothing went wrong.
+    if (!recorded && (await crawlJobGone(ctx.pool, job.id).catch(() => false))) return 'lost';
     throw error;
   }
 }
