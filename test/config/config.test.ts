@@ -68,14 +68,14 @@ describe('loadConfig', () => {
   });
 
   it('merges MCP_AUTH_TOKEN and MCP_AUTH_TOKENS and fails closed without any', () => {
-    const config = loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'a', MCP_AUTH_TOKENS: 'b, c,,a' });
-    expect(config.mcpAuth.tokens).toEqual(['a', 'b', 'c']);
+    const config = loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', MCP_AUTH_TOKENS: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccccccccccccccc,,aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' });
+    expect(config.mcpAuth.tokens).toEqual(['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'cccccccccccccccccccccccccccccccc']);
     expect(() => assertAuthConfigured(loadConfig({ MCP_AUTH_ENABLED: 'true' }))).toThrow(/no token is configured/);
   });
 
   it('turns REST auth on by default only when enabled and not on loopback', () => {
-    expect(loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 't' }).api.auth).toBe(false);
-    expect(loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 't', API_HOST: '0.0.0.0' }).api.auth).toBe(true);
-    expect(loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 't', API_HOST: '0.0.0.0', API_AUTH: 'false' }).api.auth).toBe(false);
+    expect(loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'tttttttttttttttttttttttttttttttt' }).api.auth).toBe(false);
+    expect(loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'tttttttttttttttttttttttttttttttt', API_HOST: '0.0.0.0' }).api.auth).toBe(true);
+    expect(loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'tttttttttttttttttttttttttttttttt', API_HOST: '0.0.0.0', API_AUTH: 'false' }).api.auth).toBe(false);
   });
 });
