@@ -3,7 +3,7 @@ import { getDomain } from 'tldts';
 import { ConflictError } from '../errors.js';
 
 /**
- * An upload may only write into an upload source, and may not claim a URL on a host another source documents:
+ * An upload may only write into an upload source, and may not claim a URL on a site a crawled source documents:
  * otherwise anyone who can upload could put their own text under a trusted library's name or address.
  */
 
@@ -20,15 +20,17 @@ async function lockTargetSource(client: pg.ClientBase, name: string, version: st
   return rows[0];
 }
 
-/** The addresses every other source is known by: its base URL and its crawl's start URLs. */
-async function otherSourcesUrls(client: pg.ClientBase, name: string, version: string): Promise<SourceUrls[]> {
+/**
+ * The addresses crawled sources are known by: base URL and start URLs. A crawl fetched its pages from that
+ * site; an upload's source URL is only a claim, so other uploads' claims are not protected.
+ */
+async function crawledSourcesUrls(client: pg.ClientBase): Promise<SourceUrls[]> {
   const { rows } = await client.query<SourceUrls>(
     `SELECT name, version, base_url,
             CASE WHEN jsonb_typeof(crawl_config->'start_urls') = 'array'
                  THEN ARRAY(SELECT jsonb_array_elements_text(crawl_config->'start_urls')) END AS start_urls
        FROM sources
-      WHERE NOT (name = $1 AND version = $2)`,
-    [name, version],
+      WHERE kind <> 'upload'`,
   );
   return rows;
 }
@@ -52,7 +54,7 @@ export async function assertUploadTargetAllowed(client: pg.ClientBase, upload: {
   }
   if (upload.sourceUrl === undefined) return;
   const site = siteOf(upload.sourceUrl);
-  for (const other of await otherSourcesUrls(client, upload.name, upload.version)) {
+  for (const other of await crawledSourcesUrls(client)) {
     const urls = [other.base_url, ...(other.start_urls ?? [])].filter((u): u is string => u !== null);
     if (site !== undefined && urls.some((u) => siteOf(u) === site)) {
       throw new ConflictError(`The source URL ${upload.sourceUrl} is on ${site}, which source "${other.name}" (${other.version}) documents: an upload cannot claim another library's site.`, {
