@@ -1,9 +1,13 @@
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { loadConfig } from '../../src/core/config.js';
 import { ensureManagerToken } from '../../src/core/agent/token.js';
+import { createBoundaryPolicy, mcpRebindingOptions } from '../../src/daemon/boundary.js';
+import { mcpHttpPlugin } from '../../src/daemon/mcp/http.js';
 import { mcpRoutes } from '../../src/daemon/mcp/routes.js';
 import { agentServerRoutes } from '../../src/daemon/routes/agent-server.js';
 import { agentRoutes } from '../../src/daemon/routes/agent.js';
@@ -112,6 +116,29 @@ describe('Host: DNS rebinding is refused on every route and on /ws', () => {
     const res = await send(open.base, 'POST', '/mcp', { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `localhost:${port}` }, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
     expect(res.status).toBe(200);
     expect(res.body).toContain('search_libraries');
+  });
+});
+
+describe("the MCP SDK's own DNS-rebinding protection", () => {
+  it('refuses a foreign Host or Origin in the transport itself, without the daemon hook in front', async () => {
+    const app = Fastify();
+    const policy = createBoundaryPolicy({ bindHost: '127.0.0.1', allowedHosts: [], corsOrigins: [] });
+    await app.register(mcpHttpPlugin, { deps: { pool: db.pool, info: db.info, config: db.config }, rebinding: (request) => mcpRebindingOptions(policy, request) });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const bare = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    try {
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+      const host = await send(bare, 'POST', '/mcp', { ...headers, host: 'rebind.attacker.example' }, list);
+      expect(host.status).toBe(403);
+      expect(host.body).toContain('Invalid Host header');
+      const origin = await send(bare, 'POST', '/mcp', { ...headers, origin: EVIL }, list);
+      expect(origin.status).toBe(403);
+      expect(origin.body).toContain('Invalid Origin header');
+      expect((await send(bare, 'POST', '/mcp', headers, list)).status).toBe(200);
+    } finally {
+      await app.close();
+    }
   });
 });
 
