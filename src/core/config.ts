@@ -1,5 +1,6 @@
 import { availableParallelism, homedir } from 'node:os';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { UserError } from './errors.js';
 
@@ -80,6 +81,12 @@ const list = optionalString.transform((v) =>
         .filter((s) => s.length > 0),
 );
 
+// A Host header value: a name, an IPv4 literal or a bracketed IPv6 literal, with an optional port.
+const HOST_ENTRY = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}))(?::\d{1,5})?$/;
+
+/** Bearer tokens shorter than this are refused at config load: short tokens can be guessed. */
+export const MIN_TOKEN_LENGTH = 32;
+
 const envSchema = z.object({
   DATABASE_URL: url(['postgres', 'postgresql']),
   DB_HOST: optionalString,
@@ -93,6 +100,8 @@ const envSchema = z.object({
   API_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
   API_PORT: port(7654),
   API_CORS_ORIGINS: list,
+  // Host header values the daemon answers besides its own addresses (a reverse proxy's name): host or host:port.
+  API_ALLOWED_HOSTS: list.pipe(z.array(z.string().regex(HOST_ENTRY, 'expected host names or host:port, comma-separated'))),
   API_AUTH: z
     .string()
     .optional()
@@ -155,7 +164,7 @@ export interface Config {
     | { mode: 'external'; connectionString?: string; host?: string; port: number; database: string; user?: string; password?: string }
     | { mode: 'embedded' };
   /** searchConcurrency: searches the daemon runs at once; the rest wait their turn (core/search/shared.ts). */
-  api: { host: string; port: number; corsOrigins: string[]; auth: boolean; searchConcurrency: number };
+  api: { host: string; port: number; corsOrigins: string[]; allowedHosts: string[]; auth: boolean; searchConcurrency: number };
   mcpAuth: { enabled: boolean; tokens: string[] };
   crawl: { delaySeconds: number; maxConcurrent: number };
   llm: {
@@ -204,8 +213,35 @@ function describeValue(name: string, raw: string | undefined): string {
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
+/** A loopback name or literal. Only a four-part 127/8 literal counts: `127.example.com` is a name like any other. */
 export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK.has(host) || host.startsWith('127.');
+  return LOOPBACK.has(host) || (ipaddr.IPv4.isValidFourPartDecimal(host) && ipaddr.IPv4.parse(host).range() === 'loopback');
+}
+
+/**
+ * Auth for REST follows MCP auth by default whenever the daemon is reachable from other hosts. A non-loopback
+ * bind without it is refused by assertAuthConfigured, so this default never leaves a network bind open.
+ */
+function restAuthFor(env: Env, bindHost: string): boolean {
+  return env.API_AUTH ?? (env.MCP_AUTH_ENABLED && !isLoopbackHost(bindHost));
+}
+
+function assertTokenLength(env: Env): void {
+  const short = [
+    ...(env.MCP_AUTH_TOKEN !== undefined && env.MCP_AUTH_TOKEN.length < MIN_TOKEN_LENGTH ? ['MCP_AUTH_TOKEN'] : []),
+    ...(env.MCP_AUTH_TOKENS.some((t) => t.length < MIN_TOKEN_LENGTH) ? ['MCP_AUTH_TOKENS'] : []),
+  ];
+  if (short.length > 0) {
+    throw new ConfigError(
+      `${short.join(' and ')} (value hidden): every token must be at least ${MIN_TOKEN_LENGTH} characters long.`,
+      'Generate one with: openssl rand -base64 32',
+    );
+  }
+}
+
+/** The configuration as seen by a daemon bound to `bindHost` (`docdex serve --host` overrides API_HOST). */
+export function configForBind(config: Config, bindHost: string): Config {
+  return { ...config, api: { ...config.api, host: bindHost, auth: restAuthFor(config.env, bindHost) } };
 }
 
 /** Parses the environment. Throws ConfigError (exit code 2) naming the first bad variable. */
@@ -222,6 +258,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const env = result.data;
 
   const tokens = [...new Set([...(env.MCP_AUTH_TOKEN ? [env.MCP_AUTH_TOKEN] : []), ...env.MCP_AUTH_TOKENS])];
+  assertTokenLength(env);
   const home = path.resolve(env.DOCDEX_HOME ?? path.join(env.XDG_DATA_HOME ?? path.join(source.HOME ?? homedir(), '.local', 'share'), 'docdex'));
 
   let database: Config['database'] = { mode: 'embedded' };
@@ -250,8 +287,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       host: env.API_HOST,
       port: env.API_PORT ?? 7654,
       corsOrigins: env.API_CORS_ORIGINS,
-      // Auth for REST follows MCP auth by default whenever the daemon is reachable from other hosts.
-      auth: env.API_AUTH ?? (env.MCP_AUTH_ENABLED && !isLoopbackHost(env.API_HOST)),
+      allowedHosts: env.API_ALLOWED_HOSTS,
+      auth: restAuthFor(env, env.API_HOST),
       searchConcurrency: env.SEARCH_CONCURRENCY,
     },
     mcpAuth: { enabled: env.MCP_AUTH_ENABLED, tokens },
@@ -286,12 +323,22 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-/** Fails closed: enabling MCP auth without any token is a startup error, not an open server. */
+/**
+ * Fails closed: enabling MCP auth without any token is a startup error, not an open server; so is listening on
+ * a non-loopback address without REST auth (the REST API starts crawls and writes settings; MCP routes are
+ * guarded whenever REST auth is on).
+ */
 export function assertAuthConfigured(config: Config): void {
   if ((config.mcpAuth.enabled || config.api.auth) && config.mcpAuth.tokens.length === 0) {
     throw new ConfigError(
       'MCP_AUTH_ENABLED is true but no token is configured.',
       'Set MCP_AUTH_TOKEN or MCP_AUTH_TOKENS (comma-separated), or set MCP_AUTH_ENABLED=false.',
+    );
+  }
+  if (!isLoopbackHost(config.api.host) && !config.api.auth) {
+    throw new ConfigError(
+      `Refusing to listen on ${config.api.host} without authentication: anyone who can reach it could use the API.`,
+      `Set MCP_AUTH_ENABLED=true and MCP_AUTH_TOKENS (API_AUTH then defaults to true; API_AUTH=false is not allowed off loopback), or bind to 127.0.0.1 (API_HOST or --host).`,
     );
   }
 }

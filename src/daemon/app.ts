@@ -12,7 +12,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from '../core/config.js';
 import type { Database } from '../core/db/connect.js';
-import { bearerToken, createTokenChecker, rejectUnauthorized } from './auth.js';
+import { installAccessControl } from './access.js';
 import { MAX_JSON_BYTES, MAX_UPLOAD_BYTES, installErrorHandling } from './errors.js';
 import type { EventsHub } from './events-hub.js';
 import { registerWebSocket } from './ws.js';
@@ -27,21 +27,6 @@ export interface DaemonDeps {
 }
 
 export type RouteModule = (app: FastifyInstance, deps: DaemonDeps) => void | Promise<void>;
-
-const PUBLIC_PREFIXES = ['/health', '/docs', '/redoc', '/openapi.json'];
-// Routes that check their own bearer token whatever API_AUTH says: /api/internal takes only the manager
-// token (src/daemon/routes/agent-internal.ts), never the REST tokens.
-const SELF_AUTHENTICATED_PREFIXES = ['/api/internal'];
-
-function isPublic(url: string): boolean {
-  const pathname = url.split('?')[0]!;
-  return [...PUBLIC_PREFIXES, ...SELF_AUTHENTICATED_PREFIXES].some((p) => pathname === p || pathname.startsWith(`${p}/`));
-}
-
-function isMcpPath(url: string): boolean {
-  const pathname = url.split('?')[0]!;
-  return pathname === '/mcp' || pathname.startsWith('/mcp/');
-}
 
 function redocPage(): string {
   return `<!doctype html>
@@ -69,6 +54,8 @@ export async function buildApp(deps: DaemonDeps, routes: RouteModule[], options:
     void reply.header('x-request-id', request.id);
   });
 
+  // Before every plugin: the Host, Origin and token checks answer before CORS, multipart or any route runs.
+  installAccessControl(app, deps);
   await app.register(cors, {
     origin: deps.config.api.corsOrigins.length === 0 ? false : deps.config.api.corsOrigins,
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
@@ -78,14 +65,6 @@ export async function buildApp(deps: DaemonDeps, routes: RouteModule[], options:
   await app.register(rateLimit, { global: false });
   await app.register(multipart, { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 10 } });
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
-
-  const checkToken = createTokenChecker(deps.config.mcpAuth.tokens);
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.method === 'OPTIONS' || isPublic(request.url)) return;
-    const needed = isMcpPath(request.url) ? deps.config.mcpAuth.enabled || deps.config.api.auth : deps.config.api.auth;
-    if (!needed) return;
-    if (!checkToken(bearerToken(request))) return rejectUnauthorized(reply);
-  });
 
   await app.register(swagger, {
     openapi: {

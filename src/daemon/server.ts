@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { assertAuthConfigured } from '../core/config.js';
+import { assertAuthConfigured, configForBind } from '../core/config.js';
 import type { Config } from '../core/config.js';
 import { openDatabase } from '../core/db/connect.js';
 import type { Database } from '../core/db/connect.js';
@@ -44,7 +44,9 @@ export interface DaemonOptions {
   shutdownTimeoutMs?: number;
 }
 
-export async function startDaemon(config: Config, options: DaemonOptions): Promise<DaemonHandle> {
+export async function startDaemon(configured: Config, options: DaemonOptions): Promise<DaemonHandle> {
+  // `serve --host` decides the bind, and with it the auth default and the Host check's own names.
+  const config = configForBind(configured, options.host ?? configured.api.host);
   assertAuthConfigured(config);
   const log = options.logger;
   const db = await openDatabase(config, { max: 20, applicationName: 'docdex-serve' });
@@ -65,7 +67,7 @@ export async function startDaemon(config: Config, options: DaemonOptions): Promi
     options.routes,
     { logger: log },
   );
-  const host = options.host ?? config.api.host;
+  const host = config.api.host;
   const port = options.port ?? config.api.port;
   let address: string;
   try {

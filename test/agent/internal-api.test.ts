@@ -9,6 +9,7 @@ import { rawRequest, startAgentDaemon, startFakeServer } from './helpers.js';
 import type { AgentDaemon } from './helpers.js';
 
 let db: TestDatabase;
+const REST_TOKEN = 'rest-token-123-of-at-least-32-characters';
 let daemon: AgentDaemon;
 let agent: Awaited<ReturnType<typeof startFakeServer>>;
 /** What the fake agent server answers to PATCH /global/config and POST /instance/dispose. */
@@ -78,10 +79,12 @@ describe('internal API authentication', () => {
     expect((await daemon.call('GET', '/api/internal/no-such-route')).body).toMatchObject({ code: 'not_found' });
   });
 
-  it('serves the token at GET /api/settings/manager-token', async () => {
-    const res = await daemon.call('GET', '/api/settings/manager-token', { token: null });
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ token: daemon.token, createdAt: expect.any(Number) });
+  it('keeps GET /api/settings/manager-token closed without a REST token, even on loopback with API auth off', async () => {
+    for (const token of [null, daemon.token]) {
+      const res = await daemon.call('GET', '/api/settings/manager-token', { token });
+      expect(res.status).toBe(401);
+      expect(JSON.stringify(res.body)).not.toContain(daemon.token);
+    }
   });
 });
 
@@ -480,18 +483,18 @@ describe('OpenAPI', () => {
 
 describe('with REST authentication on', () => {
   it('guards /api/settings with the REST tokens and /api/internal with the manager token only', async () => {
-    const secured = await startAgentDaemon(db, { services: false, env: { API_AUTH: 'true', MCP_AUTH_TOKEN: 'rest-token-123' } });
+    const secured = await startAgentDaemon(db, { services: false, env: { API_AUTH: 'true', MCP_AUTH_TOKEN: REST_TOKEN } });
     try {
       secured.token = daemon.token;
       expect((await secured.call('GET', '/api/settings/manager-token', { token: null })).status).toBe(401);
       expect((await secured.call('GET', '/api/settings/manager-token', { token: secured.token })).status).toBe(401);
-      const token = await secured.call('GET', '/api/settings/manager-token', { token: 'rest-token-123' });
+      const token = await secured.call('GET', '/api/settings/manager-token', { token: REST_TOKEN });
       expect(token.status).toBe(200);
       expect(token.body.token).toBe(secured.token);
-      expect((await secured.call('GET', '/api/settings/skills', { token: 'rest-token-123' })).status).toBe(200);
+      expect((await secured.call('GET', '/api/settings/skills', { token: REST_TOKEN })).status).toBe(200);
 
       expect((await secured.call('GET', '/api/internal/settings')).status).toBe(200);
-      expect((await secured.call('GET', '/api/internal/settings', { token: 'rest-token-123' })).status).toBe(401);
+      expect((await secured.call('GET', '/api/internal/settings', { token: REST_TOKEN })).status).toBe(401);
       expect((await secured.call('GET', '/api/internal/settings', { token: null })).status).toBe(401);
       // The internal prefix is no way around REST auth for other routes.
       for (const raw of ['/api/internal/../settings/manager-token', '/api/internal/..%2F..%2Fapi/settings/manager-token', '/api/internal%2F../api/settings/manager-token']) {

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, assertAuthConfigured, loadConfig } from '../../src/core/config.js';
+import { ConfigError, assertAuthConfigured, configForBind, isLoopbackHost, loadConfig } from '../../src/core/config.js';
 
 function errorFor(env: Record<string, string>): ConfigError {
   try {
@@ -68,14 +68,42 @@ describe('loadConfig', () => {
   });
 
   it('merges MCP_AUTH_TOKEN and MCP_AUTH_TOKENS and fails closed without any', () => {
-    const config = loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'a', MCP_AUTH_TOKENS: 'b, c,,a' });
-    expect(config.mcpAuth.tokens).toEqual(['a', 'b', 'c']);
+    const config = loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', MCP_AUTH_TOKENS: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccccccccccccccc,,aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' });
+    expect(config.mcpAuth.tokens).toEqual(['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'cccccccccccccccccccccccccccccccc']);
     expect(() => assertAuthConfigured(loadConfig({ MCP_AUTH_ENABLED: 'true' }))).toThrow(/no token is configured/);
   });
 
   it('turns REST auth on by default only when enabled and not on loopback', () => {
-    expect(loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 't' }).api.auth).toBe(false);
-    expect(loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 't', API_HOST: '0.0.0.0' }).api.auth).toBe(true);
-    expect(loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 't', API_HOST: '0.0.0.0', API_AUTH: 'false' }).api.auth).toBe(false);
+    expect(loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'tttttttttttttttttttttttttttttttt' }).api.auth).toBe(false);
+    expect(loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'tttttttttttttttttttttttttttttttt', API_HOST: '0.0.0.0' }).api.auth).toBe(true);
+    expect(loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'tttttttttttttttttttttttttttttttt', API_HOST: '0.0.0.0', API_AUTH: 'false' }).api.auth).toBe(false);
+  });
+
+  it('refuses tokens under 32 characters without echoing them', () => {
+    const envs: Array<Record<string, string>> = [{ MCP_AUTH_TOKEN: 'x'.repeat(31) }, { MCP_AUTH_TOKENS: `${'y'.repeat(32)},short-secret` }];
+    for (const env of envs) {
+      const error = errorFor(env);
+      expect(error.exitCode).toBe(2);
+      expect(error.message).toMatch(/at least 32 characters/);
+      expect(error.message).not.toMatch(/xxxx|short-secret/);
+    }
+  });
+
+  it('takes API_ALLOWED_HOSTS as host names or host:port and refuses anything else', () => {
+    expect(loadConfig({ API_ALLOWED_HOSTS: 'docs.example, proxy.example:8443,[::1]:9' }).api.allowedHosts).toEqual(['docs.example', 'proxy.example:8443', '[::1]:9']);
+    for (const bad of ['user@docs.example', 'http://docs.example', 'docs.example/x', 'a b']) expect(errorFor({ API_ALLOWED_HOSTS: bad }).message).toMatch(/API_ALLOWED_HOSTS/);
+  });
+
+  it('refuses a non-loopback bind without REST auth, from API_HOST or the serve --host override', () => {
+    const open = loadConfig({});
+    expect(() => assertAuthConfigured(configForBind(open, '0.0.0.0'))).toThrow(/Refusing to listen on 0\.0\.0\.0 without authentication/);
+    expect(() => assertAuthConfigured(loadConfig({ API_HOST: '192.168.1.5' }))).toThrow(ConfigError);
+    expect(() => assertAuthConfigured(configForBind(open, '127.0.0.2'))).not.toThrow();
+    expect(() => assertAuthConfigured(configForBind(open, '127.evil.example'))).toThrow(ConfigError);
+    const secured = configForBind(loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 't'.repeat(32) }), '0.0.0.0');
+    expect(secured.api.auth).toBe(true);
+    expect(() => assertAuthConfigured(secured)).not.toThrow();
+    for (const host of ['127.0.0.1', '127.200.1.1', 'localhost', '::1']) expect(isLoopbackHost(host)).toBe(true);
+    for (const host of ['127.evil.example', '127.1', '0.0.0.0', '::']) expect(isLoopbackHost(host)).toBe(false);
   });
 });

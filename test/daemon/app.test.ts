@@ -101,7 +101,7 @@ describe('daemon with authentication', () => {
   });
 
   it('requires a bearer token on REST and WebSocket when API auth is on, keeping health and docs public', async () => {
-    const daemon = await startTestDaemon(loadConfig({ ...db.env, MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'tok-one', MCP_AUTH_TOKENS: 'tok-two,tok-three', API_AUTH: 'true' }), {
+    const daemon = await startTestDaemon(loadConfig({ ...db.env, MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'tok-one'.padEnd(32, '-'), MCP_AUTH_TOKENS: `${'tok-two'.padEnd(32, '-')},${'tok-three'.padEnd(32, '-')}`, API_AUTH: 'true' }), {
       routes: docsIndexRoutes,
     });
     try {
@@ -111,7 +111,7 @@ describe('daemon with authentication', () => {
         expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
         expect(await res.json()).toMatchObject({ code: 'unauthorized', details: [] });
       }
-      for (const token of ['tok-one', 'tok-two', 'tok-three']) {
+      for (const token of ['tok-one', 'tok-two', 'tok-three'].map((t) => t.padEnd(32, '-'))) {
         const res = await fetch(`${daemon.base}/api/statistics/dashboard`, { headers: { Authorization: `Bearer ${token}` } });
         expect(res.status, token).toBe(200);
       }
@@ -121,7 +121,7 @@ describe('daemon with authentication', () => {
       const refused = new WebSocket(`${daemon.base.replace('http', 'ws')}/ws`);
       const status = await new Promise<number>((resolve) => refused.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
       expect(status).toBe(401);
-      const accepted = new WebSocket(`${daemon.base.replace('http', 'ws')}/ws`, { headers: { Authorization: 'Bearer tok-two' } });
+      const accepted = new WebSocket(`${daemon.base.replace('http', 'ws')}/ws`, { headers: { Authorization: `Bearer ${'tok-two'.padEnd(32, '-')}` } });
       await new Promise((resolve, reject) => accepted.once('open', resolve).once('error', reject));
       accepted.close();
     } finally {

@@ -9,6 +9,8 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { generatedSite, serveSite } from '../helpers/site.js';
 
 let db: TestDatabase;
+const ALPHA = 'alpha-token-of-at-least-32-characters';
+const BETA = 'beta-token-of-at-least-32-characters-';
 beforeAll(async () => {
   db = await createTestDatabase();
 });
@@ -18,7 +20,7 @@ afterAll(async () => {
 
 describe('authentication on every protected route', () => {
   it('answers 401 without a token on every documented route except health and docs, and accepts each token', async () => {
-    const config = loadConfig({ ...db.env, MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKENS: 'alpha,beta', API_AUTH: 'true' });
+    const config = loadConfig({ ...db.env, MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKENS: `${ALPHA},${BETA}`, API_AUTH: 'true' });
     const daemon = await startTestDaemon(config, { routes: [...docsIndexRoutes, ...mcpRoutes] });
     try {
       const spec = (await (await fetch(`${daemon.base}/openapi.json`)).json()) as any;
@@ -39,7 +41,7 @@ describe('authentication on every protected route', () => {
         expect(res.headers.get('www-authenticate'), path).toMatch(/^Bearer/);
         expect(await res.json()).toMatchObject({ code: 'unauthorized' });
       }
-      for (const token of ['alpha', 'beta']) {
+      for (const token of [ALPHA, BETA]) {
         const ok = await fetch(`${daemon.base}/api/sources`, { headers: { Authorization: `Bearer ${token}` } });
         expect(ok.status).toBe(200);
         const tools = await fetch(`${daemon.base}/mcp/tools`, { headers: { Authorization: `Bearer ${token}` } });

@@ -15,7 +15,7 @@ import { resultText } from './helpers.js';
  * hook, CORS and OpenAPI document work together with the plugin's own parser and hijacked responses.
  */
 
-const TOKEN = 'daemon-mcp-token-77';
+const TOKEN = 'daemon-mcp-token-77-at-least-32-chars';
 let db: TestDatabase;
 let daemon: Awaited<ReturnType<typeof startTestDaemon>>;
 

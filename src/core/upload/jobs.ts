@@ -7,6 +7,7 @@ import type { JobEvent } from '../events/notify.js';
 import { isUuid } from '../sources/resolve.js';
 import { checkSourceUrl, contentFileName, decodeUpload, MAX_FILE_BYTES, scanPaths } from './files.js';
 import type { FileProblem, SkippedFile, UploadFileInput } from './files.js';
+import { assertUploadTargetAllowed } from './guard.js';
 import { queueFiles, withBoss } from './queue.js';
 import type { QueueDb } from './queue.js';
 import { assertLlmReady } from '../llm/preflight.js';
@@ -108,6 +109,7 @@ async function createUpload(db: QueueDb, upload: NewUpload): Promise<UploadJob> 
   }
   return withBoss(db, async (boss) => {
     const created = await withTransaction(db.pool, async (client) => {
+      await assertUploadTargetAllowed(client, upload);
       // An upload into an existing (name, version) adds to that source: re-uploading a file replaces its page.
       const source = await client.query<{ id: string }>(
         `INSERT INTO sources (name, version, kind, base_url) VALUES ($1, $2, 'upload', $3)

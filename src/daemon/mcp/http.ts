@@ -26,14 +26,23 @@ export interface McpHttpPluginOptions {
   deps: McpDeps;
   /** Decides whether a request may use MCP. Omit for no authentication. A refusal is a 401 with WWW-Authenticate. */
   auth?: (request: FastifyRequest) => boolean | Promise<boolean>;
-  /** Host header values accepted (DNS-rebinding protection for a loopback daemon). Omit to accept any. */
-  allowedHosts?: string[];
+  /**
+   * The MCP SDK's own DNS-rebinding protection for this request (exact Host and Origin values), passed to
+   * every transport. Omit to leave it off (a plugin mounted without the daemon's boundary, in tests).
+   */
+  rebinding?: (request: FastifyRequest) => RebindingOptions;
   /** Close a streamable HTTP session after this long without requests and with no open stream. Default 30 min. */
   sessionIdleMs?: number;
   /** Most concurrent sessions (streamable and SSE together); beyond it new sessions get 503. Default 1000. */
   maxSessions?: number;
   /** Interval of SSE comment frames that keep idle legacy SSE streams open through proxies. Default 15 s. */
   sseKeepAliveMs?: number;
+}
+
+export interface RebindingOptions {
+  enableDnsRebindingProtection: true;
+  allowedHosts: string[];
+  allowedOrigins: string[];
 }
 
 interface StreamableSession {
@@ -103,7 +112,7 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
   const idleMs = options.sessionIdleMs ?? 30 * 60_000;
   const maxSessions = options.maxSessions ?? 1000;
   const keepAliveMs = options.sseKeepAliveMs ?? 15_000;
-  const allowedHosts = options.allowedHosts?.map((h) => h.toLowerCase());
+  const rebinding = (request: FastifyRequest): Partial<RebindingOptions> => options.rebinding?.(request) ?? {};
   // The REST endpoint calls tools directly through their validated entry points; one instance serves all.
   const rest = createDocdexMcpServer(deps);
 
@@ -118,9 +127,6 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
   });
 
   app.addHook('onRequest', async (request, reply) => {
-    if (allowedHosts && !allowedHosts.includes((request.headers.host ?? '').toLowerCase())) {
-      return sendError(reply, 403, 'forbidden', `Host ${request.headers.host ?? '(none)'} is not allowed.`);
-    }
     if (options.auth && !(await options.auth(request))) return rejectUnauthorized(reply);
   });
 
@@ -191,6 +197,7 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
         lastActive: Date.now(),
         open: 0,
         transport: new StreamableHTTPServerTransport({
+          ...rebinding(request),
           sessionIdGenerator: () => randomUUID(),
           onsessioninitialized: (id) => {
             sessions.set(id, session);
@@ -211,7 +218,7 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
     // Stateless: a client that keeps no session (or a one-off call). A throwaway server answers this one
     // POST with plain JSON; the protocol needs no prior initialize on the server side for tools.
     const server = createMcpServer(deps);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new StreamableHTTPServerTransport({ ...rebinding(request), sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.raw.once('close', () => void transport.close().catch(() => undefined));
     await server.connect(transport);
     await transport.handleRequest(request.raw, hijack(reply), body);
@@ -238,7 +245,7 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
     // The message endpoint sits next to this route, wherever the plugin is mounted.
     const endpoint = (request.routeOptions.url ?? '/mcp/v1/sse').replace(/sse$/, 'messages');
     const raw = hijack(reply);
-    const transport = new SSEServerTransport(endpoint, raw);
+    const transport = new SSEServerTransport(endpoint, raw, rebinding(request));
     const server = createMcpServer(deps);
     const keepAlive = setInterval(() => {
       if (!raw.writableEnded) raw.write(': keepalive\n\n');

@@ -1,12 +1,16 @@
 import type { RouteModule } from '../app.js';
+import { createBoundaryPolicy, mcpRebindingOptions } from '../boundary.js';
 import { mcpHttpPlugin } from './http.js';
 
 /**
  * MCP on the daemon: streamable HTTP at /mcp, legacy SSE at /mcp/v1/sse, REST tool access at /mcp/tools and
- * /mcp/execute/{tool}. Bearer auth for these paths is enforced by the daemon's onRequest hook (app.ts).
+ * /mcp/execute/{tool}. Bearer auth, Host and Origin for these paths are enforced by the daemon's onRequest
+ * hook (access.ts); the SDK's own DNS-rebinding protection checks the same policy again in each transport.
  */
 export const registerMcpRoutes: RouteModule = async (app, deps) => {
+  const policy = createBoundaryPolicy({ bindHost: deps.config.api.host, allowedHosts: deps.config.api.allowedHosts, corsOrigins: deps.config.api.corsOrigins });
   await app.register(mcpHttpPlugin, {
+    rebinding: (request) => mcpRebindingOptions(policy, request),
     deps: {
       pool: deps.db.pool,
       info: deps.db.info,

@@ -49,7 +49,7 @@ import { ErrorBody, sendError } from '../errors.js';
  * The internal API under /api/internal, for the generated plugins and other manager-side clients.
  *
  * - Every route requires `Authorization: Bearer <manager token>` (the token in the database, see
- *   GET /api/settings/manager-token), checked in constant time by this module's own hook, whatever the
+ *   `docdex manager token`), checked in constant time by this module's own hook, whatever the
  *   daemon's REST auth setting is. A missing or wrong token is 401, also for unknown paths here.
  * - Invalid bodies, queries and parameters are 400 (not the daemon's usual 422), as the spec wants.
  * - POST /notifications/send (10/min) and POST /assistant/reload (5/min) are rate limited per token in

@@ -126,9 +126,11 @@ export function registerAgentSettingsRoutes(app: FastifyInstance, deps: DaemonDe
   r.get(
     '/api/settings/manager-token',
     {
+      // A secret: a REST/MCP token is needed even on loopback with API auth off (`docdex manager token` reads the database).
+      config: { access: 'secret' },
       schema: {
         summary: 'The bearer token of the internal API (/api/internal)',
-        description: 'Guarded like the rest of /api/settings: by the REST auth setting.',
+        description: 'A REST/MCP token (MCP_AUTH_TOKENS) is always required, whatever API_AUTH says; the CLI reads the token with `docdex manager token`.',
         tags,
         response: { 200: ManagerToken },
       },
@@ -139,6 +141,7 @@ export function registerAgentSettingsRoutes(app: FastifyInstance, deps: DaemonDe
   r.post(
     '/api/settings/manager-token/rotate',
     {
+      config: { access: 'secret' },
       schema: {
         summary: 'Replace the internal API token; the old one stops working at once',
         description: 'Restart the agent server afterwards: its plugins hold the token in their environment.',
