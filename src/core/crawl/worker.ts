@@ -76,11 +76,12 @@ async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null
     source_id: string;
     max_depth: number;
     max_concurrent: number;
+    max_pages: number;
     start_urls: string[];
     domain_filter: string | null;
     url_patterns: string[];
     exclude_patterns: string[];
-  }>('SELECT id, source_id, max_depth, max_concurrent, start_urls, domain_filter, url_patterns, exclude_patterns FROM crawl_jobs WHERE id = $1', [jobId]);
+  }>('SELECT id, source_id, max_depth, max_concurrent, max_pages, start_urls, domain_filter, url_patterns, exclude_patterns FROM crawl_jobs WHERE id = $1', [jobId]);
   const r = rows[0];
   if (!r) return null;
   const startKeys = r.start_urls.map((u) => normalizeUrl(u)).filter((u): u is string => u !== null);
@@ -89,6 +90,7 @@ async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null
     sourceId: r.source_id,
     maxDepth: r.max_depth,
     maxConcurrent: r.max_concurrent,
+    maxPages: r.max_pages,
     scope: createScope({ startUrls: r.start_urls, domainFilter: r.domain_filter, urlPatterns: r.url_patterns, excludePatterns: r.exclude_patterns }),
     startKeys: new Set(startKeys),
     firstStartKey: startKeys[0] ?? '',
