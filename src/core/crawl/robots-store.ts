@@ -34,6 +34,7 @@ export class RobotsStore {
     private readonly pool: pg.Pool,
     private readonly fetcher: PageFetcher,
     private readonly delaySeconds: number,
+    private readonly maxCrawlDelaySeconds = MAX_CRAWL_DELAY_SECONDS,
   ) {}
 
   forgetJob(jobId: string): void {
@@ -55,7 +56,7 @@ export class RobotsStore {
 
   /** Lowers a Crawl-delay above the ceiling, and records on the job that it did. */
   private async withCeiling(jobId: string, rules: RobotsRules): Promise<RobotsRules> {
-    const clamped = clampCrawlDelay(rules);
+    const clamped = clampCrawlDelay(rules, this.maxCrawlDelaySeconds);
     if (clamped === rules) return rules;
     await this.pool.query(
       `UPDATE crawl_jobs SET crawl_delay_clamped = $2 WHERE id = $1 AND (crawl_delay_clamped IS NULL OR crawl_delay_clamped < $2)`,

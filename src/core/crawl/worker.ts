@@ -51,6 +51,8 @@ export interface CrawlWorkerOptions {
   stopGraceMs?: number;
   /** Wait before a page retries a claim refused by the concurrency cap. Default 100 ms. */
   throttleWaitMs?: number;
+  /** Ceiling on a robots.txt Crawl-delay, seconds. Default MAX_CRAWL_DELAY_SECONDS (30). */
+  maxCrawlDelaySeconds?: number;
   /** Foreground work of this process that pages give way to (see courtesy.ts). Default: none, full speed. */
   giveWayTo?: ForegroundBusy;
   onError?: (error: Error) => void;
@@ -211,7 +213,7 @@ export async function startCrawlWorkers(
   const controllers = new Map<string, Promise<void>>();
 
   const fetcher = new PageFetcher(options.fetch ?? {});
-  const robots = new RobotsStore(pool, fetcher, config.crawl.delaySeconds);
+  const robots = new RobotsStore(pool, fetcher, config.crawl.delaySeconds, options.maxCrawlDelaySeconds);
 
   const jobInfo = (jobId: string): Promise<JobInfo | null> => {
     let p = jobInfos.get(jobId);
