@@ -48,10 +48,10 @@ async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs: number): Pr
 describe('embedded PostgreSQL under docdex serve', () => {
   it('restarts a postmaster killed with SIGKILL: /health is ok again and search answers', async () => {
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, DOCDEX_HOME: home, API_PORT: String(port), NO_COLOR: '1' };
+    const env: NodeJS.ProcessEnv = { ...process.env, DOCDEX_HOME: home, WORKSPACE_PATH: path.join(home, 'workspace'), API_PORT: String(port), NO_COLOR: '1' };
     delete env.DATABASE_URL;
     delete env.DB_HOST;
-    daemon = spawn(process.execPath, [BIN, 'serve', '--port', String(port)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    daemon = spawn(process.execPath, [BIN, 'serve', '--port', String(port)], { env, cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     daemon.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     daemon.stderr!.on('data', (d: Buffer) => (output += d.toString()));
