@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import { assertAuthConfigured, configForBind } from '../core/config.js';
 import type { Config } from '../core/config.js';
 import { openDatabase } from '../core/db/connect.js';
+import { superviseEmbeddedPostgres } from '../core/db/embedded-supervisor.js';
+import type { EmbeddedSupervisor, SupervisorEvent } from '../core/db/embedded-supervisor.js';
 import type { Database } from '../core/db/connect.js';
 import { UserError } from '../core/errors.js';
 import { limitSearches, refuseWaitingSearches } from '../core/search/shared.js';
@@ -44,6 +46,18 @@ export interface DaemonOptions {
   shutdownTimeoutMs?: number;
 }
 
+/** Logs the embedded database supervisor's events: each restart attempt and its result. */
+function logSupervisorEvent(log: Logger, event: SupervisorEvent): void {
+  if (event.type === 'restarted' || event.type === 'log-rotated') log.info({ event }, 'embedded PostgreSQL supervisor');
+  else log.warn({ event }, 'embedded PostgreSQL supervisor');
+}
+
+/** The embedded server is restarted when it crashes while the daemon runs; an external one is not ours to start. */
+function superviseDatabase(db: Database, config: Config, log: Logger): EmbeddedSupervisor | null {
+  if (db.info.mode !== 'embedded') return null;
+  return superviseEmbeddedPostgres(config.home, { onEvent: (event) => logSupervisorEvent(log, event) });
+}
+
 export async function startDaemon(configured: Config, options: DaemonOptions): Promise<DaemonHandle> {
   // `serve --host` decides the bind, and with it the auth default and the Host check's own names.
   const config = configForBind(configured, options.host ?? configured.api.host);
@@ -53,12 +67,14 @@ export async function startDaemon(configured: Config, options: DaemonOptions): P
   limitSearches(db.pool, config.api.searchConcurrency);
   const hub = new EventsHub(db.info, log);
   await hub.start();
+  const supervisor = superviseDatabase(db, config, log);
   const services: BackgroundService[] = [];
   try {
     for (const start of options.services ?? []) services.push(await start(db, config, log));
   } catch (error) {
     await Promise.allSettled(services.map((s) => s.stop()));
     await hub.stop();
+    await supervisor?.stop();
     await db.close();
     throw error;
   }
@@ -76,6 +92,7 @@ export async function startDaemon(configured: Config, options: DaemonOptions): P
     await app.close();
     await Promise.allSettled(services.map((s) => s.stop()));
     await hub.stop();
+    await supervisor?.stop();
     await db.close();
     throw error;
   }
@@ -95,6 +112,7 @@ export async function startDaemon(configured: Config, options: DaemonOptions): P
         // Requests still waiting for a search slot when the bound ran out get a 503, not a closed pool's error.
         refuseWaitingSearches(db.pool, new UserError('docdex serve is shutting down.', { code: 'unavailable', hint: 'Retry once it is running again.' }));
         await hub.stop();
+        await supervisor?.stop();
         await db.close();
       })();
       return closing;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { classifyContentType, parseRetryAfter } from '../../src/core/crawl/fetch.js';
 import { slotSpacingSeconds } from '../../src/core/crawl/politeness.js';
-import { pageFetchSkips } from '../../src/core/crawl/worker.js';
+import { fairShare, pageFetchSkips } from '../../src/core/crawl/worker.js';
 import { parseCrawlRequest, splitList } from '../../src/core/crawl/request.js';
 import { parseRobots, robotsFromResponse } from '../../src/core/crawl/robots.js';
 import { createScope } from '../../src/core/crawl/scope.js';
@@ -145,8 +145,8 @@ describe('fetch helpers', () => {
 
 describe('page queue fetch', () => {
   const caps = new Map([
-    ['a', { cap: 3, others: 0 }],
-    ['b', { cap: 2, others: 1 }],
+    ['a', { cap: 3, others: 0, waiting: true }],
+    ['b', { cap: 2, others: 1, waiting: true }],
   ]);
   it('skips the crawls whose cap is used by other workers and this process together', () => {
     expect(pageFetchSkips(caps, new Map())).toEqual([]);
@@ -155,9 +155,20 @@ describe('page queue fetch', () => {
   });
   it('does not fetch at all when every running crawl is full, and fetches when none runs', () => {
     expect(pageFetchSkips(caps, new Map([['a', 3], ['b', 1]]))).toBeNull();
-    expect(pageFetchSkips(new Map([['a', { cap: 3, others: 3 }]]), new Map())).toBeNull();
+    expect(pageFetchSkips(new Map([['a', { cap: 3, others: 3, waiting: true }]]), new Map())).toBeNull();
     // Pages of crawls not (or no longer) running are still taken, to be dropped.
     expect(pageFetchSkips(new Map(), new Map([['gone', 2]]))).toEqual([]);
+  });
+  it('gives each crawl with pages waiting an equal share of the slots, and a crawl alone all of them', () => {
+    const big = new Map([
+      ['a', { cap: 20, others: 0, waiting: true }],
+      ['b', { cap: 20, others: 0, waiting: true }],
+    ]);
+    expect(fairShare(big, new Map(), 4)).toBe(2);
+    expect(pageFetchSkips(big, new Map([['a', 2]]), fairShare(big, new Map([['a', 2]]), 4))).toEqual(['a']);
+    const alone = new Map([...big, ['b', { cap: 20, others: 0, waiting: false }]]);
+    expect(fairShare(alone, new Map([['a', 3]]), 4)).toBe(4);
+    expect(fairShare(new Map(), new Map(), 5)).toBe(5);
   });
 });
 

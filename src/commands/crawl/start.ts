@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 import { liveWorkers, startCrawl } from '../../core/crawl/jobs.js';
 import type { CrawlJob } from '../../core/crawl/jobs.js';
-import { parseCrawlRequest, splitList } from '../../core/crawl/request.js';
+import { DEFAULT_MAX_PAGES, MAX_PAGES_CEILING, parseCrawlRequest, splitList } from '../../core/crawl/request.js';
 import type { CrawlRequestInput } from '../../core/crawl/request.js';
 import { openDatabase } from '../../core/db/connect.js';
 
@@ -21,10 +21,11 @@ export default class CrawlStart extends BaseCommand<typeof CrawlStart> {
     name: Flags.string({ description: 'Library name (default: detected from the start page).' }),
     version: Flags.string({ description: 'Version of the documented library.' }),
     depth: Flags.integer({ description: 'Link depth 0-3 (default 1).' }),
-    domain: Flags.string({ description: 'Only follow links on this domain and its subdomains.' }),
+    domain: Flags.string({ description: 'Only follow links on this registrable domain and its subdomains.' }),
     'url-patterns': Flags.string({ description: 'Only follow URLs matching these globs (repeatable or comma-separated).', multiple: true }),
     'exclude-patterns': Flags.string({ description: 'Never follow URLs matching these globs (repeatable or comma-separated).', multiple: true }),
     concurrency: Flags.integer({ description: 'Pages fetched at once, 1-20 (default 3; capped by MAX_CONCURRENT_CRAWLS).' }),
+    'max-pages': Flags.integer({ description: `Pages the crawl may admit, 1-${MAX_PAGES_CEILING} (default ${DEFAULT_MAX_PAGES}); links found after that are not followed.` }),
     sitemap: Flags.boolean({ description: 'Also seed the crawl from the site\'s sitemap.xml.', default: false }),
     wait: Flags.boolean({ description: 'Wait for the crawl to finish (running it here if no worker is running).', default: false }),
   };
@@ -42,6 +43,7 @@ export default class CrawlStart extends BaseCommand<typeof CrawlStart> {
       ...(f['exclude-patterns'] === undefined ? {} : { exclude_patterns: splitList(f['exclude-patterns']) }),
       ...(f.concurrency === undefined ? {} : { max_concurrent_crawls: f.concurrency }),
       ...(f.sitemap ? { use_sitemap: true } : {}),
+      ...(f['max-pages'] === undefined ? {} : { max_pages: f['max-pages'] }),
     };
     // Validated before the database is even opened: bad input exits 2 and creates nothing.
     parseCrawlRequest(request, { ceiling: this.settings.crawl.maxConcurrent });

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { PageFetcher } from './fetch.js';
-import { analyzeFrontier, currentUrl, finishIfDone, frontierCounters, hasOpenPages, pendingPages, sweepDeadClaims } from './frontier.js';
+import { admitLimitSql, analyzeFrontier, currentUrl, finishIfDone, frontierCounters, hasOpenPages, pendingPages, sweepDeadClaims } from './frontier.js';
 import type { JobInfo } from './page.js';
 import { confirmHostRequest, waitForHostSlot } from './politeness.js';
 import { etaSeconds, processed, publishCompletion, publishProgress, RateWindow, writeProgress } from './progress.js';
@@ -122,11 +122,15 @@ async function seedFromSitemaps(ctx: ControllerContext, job: JobInfo, signal: Ab
   if (pages.size === 0) return 0;
   const keys = [...pages.keys()].sort();
   // Sitemap pages count as one level below the start URLs: they are the site's own list of its pages.
+  // A sitemap may list far more pages than the job may take: the first ones in key order are admitted.
   const { rowCount } = await ctx.pool.query(
     `INSERT INTO crawl_frontier (job_id, url, fetch_url, depth, discovered_from)
-     SELECT $1, t.url, t.fetch_url, 1, 'sitemap' FROM unnest($2::text[], $3::text[]) AS t(url, fetch_url)
+     SELECT $1, t.url, t.fetch_url, 1, 'sitemap' FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(url, fetch_url, n)
+      WHERE NOT EXISTS (SELECT 1 FROM crawl_frontier k WHERE k.job_id = $1 AND k.url = t.url)
+      ORDER BY t.n
+      LIMIT ${admitLimitSql('$4::int')}
      ON CONFLICT DO NOTHING`,
-    [job.id, keys, keys.map((k) => pages.get(k)!)],
+    [job.id, keys, keys.map((k) => pages.get(k)!), job.maxPages],
   );
   return rowCount ?? 0;
 }

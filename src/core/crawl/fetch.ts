@@ -36,6 +36,8 @@ export interface FetchSettings {
   bodyTimeoutMs: number;
   /** Whole request, headers and body, so a server dripping one byte per second cannot hold a worker. */
   totalTimeoutMs: number;
+  /** Whole page: every attempt, retry wait and redirect hop together (politeness waits excluded). */
+  pageTimeoutMs: number;
   maxBodyBytes: number;
   maxRedirects: number;
   /** Extra attempts after the first for 429, 5xx, timeouts and dropped connections. */
@@ -51,6 +53,7 @@ export const DEFAULT_FETCH_SETTINGS: FetchSettings = {
   headersTimeoutMs: 30_000,
   bodyTimeoutMs: 30_000,
   totalTimeoutMs: 60_000,
+  pageTimeoutMs: 90_000,
   maxBodyBytes: 10 * 1024 * 1024,
   maxRedirects: 10,
   maxRetries: 3,
@@ -267,10 +270,15 @@ export class PageFetcher {
     return Math.round(base * (0.75 + Math.random() * 0.5));
   }
 
-  /** Throws only when `signal` aborts; every other failure is an outcome. */
+  /**
+   * Throws only when `signal` aborts; every other failure is an outcome. The page's network time (every
+   * attempt, retry wait and redirect hop, not the politeness waits in `beforeRequest`) is bounded by
+   * pageTimeoutMs, so a server that drips its answer cannot hold a worker slot for attempts times the
+   * per-request timeout.
+   */
   async fetch(rawUrl: string, req: FetchRequest = {}): Promise<FetchOutcome> {
     const s = this.settings;
-    const limit = req.maxBodyBytes ?? s.maxBodyBytes;
+    const budget = new PageBudget(s.pageTimeoutMs);
     const redirects: string[] = [];
     const seen = new Set<string>();
     let url = new URL(rawUrl);
@@ -278,97 +286,165 @@ export class PageFetcher {
       const key = normalizeUrl(url) ?? url.href;
       if (seen.has(key)) return { kind: 'error', url: url.href, message: `redirect loop at ${url.href}`, retryable: false, redirects };
       seen.add(key);
-      let attempt = 0;
-      for (;;) {
+      for (let attempt = 0; ; attempt++) {
         req.signal?.throwIfAborted();
         await req.beforeRequest?.(url, req.signal);
-        const deadline = AbortSignal.timeout(s.totalTimeoutMs);
-        const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
-        const headers: Record<string, string> = {
-          'user-agent': s.userAgent,
-          accept: req.accept === 'any' ? '*/*' : 'text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,*/*;q=0.1',
-          'accept-encoding': 'gzip, deflate, br',
-        };
-        if (req.etag) headers['if-none-match'] = req.etag;
-        if (req.lastModified) headers['if-modified-since'] = req.lastModified;
-        let failure: { message: string; retryable: boolean; waitMs?: number; status?: number };
-        try {
-          const sentUrl = url;
-          const forget = req.afterSend ? waitForSend(url, () => req.afterSend!(sentUrl)) : null;
-          let res: Dispatcher.ResponseData;
-          try {
-            res = await request(url, { method: 'GET', headers, dispatcher: this.agent, signal });
-          } finally {
-            forget?.();
-          }
-          const status = res.statusCode;
-          const etag = header(res.headers, 'etag');
-          const lastModified = header(res.headers, 'last-modified');
-          if (REDIRECT.has(status)) {
-            await res.body.dump().catch(() => undefined);
-            const location = header(res.headers, 'location');
-            if (!location) return { kind: 'http_error', url: url.href, status, message: `HTTP ${status} without a Location header`, redirects };
-            let next: URL;
-            try {
-              next = new URL(location, url);
-            } catch {
-              return { kind: 'error', url: url.href, message: `bad redirect Location ${JSON.stringify(location)}`, retryable: false, redirects };
-            }
-            if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-              return { kind: 'error', url: url.href, message: `redirect to a non-http URL ${next.href}`, retryable: false, redirects };
-            }
-            if (hop + 1 > s.maxRedirects) return { kind: 'error', url: url.href, message: `more than ${s.maxRedirects} redirects`, retryable: false, redirects };
-            next.hash = '';
-            if (req.allowRedirect && !req.allowRedirect(next)) {
-              return { kind: 'skipped', url: url.href, status, reason: `redirected out of scope to ${next.href}`, redirects };
-            }
-            redirects.push(url.href);
-            url = next;
-            break;
-          }
-          if (status === 304) {
-            await res.body.dump().catch(() => undefined);
-            return { kind: 'not_modified', url: url.href, status: 304, etag: etag ?? req.etag ?? null, lastModified: lastModified ?? req.lastModified ?? null, redirects };
-          }
-          if (RETRY_STATUS.has(status)) {
-            await res.body.dump().catch(() => undefined);
-            failure = { message: `HTTP ${status}`, retryable: true, status, waitMs: parseRetryAfter(header(res.headers, 'retry-after')) ?? undefined };
-          } else if (status < 200 || status >= 300) {
-            await res.body.dump().catch(() => undefined);
-            return { kind: 'http_error', url: url.href, status, message: `HTTP ${status}`, redirects };
-          } else {
-            const contentType = header(res.headers, 'content-type');
-            if (req.accept !== 'any' && classifyContentType(contentType, url.href) === null) {
-              await res.body.dump().catch(() => undefined);
-              return { kind: 'skipped', url: url.href, status, reason: `unsupported content type ${contentType ?? '(none)'}`, redirects };
-            }
-            const declared = Number(header(res.headers, 'content-length') ?? NaN);
-            if (Number.isFinite(declared) && declared > limit) {
-              res.body.destroy();
-              return { kind: 'skipped', url: url.href, status, reason: new BodyTooLarge(limit).message, redirects };
-            }
-            const raw = await readCapped(res.body, limit);
-            const body = await decode(raw, header(res.headers, 'content-encoding'), limit);
-            return { kind: 'ok', url: url.href, status, contentType, body, etag, lastModified, redirects };
-          }
-        } catch (error) {
-          if (req.signal?.aborted) throw req.signal.reason;
-          if (error instanceof BodyTooLarge) return { kind: 'skipped', url: url.href, status: 200, reason: error.message, redirects };
-          const code = deadline.aborted ? 'TOTAL_TIMEOUT' : errorCode(error);
-          failure = { message: deadline.aborted ? describeError({ code }) : describeError(error), retryable: code !== undefined && RETRYABLE_CODES.has(code) };
+        if (budget.left() <= 0) return budget.exhausted(url, redirects);
+        const step = await budget.time(() => this.attempt(url, req, hop, redirects, budget.left()));
+        if ('outcome' in step) return step.outcome;
+        if ('next' in step) {
+          redirects.push(url.href);
+          url = step.next;
+          break;
         }
-        if (!failure.retryable || attempt >= s.maxRetries) {
-          return failure.status
-            ? { kind: 'http_error', url: url.href, status: failure.status, message: `${failure.message} after ${attempt + 1} attempts`, redirects }
-            : { kind: 'error', url: url.href, message: attempt > 0 ? `${failure.message} after ${attempt + 1} attempts` : failure.message, retryable: failure.retryable, redirects };
-        }
+        const failure = step.failure;
+        if (failure.pageTimeout) return budget.exhausted(url, redirects);
+        if (!failure.retryable || attempt >= s.maxRetries) return failedOutcome(url, failure, attempt, redirects);
         const waitMs = failure.waitMs ?? this.backoff(attempt);
         if (waitMs > s.maxRetryAfterMs) {
           return { kind: 'http_error', url: url.href, status: failure.status ?? 0, message: `${failure.message}; Retry-After ${Math.round(waitMs / 1000)} s is too long`, redirects };
         }
-        attempt++;
-        await sleep(waitMs, req.signal);
+        if (waitMs >= budget.left()) return budget.exhausted(url, redirects);
+        await budget.time(() => sleep(waitMs, req.signal));
       }
     }
+  }
+
+  /** One request: an outcome, the next hop of a redirect, or a failure that may be retried. */
+  private async attempt(url: URL, req: FetchRequest, hop: number, redirects: string[], pageLeftMs: number): Promise<AttemptResult> {
+    const s = this.settings;
+    const limit = req.maxBodyBytes ?? s.maxBodyBytes;
+    const perRequest = AbortSignal.timeout(s.totalTimeoutMs);
+    const pageLeft = AbortSignal.timeout(Math.max(1, Math.ceil(pageLeftMs)));
+    const signal = AbortSignal.any([...(req.signal ? [req.signal] : []), perRequest, pageLeft]);
+    try {
+      const sentUrl = url;
+      const forget = req.afterSend ? waitForSend(url, () => req.afterSend!(sentUrl)) : null;
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(url, { method: 'GET', headers: this.requestHeaders(req), dispatcher: this.agent, signal });
+      } finally {
+        forget?.();
+      }
+      return await this.readResponse(url, res, req, hop, redirects, limit);
+    } catch (error) {
+      if (req.signal?.aborted) throw req.signal.reason;
+      if (error instanceof BodyTooLarge) return { outcome: { kind: 'skipped', url: url.href, status: 200, reason: error.message, redirects } };
+      if (pageLeft.aborted && !perRequest.aborted) return { failure: { message: 'page time exhausted', retryable: false, pageTimeout: true } };
+      const code = perRequest.aborted ? 'TOTAL_TIMEOUT' : errorCode(error);
+      return {
+        failure: { message: perRequest.aborted ? describeError({ code }) : describeError(error), retryable: code !== undefined && RETRYABLE_CODES.has(code) },
+      };
+    }
+  }
+
+  private requestHeaders(req: FetchRequest): Record<string, string> {
+    const headers: Record<string, string> = {
+      'user-agent': this.settings.userAgent,
+      accept: req.accept === 'any' ? '*/*' : 'text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,*/*;q=0.1',
+      'accept-encoding': 'gzip, deflate, br',
+    };
+    if (req.etag) headers['if-none-match'] = req.etag;
+    if (req.lastModified) headers['if-modified-since'] = req.lastModified;
+    return headers;
+  }
+
+  /** What a response means: redirect, not modified, retryable status, error status, or a page read within the cap. */
+  private async readResponse(url: URL, res: Dispatcher.ResponseData, req: FetchRequest, hop: number, redirects: string[], limit: number): Promise<AttemptResult> {
+    const status = res.statusCode;
+    const etag = header(res.headers, 'etag');
+    const lastModified = header(res.headers, 'last-modified');
+    if (REDIRECT.has(status)) {
+      await res.body.dump().catch(() => undefined);
+      return this.redirectTarget(url, status, header(res.headers, 'location'), req, hop, redirects);
+    }
+    if (status === 304) {
+      await res.body.dump().catch(() => undefined);
+      return { outcome: { kind: 'not_modified', url: url.href, status: 304, etag: etag ?? req.etag ?? null, lastModified: lastModified ?? req.lastModified ?? null, redirects } };
+    }
+    if (RETRY_STATUS.has(status)) {
+      await res.body.dump().catch(() => undefined);
+      return { failure: { message: `HTTP ${status}`, retryable: true, status, waitMs: parseRetryAfter(header(res.headers, 'retry-after')) ?? undefined } };
+    }
+    if (status < 200 || status >= 300) {
+      await res.body.dump().catch(() => undefined);
+      return { outcome: { kind: 'http_error', url: url.href, status, message: `HTTP ${status}`, redirects } };
+    }
+    const contentType = header(res.headers, 'content-type');
+    if (req.accept !== 'any' && classifyContentType(contentType, url.href) === null) {
+      await res.body.dump().catch(() => undefined);
+      return { outcome: { kind: 'skipped', url: url.href, status, reason: `unsupported content type ${contentType ?? '(none)'}`, redirects } };
+    }
+    const declared = Number(header(res.headers, 'content-length') ?? NaN);
+    if (Number.isFinite(declared) && declared > limit) {
+      res.body.destroy();
+      return { outcome: { kind: 'skipped', url: url.href, status, reason: new BodyTooLarge(limit).message, redirects } };
+    }
+    const raw = await readCapped(res.body, limit);
+    const body = await decode(raw, header(res.headers, 'content-encoding'), limit);
+    return { outcome: { kind: 'ok', url: url.href, status, contentType, body, etag, lastModified, redirects } };
+  }
+
+  private redirectTarget(url: URL, status: number, location: string | null, req: FetchRequest, hop: number, redirects: string[]): AttemptResult {
+    if (!location) return { outcome: { kind: 'http_error', url: url.href, status, message: `HTTP ${status} without a Location header`, redirects } };
+    let next: URL;
+    try {
+      next = new URL(location, url);
+    } catch {
+      return { outcome: { kind: 'error', url: url.href, message: `bad redirect Location ${JSON.stringify(location)}`, retryable: false, redirects } };
+    }
+    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+      return { outcome: { kind: 'error', url: url.href, message: `redirect to a non-http URL ${next.href}`, retryable: false, redirects } };
+    }
+    if (hop + 1 > this.settings.maxRedirects) {
+      return { outcome: { kind: 'error', url: url.href, message: `more than ${this.settings.maxRedirects} redirects`, retryable: false, redirects } };
+    }
+    next.hash = '';
+    if (req.allowRedirect && !req.allowRedirect(next)) {
+      return { outcome: { kind: 'skipped', url: url.href, status, reason: `redirected out of scope to ${next.href}`, redirects } };
+    }
+    return { next };
+  }
+}
+
+interface AttemptFailure {
+  message: string;
+  retryable: boolean;
+  waitMs?: number | undefined;
+  status?: number;
+  /** The page's whole time ran out during this attempt. */
+  pageTimeout?: boolean;
+}
+
+type AttemptResult = { outcome: FetchOutcome } | { next: URL } | { failure: AttemptFailure };
+
+function failedOutcome(url: URL, failure: AttemptFailure, attempt: number, redirects: string[]): FetchOutcome {
+  return failure.status
+    ? { kind: 'http_error', url: url.href, status: failure.status, message: `${failure.message} after ${attempt + 1} attempts`, redirects }
+    : { kind: 'error', url: url.href, message: attempt > 0 ? `${failure.message} after ${attempt + 1} attempts` : failure.message, retryable: failure.retryable, redirects };
+}
+
+/** The network time one page may take, summed over its attempts, retry waits and redirect hops. */
+class PageBudget {
+  private spentMs = 0;
+
+  constructor(private readonly limitMs: number) {}
+
+  left(): number {
+    return this.limitMs - this.spentMs;
+  }
+
+  async time<T>(work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.spentMs += performance.now() - started;
+    }
+  }
+
+  exhausted(url: URL, redirects: string[]): FetchOutcome {
+    const seconds = Math.round(this.limitMs / 100) / 10;
+    return { kind: 'error', url: url.href, message: `page took longer than ${seconds} s in total (retries and redirects included)`, retryable: false, redirects };
   }
 }

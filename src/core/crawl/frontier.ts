@@ -209,6 +209,8 @@ export interface ExpandContext {
   jobId: string;
   sourceId: string;
   maxDepth: number;
+  /** Pages the job may admit (max_pages): links found once the frontier holds that many are not added. */
+  maxPages: number;
   scope: Scope;
   enqueue: Enqueue;
 }
@@ -219,6 +221,15 @@ export interface ExpandContext {
  * are exact whatever order concurrent workers finish pages in. Keys are sorted so concurrent transactions
  * take the frontier's index locks in the same order.
  */
+/**
+ * How many more rows job $1 may admit under its cap $<cap>, as SQL. The count reads at most `cap` index entries
+ * of the job. Pages committing at the same moment each see the others' rows only once committed, so the cap can
+ * be passed by the links of the pages in flight at that moment, never more.
+ */
+export function admitLimitSql(cap: string): string {
+  return `greatest(0, ${cap} - (SELECT count(*) FROM (SELECT 1 FROM crawl_frontier WHERE job_id = $1 LIMIT ${cap}) AS admitted))`;
+}
+
 export async function expandLinks(client: pg.ClientBase, ctx: ExpandContext, parentDepth: number, parentKeys: string[], links: string[]): Promise<number> {
   if (parentDepth >= ctx.maxDepth || links.length === 0) return 0;
   const depth = parentDepth + 1;
@@ -238,12 +249,16 @@ export async function expandLinks(client: pg.ClientBase, ctx: ExpandContext, par
   // and navigation links make the same few keys known to every page, so all expansions would queue on them.
   // DO NOTHING locks nothing it skips; the UPDATE runs with a fresh snapshot, so it also sees a key another
   // page inserted deeper while the INSERT waited for it, and it locks only the rare rows it lowers.
+  // Keys already known do not count against the cap, so they are left out before the limit applies.
   const inserted = await client.query<{ url: string }>(
     `INSERT INTO crawl_frontier (job_id, url, fetch_url, depth, discovered_from)
-     SELECT $1, t.url, t.fetch_url, $2, $3 FROM unnest($4::text[], $5::text[]) AS t(url, fetch_url)
+     SELECT $1, t.url, t.fetch_url, $2, $3 FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t(url, fetch_url, n)
+      WHERE NOT EXISTS (SELECT 1 FROM crawl_frontier k WHERE k.job_id = $1 AND k.url = t.url)
+      ORDER BY t.n
+      LIMIT ${admitLimitSql('$6::int')}
      ON CONFLICT (job_id, url) DO NOTHING
      RETURNING url`,
-    [ctx.jobId, depth, parentKeys[0] ?? null, keys, keys.map((k) => byKey.get(k)!)],
+    [ctx.jobId, depth, parentKeys[0] ?? null, keys, keys.map((k) => byKey.get(k)!), ctx.maxPages],
   );
   const fresh = new Set(inserted.rows.map((r) => r.url));
   if (fresh.size > 0) await ctx.enqueue(client, ctx.jobId, [...fresh].sort().map((url) => ({ url, depth })));
@@ -263,6 +278,11 @@ export async function expandLinks(client: pg.ClientBase, ctx: ExpandContext, par
     }
   }
   return added;
+}
+
+/** Counts links a page had beyond the per-page cap on its job, after the page committed (rare: not in its transaction). */
+export async function addIgnoredLinks(pool: pg.Pool, jobId: string, count: number): Promise<void> {
+  await pool.query('UPDATE crawl_jobs SET links_ignored = links_ignored + $2 WHERE id = $1', [jobId, count]);
 }
 
 /** Marks a claimed page failed with an unexpected error; false when the claim is no longer there to mark. */
@@ -386,7 +406,7 @@ export async function finishIfDone(client: pg.ClientBase | pg.Pool, jobId: strin
                     THEN 'No page was crawled: ' || coalesce((SELECT error FROM first_error), 'every page failed or was skipped')
                     ELSE NULL END,
        pages_found = c.found, pages_crawled = c.crawled, pages_skipped = c.unchanged + c.skipped, pages_failed = c.failed,
-       snippets_stored = c.snippets, current_url = NULL, eta_seconds = NULL,
+       snippets_stored = c.snippets, current_url = NULL, eta_seconds = NULL, page_cap_reached = c.found >= j.max_pages,
        pages_per_second = (c.crawled + c.unchanged + c.skipped + c.failed) / greatest(0.001, extract(epoch FROM now() - coalesce(j.started_at, j.created_at))),
        completed_at = now(), heartbeat_at = now(), controller_worker_id = NULL, updated_at = now()
      FROM c

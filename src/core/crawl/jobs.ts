@@ -5,10 +5,11 @@ import { BOSS_SCHEMA } from '../db/connect.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { publish } from '../events/notify.js';
 import { upsertSourceForCrawl } from '../sources/upsert.js';
+import type { SourceCrawlConfig } from '../sources/upsert.js';
 import { frontierCounters, insertStartUrls } from './frontier.js';
 import { dropQueuedPages, PAGE_QUEUE, WAKE_CHANNEL } from './queue.js';
 import { parseCrawlRequest } from './request.js';
-import type { CrawlRequestInput } from './request.js';
+import type { CrawlRequest, CrawlRequestInput } from './request.js';
 import { assertLlmReady } from '../llm/preflight.js';
 import { withTransaction } from '../db/transaction.js';
 
@@ -44,6 +45,14 @@ export interface CrawlJob {
   max_concurrent_crawls: number;
   use_sitemap: boolean;
   metadata: Record<string, unknown>;
+  /** Pages the job may admit to its frontier (the request's max_pages). */
+  max_pages: number;
+  /** The job found max_pages pages: links found after that were not followed. */
+  page_cap_reached: boolean;
+  /** Links beyond the per-page cap (MAX_LINKS_PER_PAGE), summed over the job's pages. */
+  links_ignored: number;
+  /** The largest robots.txt Crawl-delay the job lowered to the ceiling (MAX_CRAWL_DELAY_SECONDS); null when none. */
+  crawl_delay_clamped: number | null;
   pages_found: number;
   pages_crawled: number;
   pages_skipped: number;
@@ -88,6 +97,10 @@ function toCrawlJob(r: CrawlJobRow): CrawlJob {
     max_concurrent_crawls: r.max_concurrent,
     use_sitemap: r.use_sitemap,
     metadata: r.metadata,
+    max_pages: r.max_pages,
+    page_cap_reached: r.page_cap_reached,
+    links_ignored: r.links_ignored,
+    crawl_delay_clamped: r.crawl_delay_clamped === null ? null : Number(r.crawl_delay_clamped),
     pages_found: r.pages_found,
     pages_crawled: r.pages_crawled,
     pages_skipped: r.pages_skipped,
@@ -170,6 +183,66 @@ async function wakeWorkers(pool: pg.Pool, jobId: string): Promise<void> {
   await pool.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, jobId]);
 }
 
+/** The configuration stored with the source, so a recrawl repeats it. */
+function sourceCrawlConfig(request: CrawlRequest): SourceCrawlConfig {
+  return {
+    start_urls: request.start_urls,
+    max_depth: request.max_depth,
+    domain_filter: request.domain_filter,
+    url_patterns: request.url_patterns,
+    exclude_patterns: request.exclude_patterns,
+    max_concurrent_crawls: request.max_concurrent_crawls,
+    use_sitemap: request.use_sitemap,
+    max_pages: request.max_pages,
+  };
+}
+
+/** Creates or updates the source and writes the queued job with its start URLs; one active crawl per source. */
+async function insertCrawlJob(client: pg.ClientBase, name: string, description: string, request: CrawlRequest): Promise<string> {
+  const source = await upsertSourceForCrawl(client, {
+    name,
+    version: request.version,
+    description,
+    baseUrl: request.start_urls[0]!,
+    crawlConfig: sourceCrawlConfig(request),
+    metadata: request.metadata,
+  });
+  const active = await client.query<{ id: string; status: string }>(
+    `SELECT id, status FROM crawl_jobs WHERE source_id = $1 AND status IN ('queued', 'running') LIMIT 1`,
+    [source.id],
+  );
+  if (active.rows[0]) {
+    const other = active.rows[0];
+    throw new ConflictError(`${name}${request.version ? ` ${request.version}` : ''} already has a ${other.status} crawl (job ${other.id}).`, {
+      hint: `Wait for it (\`docdex crawl status ${other.id}\`) or cancel it (\`docdex crawl cancel ${other.id}\`).`,
+    });
+  }
+  const { rows } = await client.query<{ id: string }>(
+    `INSERT INTO crawl_jobs (source_id, name, status, start_urls, max_depth, version, domain_filter, url_patterns, exclude_patterns,
+                             max_concurrent, metadata, use_sitemap, max_pages)
+     VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+     RETURNING id`,
+    [
+      source.id,
+      name,
+      request.start_urls,
+      request.max_depth,
+      request.version,
+      request.domain_filter,
+      request.url_patterns,
+      request.exclude_patterns,
+      request.max_concurrent_crawls,
+      JSON.stringify(request.metadata),
+      request.use_sitemap,
+      request.max_pages,
+    ],
+  );
+  const id = rows[0]!.id;
+  const found = await insertStartUrls(client, id, request.start_urls);
+  await client.query('UPDATE crawl_jobs SET pages_found = $2 WHERE id = $1', [id, found]);
+  return id;
+}
+
 export interface StartCrawlOptions {
   /** Concurrency when the request gives none: 3 by default, the MCP tool passes 20. */
   defaultConcurrency?: number;
@@ -204,57 +277,7 @@ export async function startCrawl(
     name = site.name;
     if (!description) description = site.description;
   }
-  const jobId = await withTransaction(db.pool, async (client) => {
-    const source = await upsertSourceForCrawl(client, {
-      name,
-      version: request.version,
-      description,
-      baseUrl: request.start_urls[0]!,
-      crawlConfig: {
-        start_urls: request.start_urls,
-        max_depth: request.max_depth,
-        domain_filter: request.domain_filter,
-        url_patterns: request.url_patterns,
-        exclude_patterns: request.exclude_patterns,
-        max_concurrent_crawls: request.max_concurrent_crawls,
-        use_sitemap: request.use_sitemap,
-      },
-      metadata: request.metadata,
-    });
-    const active = await client.query<{ id: string; status: string }>(
-      `SELECT id, status FROM crawl_jobs WHERE source_id = $1 AND status IN ('queued', 'running') LIMIT 1`,
-      [source.id],
-    );
-    if (active.rows[0]) {
-      const other = active.rows[0];
-      throw new ConflictError(`${name}${request.version ? ` ${request.version}` : ''} already has a ${other.status} crawl (job ${other.id}).`, {
-        hint: `Wait for it (\`docdex crawl status ${other.id}\`) or cancel it (\`docdex crawl cancel ${other.id}\`).`,
-      });
-    }
-    const { rows } = await client.query<{ id: string }>(
-      `INSERT INTO crawl_jobs (source_id, name, status, start_urls, max_depth, version, domain_filter, url_patterns, exclude_patterns,
-                               max_concurrent, metadata, use_sitemap)
-       VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11)
-       RETURNING id`,
-      [
-        source.id,
-        name,
-        request.start_urls,
-        request.max_depth,
-        request.version,
-        request.domain_filter,
-        request.url_patterns,
-        request.exclude_patterns,
-        request.max_concurrent_crawls,
-        JSON.stringify(request.metadata),
-        request.use_sitemap,
-      ],
-    );
-    const id = rows[0]!.id;
-    const found = await insertStartUrls(client, id, request.start_urls);
-    await client.query('UPDATE crawl_jobs SET pages_found = $2 WHERE id = $1', [id, found]);
-    return id;
-  });
+  const jobId = await withTransaction(db.pool, (client) => insertCrawlJob(client, name, description, request));
   await wakeWorkers(db.pool, jobId);
   return getCrawlJob(db.pool, jobId);
 }

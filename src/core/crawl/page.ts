@@ -8,6 +8,7 @@ import { giveWay } from './courtesy.js';
 import type { ForegroundBusy } from './courtesy.js';
 import type { FetchOutcome, PageFetcher } from './fetch.js';
 import {
+  addIgnoredLinks,
   ClaimLostError,
   claimAlias,
   claimPage,
@@ -43,6 +44,7 @@ export interface JobInfo {
   sourceId: string;
   maxDepth: number;
   maxConcurrent: number;
+  maxPages: number;
   scope: Scope;
   startKeys: Set<string>;
   firstStartKey: string;
@@ -71,6 +73,12 @@ onPageWrite(async (client, write, newSnippetIds) => {
   if (hook) await hook(client, newSnippetIds);
 });
 
+/**
+ * Links taken from one page. A documentation page rarely has more than a few hundred (an API index may); a
+ * generated page with millions would otherwise fill the frontier, and the page's transaction, on its own.
+ */
+export const MAX_LINKS_PER_PAGE = 1000;
+
 const RETRY_TX_CODES = new Set(['40P01', '40001']);
 
 /** Runs a transaction, retrying deadlocks (two pages linking each other, committing at once) a few times. */
@@ -92,7 +100,7 @@ async function inTransaction(pool: pg.Pool, fn: (client: pg.PoolClient) => Promi
 export type PageResult = 'stored' | 'unchanged' | 'skipped' | 'failed' | 'not-claimed' | 'released' | 'lost';
 
 function expandContext(ctx: PageContext, job: JobInfo): ExpandContext {
-  return { jobId: job.id, sourceId: job.sourceId, maxDepth: job.maxDepth, scope: job.scope, enqueue: ctx.enqueue };
+  return { jobId: job.id, sourceId: job.sourceId, maxDepth: job.maxDepth, maxPages: job.maxPages, scope: job.scope, enqueue: ctx.enqueue };
 }
 
 /**
@@ -323,7 +331,8 @@ async function storeOk(
     documentUrl = canonical;
     aliasReason = `canonical is ${canonical}`;
   }
-  const links = page.noFollow ? [] : page.links;
+  const found = page.noFollow ? [] : [...new Set(page.links)];
+  const links = found.slice(0, MAX_LINKS_PER_PAGE);
   const write: PageWrite = {
     sourceId: job.sourceId,
     url: documentUrl,
@@ -370,6 +379,7 @@ async function storeOk(
   } finally {
     pageHooks.delete(write);
   }
+  if (found.length > links.length) await addIgnoredLinks(ctx.pool, job.id, found.length - links.length);
   await ctx.afterStore?.({ jobId: job.id, sourceId: job.sourceId, title: write.title, stored });
   return 'stored';
 }

@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { parse as parseHost } from 'tldts';
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 
@@ -11,6 +12,15 @@ import { ValidationError } from '../errors.js';
 export const DEFAULT_CONCURRENCY = 3;
 export const MAX_CONCURRENCY = 20;
 export const MAX_DEPTH = 3;
+/**
+ * Pages one job may admit to its frontier. The default covers a large documentation site (most are well under
+ * it); the ceiling keeps one request from queueing an unbounded crawl, since every admitted page is a frontier
+ * row, a queued job and a fetch. A site larger than that is crawled in parts with url_patterns.
+ */
+export const DEFAULT_MAX_PAGES = 10_000;
+export const MAX_PAGES_CEILING = 100_000;
+/** Serialized size of free-form JSON (metadata) a request may carry: descriptive data, never content. */
+export const MAX_METADATA_BYTES = 16 * 1024;
 
 function isHttpUrl(value: string): boolean {
   try {
@@ -42,6 +52,19 @@ const glob = z
     }
   });
 
+/** Why `host` cannot be a domain filter, or null when it is a registrable domain or a subdomain of one. */
+export function domainFilterProblem(host: string): string | null {
+  const parsed = parseHost(host, { allowPrivateDomains: true });
+  if (parsed.isIp) return 'an IP address is not a domain; leave domain_filter out to stay on the start URLs\' hosts';
+  const known = parsed.isIcann === true || parsed.isPrivate === true;
+  if (!parsed.domain && known) return `${JSON.stringify(host)} is a public suffix shared by unrelated sites; give a registrable domain like docs.example.com`;
+  if (!host.includes('.')) return 'a single-label name (like localhost) is not a domain; leave domain_filter out to stay on the start URLs\' hosts';
+  if (!parsed.domain) return `${JSON.stringify(host)} is not a registrable domain; give one like docs.example.com`;
+  return null;
+}
+
+const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
 const domain = z
   .string()
   .trim()
@@ -49,13 +72,32 @@ const domain = z
   .max(253)
   .transform((value, ctx) => {
     // Accepts a bare host ("docs.python.org") or a URL whose host is taken.
-    const host = value.includes('://') ? (isHttpUrl(value) ? new URL(value).hostname : '') : value.toLowerCase().replace(/\.$/, '');
-    if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(host) && !/^\d{1,3}(\.\d{1,3}){3}$/.test(host)) {
+    const host = (value.includes('://') ? (isHttpUrl(value) ? new URL(value).hostname : '') : value.replace(/\.$/, '')).toLowerCase();
+    if (!HOST_NAME.test(host) && !/^\[[0-9a-f:.]+\]$/.test(host)) {
       ctx.addIssue({ code: 'custom', message: `expected a domain like docs.example.com, got ${JSON.stringify(value)}` });
       return z.NEVER;
     }
-    return host.toLowerCase();
+    const problem = domainFilterProblem(host);
+    if (problem) {
+      ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }
+    return host;
   });
+
+/** Free-form JSON, capped by its serialized size so a request cannot store megabytes with a source. */
+export function cappedJsonRecord(maxBytes = MAX_METADATA_BYTES) {
+  return z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+    let size: number;
+    try {
+      size = Buffer.byteLength(JSON.stringify(value));
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be plain JSON' });
+      return;
+    }
+    if (size > maxBytes) ctx.addIssue({ code: 'custom', message: `is ${size} bytes as JSON; at most ${maxBytes} bytes are accepted` });
+  });
+}
 
 export const crawlRequestSchema = z.object({
   name: z.string().trim().min(1).max(200).optional(),
@@ -86,7 +128,13 @@ export const crawlRequestSchema = z.object({
     .min(1, `must be from 1 to ${MAX_CONCURRENCY}`)
     .max(MAX_CONCURRENCY, `must be from 1 to ${MAX_CONCURRENCY}`)
     .optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  metadata: cappedJsonRecord().optional(),
+  max_pages: z
+    .number({ message: `expected a whole number from 1 to ${MAX_PAGES_CEILING}` })
+    .int(`expected a whole number from 1 to ${MAX_PAGES_CEILING}`)
+    .min(1, `must be from 1 to ${MAX_PAGES_CEILING}`)
+    .max(MAX_PAGES_CEILING, `must be from 1 to ${MAX_PAGES_CEILING}`)
+    .optional(),
   /** Beyond the spec: seed the frontier from sitemap.xml (robots.txt's Sitemap lines, else /sitemap.xml). */
   use_sitemap: z.boolean().optional(),
 });
@@ -105,6 +153,7 @@ export interface CrawlRequest {
   max_concurrent_crawls: number;
   metadata: Record<string, unknown>;
   use_sitemap: boolean;
+  max_pages: number;
 }
 
 export interface ParseOptions {
@@ -120,7 +169,7 @@ export function parseCrawlRequest(input: unknown, options: ParseOptions = {}): C
     const issue = result.error.issues[0]!;
     const field = issue.path.map(String).join('.') || 'request';
     throw new ValidationError(`Invalid crawl request: ${field}: ${issue.message}.`, {
-      hint: 'start_urls must be http(s) URLs, max_depth 0-3, max_concurrent_crawls 1-20, url_patterns valid globs.',
+      hint: `start_urls must be http(s) URLs, max_depth 0-3, max_concurrent_crawls 1-20, max_pages 1-${MAX_PAGES_CEILING}, url_patterns valid globs, domain_filter a registrable domain, metadata at most ${MAX_METADATA_BYTES / 1024} KB.`,
       details: result.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
     });
   }
@@ -138,6 +187,7 @@ export function parseCrawlRequest(input: unknown, options: ParseOptions = {}): C
     max_concurrent_crawls: Math.min(requested, ceiling),
     metadata: r.metadata ?? {},
     use_sitemap: r.use_sitemap ?? false,
+    max_pages: r.max_pages ?? DEFAULT_MAX_PAGES,
   };
 }
 

@@ -5,6 +5,19 @@ import { ALLOW_ALL, ROBOTS_MAX_BYTES, parseRobots, robotsFromResponse } from './
 import type { RobotsRules } from './robots.js';
 import { hostKey } from './url.js';
 
+/**
+ * The longest robots.txt Crawl-delay honoured. A page waits out the delay while holding a worker slot, and a
+ * site asking for minutes between requests would hold slots that long; above the ceiling the crawl still
+ * spaces its requests by the ceiling, and the job reports the delay it lowered (crawl_delay_clamped).
+ */
+export const MAX_CRAWL_DELAY_SECONDS = 30;
+
+/** The rules with their Crawl-delay lowered to the ceiling. */
+export function clampCrawlDelay(rules: RobotsRules, ceiling = MAX_CRAWL_DELAY_SECONDS): RobotsRules {
+  const delay = rules.crawlDelaySeconds;
+  return delay !== null && delay > ceiling ? { ...rules, allows: (url) => rules.allows(url), crawlDelaySeconds: ceiling } : rules;
+}
+
 /** robots.txt could not be read (5xx or no answer): the page fails, retryably, instead of being crawled blind. */
 export class RobotsUnavailableError extends Error {
   override readonly name = 'RobotsUnavailableError';
@@ -21,6 +34,7 @@ export class RobotsStore {
     private readonly pool: pg.Pool,
     private readonly fetcher: PageFetcher,
     private readonly delaySeconds: number,
+    private readonly maxCrawlDelaySeconds = MAX_CRAWL_DELAY_SECONDS,
   ) {}
 
   forgetJob(jobId: string): void {
@@ -32,12 +46,23 @@ export class RobotsStore {
     let entry = this.memo.get(key);
     if (!entry) {
       if (this.memo.size > 2000) this.memo.clear();
-      entry = this.load(jobId, origin, signal);
+      entry = this.load(jobId, origin, signal).then((rules) => this.withCeiling(jobId, rules));
       this.memo.set(key, entry);
       // A failure is not remembered: the next page of this origin asks again.
       entry.catch(() => this.memo.delete(key));
     }
     return entry;
+  }
+
+  /** Lowers a Crawl-delay above the ceiling, and records on the job that it did. */
+  private async withCeiling(jobId: string, rules: RobotsRules): Promise<RobotsRules> {
+    const clamped = clampCrawlDelay(rules, this.maxCrawlDelaySeconds);
+    if (clamped === rules) return rules;
+    await this.pool.query(
+      `UPDATE crawl_jobs SET crawl_delay_clamped = $2 WHERE id = $1 AND (crawl_delay_clamped IS NULL OR crawl_delay_clamped < $2)`,
+      [jobId, rules.crawlDelaySeconds],
+    );
+    return clamped;
   }
 
   private async load(jobId: string, origin: string, signal?: AbortSignal): Promise<RobotsRules> {

@@ -51,6 +51,8 @@ export interface CrawlWorkerOptions {
   stopGraceMs?: number;
   /** Wait before a page retries a claim refused by the concurrency cap. Default 100 ms. */
   throttleWaitMs?: number;
+  /** Ceiling on a robots.txt Crawl-delay, seconds. Default MAX_CRAWL_DELAY_SECONDS (30). */
+  maxCrawlDelaySeconds?: number;
   /** Foreground work of this process that pages give way to (see courtesy.ts). Default: none, full speed. */
   giveWayTo?: ForegroundBusy;
   onError?: (error: Error) => void;
@@ -76,11 +78,12 @@ async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null
     source_id: string;
     max_depth: number;
     max_concurrent: number;
+    max_pages: number;
     start_urls: string[];
     domain_filter: string | null;
     url_patterns: string[];
     exclude_patterns: string[];
-  }>('SELECT id, source_id, max_depth, max_concurrent, start_urls, domain_filter, url_patterns, exclude_patterns FROM crawl_jobs WHERE id = $1', [jobId]);
+  }>('SELECT id, source_id, max_depth, max_concurrent, max_pages, start_urls, domain_filter, url_patterns, exclude_patterns FROM crawl_jobs WHERE id = $1', [jobId]);
   const r = rows[0];
   if (!r) return null;
   const startKeys = r.start_urls.map((u) => normalizeUrl(u)).filter((u): u is string => u !== null);
@@ -89,42 +92,64 @@ async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null
     sourceId: r.source_id,
     maxDepth: r.max_depth,
     maxConcurrent: r.max_concurrent,
+    maxPages: r.max_pages,
     scope: createScope({ startUrls: r.start_urls, domainFilter: r.domain_filter, urlPatterns: r.url_patterns, excludePatterns: r.exclude_patterns }),
     startKeys: new Set(startKeys),
     firstStartKey: startKeys[0] ?? '',
   };
 }
 
-/** Running crawl jobs with their cap and the pages other live workers are fetching for them right now. */
-async function runningCaps(pool: pg.Pool, workerId: string): Promise<Map<string, { cap: number; others: number }>> {
-  const { rows } = await pool.query<{ id: string; cap: number; others: number }>(
+/** Running crawl jobs with their cap, the pages other live workers are fetching for them, and whether any page waits. */
+async function runningCaps(pool: pg.Pool, workerId: string): Promise<Map<string, CrawlCap>> {
+  const { rows } = await pool.query<{ id: string; cap: number; others: number; waiting: boolean }>(
     `SELECT j.id, j.max_concurrent AS cap,
-            count(DISTINCT f.claim_token) FILTER (WHERE f.worker_id <> $1 AND crawl_worker_alive(f.worker_id))::int AS others
+            count(DISTINCT f.claim_token) FILTER (WHERE f.worker_id <> $1 AND crawl_worker_alive(f.worker_id))::int AS others,
+            EXISTS (SELECT 1 FROM crawl_frontier p WHERE p.job_id = j.id AND p.status = 'pending') AS waiting
        FROM crawl_jobs j LEFT JOIN crawl_frontier f ON f.job_id = j.id AND f.status = 'fetching'
       WHERE j.status = 'running'
       GROUP BY j.id`,
     [workerId],
   );
-  return new Map(rows.map((r) => [r.id, { cap: r.cap, others: r.others }]));
+  return new Map(rows.map((r) => [r.id, { cap: r.cap, others: r.others, waiting: r.waiting }]));
 }
 
-type Caps = ReadonlyMap<string, { cap: number; others: number }>;
+interface CrawlCap {
+  cap: number;
+  others: number;
+  /** Some page of the crawl is pending: it wants a slot. */
+  waiting: boolean;
+}
 
-function crawlFull(caps: Caps, localActive: ReadonlyMap<string, number>, crawlJobId: string): boolean {
+type Caps = ReadonlyMap<string, CrawlCap>;
+
+/**
+ * This process's slots one crawl may use while others want some too: an equal share among the crawls that have
+ * pages waiting or in flight here, rounded up. Without it, the first crawl with a high cap took every slot and
+ * a second crawl waited for it to finish. A crawl alone gets every slot its own cap allows.
+ */
+export function fairShare(caps: Caps, localActive: ReadonlyMap<string, number>, slots: number): number {
+  let contending = 0;
+  for (const [id, c] of caps) if (c.waiting || (localActive.get(id) ?? 0) > 0) contending++;
+  return Math.ceil(slots / Math.max(1, contending));
+}
+
+function crawlFull(caps: Caps, localActive: ReadonlyMap<string, number>, crawlJobId: string, share = Infinity): boolean {
   const c = caps.get(crawlJobId);
-  return c !== undefined && c.others + (localActive.get(crawlJobId) ?? 0) >= c.cap;
+  const local = localActive.get(crawlJobId) ?? 0;
+  return c !== undefined && (c.others + local >= c.cap || local >= share);
 }
 
 /**
  * The crawls a page-queue fetch skips because their caps are used (live claims of other workers plus this
- * process's pages), or null when every running crawl is full and the fetch is not worth making: it could only
- * return pages of crawls that no longer run, and pg-boss reads past every queued page of the full ones to find
- * that out. That was the usual case (20 slots, 3 pages a crawl): with 2,000 pages queued, 3.5 ms of database
- * time after every page. A crawl started since the caps were read waits for their next read: at the first wake-up
- (a page ending, pages queued, the idle poll) once they are 100 ms old.
+ * process's pages) or they have their fair share of this process's slots, or null when every running crawl is
+ * full and the fetch is not worth making: it could only return pages of crawls that no longer run, and pg-boss
+ * reads past every queued page of the full ones to find that out. That was the usual case (20 slots, 3 pages a
+ * crawl): with 2,000 pages queued, 3.5 ms of database time after every page. A crawl started since the caps
+ * were read waits for their next read: at the first wake-up (a page ending, pages queued, the idle poll) once
+ * they are 100 ms old.
  */
-export function pageFetchSkips(caps: Caps, localActive: ReadonlyMap<string, number>): string[] | null {
-  const skips = [...caps.keys()].filter((id) => crawlFull(caps, localActive, id));
+export function pageFetchSkips(caps: Caps, localActive: ReadonlyMap<string, number>, share = Infinity): string[] | null {
+  const skips = [...caps.keys()].filter((id) => crawlFull(caps, localActive, id, share));
   return skips.length > 0 && skips.length === caps.size ? null : skips;
 }
 
@@ -188,7 +213,7 @@ export async function startCrawlWorkers(
   const controllers = new Map<string, Promise<void>>();
 
   const fetcher = new PageFetcher(options.fetch ?? {});
-  const robots = new RobotsStore(pool, fetcher, config.crawl.delaySeconds);
+  const robots = new RobotsStore(pool, fetcher, config.crawl.delaySeconds, options.maxCrawlDelaySeconds);
 
   const jobInfo = (jobId: string): Promise<JobInfo | null> => {
     let p = jobInfos.get(jobId);
@@ -398,12 +423,13 @@ export async function startCrawlWorkers(
    */
   const ready: Array<Job<PageJobData>> = [];
   const prefetch = Math.ceil(concurrency / 2);
-  let capsCache: { at: number; caps: Map<string, { cap: number; others: number }> } | null = null;
+  let capsCache: { at: number; caps: Map<string, CrawlCap> } | null = null;
   const fill = async (free: number): Promise<number> => {
     // Refreshed at most every 100 ms: the claim is the exact gate, this only avoids parking pages.
     if (!capsCache || Date.now() - capsCache.at > 100) capsCache = { at: Date.now(), caps: await runningCaps(pool, workerId) };
     const caps = capsCache.caps;
-    const full = (id: string) => crawlFull(caps, localActive, id);
+    const share = fairShare(caps, localActive, concurrency);
+    const full = (id: string) => crawlFull(caps, localActive, id, share);
     let taken = 0;
     while (taken < free && !stopping) {
       const next = ready.findIndex((job) => !full(job.data.crawlJobId));
@@ -412,7 +438,7 @@ export async function startCrawlWorkers(
         taken++;
         continue;
       }
-      const ignoreGroups = pageFetchSkips(caps, localActive);
+      const ignoreGroups = pageFetchSkips(caps, localActive, share);
       if (ignoreGroups === null) break;
       const batchSize = Math.max(1, free - taken + prefetch - ready.length);
       const jobs = await boss.fetch<PageJobData>(PAGE_QUEUE, { batchSize, ...(ignoreGroups.length > 0 ? { ignoreGroups } : {}) });

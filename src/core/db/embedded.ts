@@ -356,6 +356,36 @@ async function withStartLock<T>(paths: EmbeddedPaths, fn: () => Promise<T>): Pro
   }
 }
 
+/** The log is rotated past this size, keeping LOG_FILES_KEPT older files (postgres.log.1 is the newest). */
+export const LOG_ROTATE_BYTES = 10 * 1024 * 1024;
+export const LOG_FILES_KEPT = 3;
+
+/**
+ * Rotates the server's log when it has grown past `maxBytes`: copied to postgres.log.1 (older ones shifted, the
+ * oldest dropped), then truncated in place. The running server keeps writing to the same file: pg_ctl opened it
+ * for appending, so its next line lands at the new end. Lines written between the copy and the truncation are
+ * lost, which a log may afford; renaming instead would leave the server writing to the rotated file.
+ */
+export async function rotateEmbeddedLog(logFile: string, maxBytes = LOG_ROTATE_BYTES, keep = LOG_FILES_KEPT): Promise<boolean> {
+  const size = await fs.stat(logFile).then((s) => s.size, () => 0);
+  if (size <= maxBytes) return false;
+  await fs.rm(`${logFile}.${keep}`, { force: true });
+  for (let i = keep - 1; i >= 1; i--) await fs.rename(`${logFile}.${i}`, `${logFile}.${i + 1}`).catch(() => undefined);
+  await fs.copyFile(logFile, `${logFile}.1`);
+  await fs.truncate(logFile, 0);
+  return true;
+}
+
+/**
+ * 'crashed' when the server is down but left its postmaster.pid behind (killed, or the machine lost power);
+ * 'stopped' when it was shut down cleanly (`db stop` removes the file), which is not a supervisor's to undo.
+ */
+export function embeddedServerState(home: string): 'running' | 'crashed' | 'stopped' {
+  const paths = embeddedPaths(home);
+  if (runningServer(paths.dataDir)) return 'running';
+  return readPidFile(paths.dataDir) ? 'crashed' : 'stopped';
+}
+
 /** Starts the cluster if needed (initialising it on first use) and returns how to connect. */
 export async function ensureEmbeddedPostgres(home: string): Promise<EmbeddedConnection> {
   const paths = embeddedPaths(home);
@@ -392,6 +422,7 @@ export async function startEmbeddedPostgres(home: string): Promise<EmbeddedConne
     const options = serverTuning()
       .map((setting) => `-c ${setting}`)
       .join(' ');
+    await rotateEmbeddedLog(paths.logFile);
     const result = await run(bin.pgCtl, ['start', '-w', '-t', '60', '-D', paths.dataDir, '-l', paths.logFile, '-o', options], {
       detached: true,
       env: serverMallocEnvironment(),

@@ -30,6 +30,7 @@ export interface CrawlSettings {
   url_patterns?: string[];
   exclude_patterns?: string[];
   max_concurrent_crawls?: number;
+  max_pages?: number;
 }
 
 export interface SourceJob {

@@ -42,6 +42,7 @@ export async function recrawlRequest(pool: pg.Pool, ref: string, options: { vers
       max_concurrent_crawls: c.max_concurrent_crawls ?? 3,
       metadata: s.metadata,
       ...(c.use_sitemap === undefined ? {} : { use_sitemap: c.use_sitemap }),
+      ...(c.max_pages === undefined ? {} : { max_pages: c.max_pages }),
     },
   };
 }

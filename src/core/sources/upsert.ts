@@ -14,6 +14,7 @@ export interface SourceCrawlConfig {
   exclude_patterns: string[];
   max_concurrent_crawls: number;
   use_sitemap: boolean;
+  max_pages: number;
 }
 
 export interface SourceForCrawl {

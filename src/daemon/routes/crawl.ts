@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { cancelCrawl, getCrawlJob, listCrawlJobs, resumeCrawl, startCrawl } from '../../core/crawl/jobs.js';
+import { DEFAULT_MAX_PAGES, MAX_METADATA_BYTES, MAX_PAGES_CEILING } from '../../core/crawl/request.js';
 import type { DaemonDeps } from '../app.js';
 import { ErrorBody } from '../errors.js';
 
@@ -13,12 +14,19 @@ export const CrawlRequestBody = z
     start_urls: z.array(z.string()).min(1).describe('Crawl starting points (http or https)'),
     max_depth: z.number().int().min(0).max(3).optional().describe('0: only the given URLs; 1 (default): plus their direct links; up to 3'),
     version: z.string().optional().describe('Version of the documented library'),
-    domain_filter: z.string().optional().describe('Only crawl this domain'),
+    domain_filter: z.string().optional().describe('Only crawl this registrable domain and its subdomains (not a public suffix, IP address or single-label name)'),
     url_patterns: z.array(z.string()).optional().describe('Glob patterns: only matching URLs are included'),
     exclude_patterns: z.array(z.string()).optional().describe('Glob patterns: matching URLs are skipped'),
     max_concurrent_crawls: z.number().int().min(1).max(20).optional().describe('Pages fetched at once: default 3, max 20'),
-    metadata: z.record(z.string(), z.unknown()).optional().describe('Free-form: e.g. repository, description'),
+    metadata: z.record(z.string(), z.unknown()).optional().describe(`Free-form: e.g. repository, description; at most ${MAX_METADATA_BYTES} bytes as JSON`),
     use_sitemap: z.boolean().optional().describe('Seed the frontier from sitemap.xml'),
+    max_pages: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_PAGES_CEILING)
+      .optional()
+      .describe(`Pages the job may admit: default ${DEFAULT_MAX_PAGES}, max ${MAX_PAGES_CEILING}; links found after that are not followed`),
   })
   .meta({ id: 'CrawlRequest' });
 
@@ -47,6 +55,10 @@ export const CrawlJobSchema = z
     max_concurrent_crawls: z.number(),
     use_sitemap: z.boolean(),
     metadata: z.record(z.string(), z.unknown()),
+    max_pages: z.number(),
+    page_cap_reached: z.boolean().describe('The job found max_pages pages; links found after that were not followed'),
+    links_ignored: z.number().describe('Links beyond the per-page cap, summed over the job'),
+    crawl_delay_clamped: z.number().nullable().describe('The largest robots.txt Crawl-delay lowered to the ceiling, if any'),
     created_at: z.string(),
     started_at: z.string().nullable(),
     completed_at: z.string().nullable(),

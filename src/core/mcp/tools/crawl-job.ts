@@ -16,6 +16,8 @@ export interface CrawlJobView {
   pages_skipped?: number;
   pages_failed?: number;
   snippets_stored?: number;
+  max_pages?: number;
+  page_cap_reached?: boolean;
   current_url?: string | null;
   error?: string | null;
   created_at?: Date | string | null;
@@ -43,6 +45,8 @@ export const crawlJobOutput = z.object({
   pages_skipped: z.number().int(),
   pages_failed: z.number().int(),
   snippets_stored: z.number().int(),
+  max_pages: z.number().int().optional(),
+  page_cap_reached: z.boolean().optional(),
   current_url: z.string().optional(),
   error: z.string().optional(),
   created_at: z.string().optional(),
@@ -71,6 +75,8 @@ export function crawlJobStructured(job: CrawlJobView): z.output<typeof crawlJobO
     pages_skipped: job.pages_skipped ?? 0,
     pages_failed: job.pages_failed ?? 0,
     snippets_stored: job.snippets_stored ?? 0,
+    max_pages: job.max_pages,
+    page_cap_reached: job.page_cap_reached,
     current_url: job.current_url ?? undefined,
     error: job.error ?? undefined,
     created_at: iso(job.created_at),
@@ -100,6 +106,7 @@ export function describeCrawlJob(job: CrawlJobView, now = Date.now()): string {
     `Pages: ${crawled} crawled, ${job.pages_skipped ?? 0} skipped, ${job.pages_failed ?? 0} failed, ${job.pages_found ?? 0} found so far. ` +
       `Snippets stored: ${job.snippets_stored ?? 0}.`,
   );
+  if (job.page_cap_reached) lines.push(`Stopped at its page cap (max_pages ${job.max_pages ?? '?'}): links found after that were not followed.`);
   if (job.current_url && (job.status === 'running' || job.status === 'queued')) lines.push(`Current page: ${job.current_url}`);
   const started = since(job.started_at, now);
   const finished = since(job.completed_at, now);

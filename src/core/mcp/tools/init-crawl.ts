@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { startCrawl } from '../../crawl/jobs.js';
-import { crawlRequestSchema } from '../../crawl/request.js';
+import { crawlRequestSchema, DEFAULT_MAX_PAGES, MAX_PAGES_CEILING } from '../../crawl/request.js';
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
 import { crawlJobOutput, crawlJobStructured, describeCrawlJob, libraryRef } from './crawl-job.js';
@@ -25,7 +25,7 @@ const inputSchema = z.object({
     .default(1)
     .describe('How far to follow links: 0 = only the start URLs, 1 = plus the pages they link to (default), 2 and 3 = further.'),
   version: z.string().trim().max(100).optional().describe('Version of the documented library, e.g. "0.110". Crawls of different versions are kept apart.'),
-  domain_filter: z.string().trim().max(253).optional().describe('Only crawl pages on this domain, e.g. "docs.example.com". Default: the start URLs\' hosts.'),
+  domain_filter: z.string().trim().max(253).optional().describe('Only crawl pages on this domain and its subdomains, e.g. "example.com" (a registrable domain, not "com" or an IP). Default: the start URLs\' hosts.'),
   url_patterns: fields.url_patterns.describe('Only crawl URLs matching one of these globs, e.g. ["https://docs.example.com/guide/**"].'),
   exclude_patterns: fields.exclude_patterns.describe('Never crawl URLs matching these globs, e.g. ["**/changelog/**"].'),
   max_concurrent_crawls: z
@@ -35,6 +35,9 @@ const inputSchema = z.object({
     .max(20)
     .default(MCP_DEFAULT_CONCURRENCY)
     .describe('Pages fetched at once, 1 to 20 (default 20). The delay between requests to one site still applies.'),
+  max_pages: fields.max_pages.describe(
+    `Most pages to crawl, 1 to ${MAX_PAGES_CEILING} (default ${DEFAULT_MAX_PAGES}). Links found after that are not followed; get_crawl_status says when the cap was reached.`,
+  ),
   // String values only: a schema that accepts any value, or a list of types, is not portable across model
   // providers' schema dialects (the MCP inspector's --strict check flags both).
   metadata: z
