@@ -56,8 +56,8 @@ export const PROTECTED_REASONS: Readonly<Record<string, string>> = Object.freeze
   command: 'slash-command templates run shell substitutions on the host',
   shell: 'the shell runs every command that is not the bash tool',
   experimental: 'experimental hooks and policies',
-  agent: 'agent permission, tools and options',
-  mode: 'agent permission, tools and options',
+  agent: 'agent permission, tools and options decide what runs unasked (and prompts may not hold {env:}/{file:} substitutions)',
+  mode: 'agent permission, tools and options decide what runs unasked (and prompts may not hold {env:}/{file:} substitutions)',
   server: 'the agent server address and CORS',
   share: 'sharing publishes sessions',
   autoupdate: 'updates download and run a new agent server',
@@ -89,10 +89,46 @@ function same(a: unknown, b: unknown): boolean {
   return canonicalJson(a) === canonicalJson(b);
 }
 
+/** Whether `key` is present in both or neither, with equal values: `null` is not the same as absent. */
+function sameEntry(a: Record<string, unknown>, b: Record<string, unknown>, key: string): boolean {
+  return Object.hasOwn(a, key) === Object.hasOwn(b, key) && same(a[key], b[key]);
+}
+
+/**
+ * opencode replaces `{env:NAME}` and `{file:path}` in configuration text when it loads it: in any key, that
+ * would put the agent server's environment (the hosting CLI token) or a host file outside the microVM (SSH
+ * keys) into the model's context without a read permission being asked.
+ */
+const SUBSTITUTION = /\{(?:env|file):/i;
+
+function holdsSubstitution(value: unknown): boolean {
+  if (typeof value === 'string') return SUBSTITUTION.test(value);
+  if (Array.isArray(value)) return value.some(holdsSubstitution);
+  if (isPlainObject(value)) return Object.entries(value).some(([k, v]) => SUBSTITUTION.test(k) || holdsSubstitution(v));
+  return false;
+}
+
+/**
+ * An instruction file an agent may name: a relative path inside the project. opencode reads absolute and
+ * `~/` paths anywhere on the host and fetches URLs from the host, all without asking.
+ */
+function isProjectInstruction(entry: unknown): boolean {
+  if (typeof entry !== 'string' || entry.length === 0) return false;
+  if (entry.startsWith('/') || entry.startsWith('~') || entry.startsWith('\\') || /^[a-z][a-z0-9+.-]*:/i.test(entry)) return false;
+  return !entry.split(/[\\/]/).includes('..');
+}
+
+/** Whether an agent may set this value of a writable key or agent field. */
+function isWritableValue(key: string, value: unknown): boolean {
+  if (holdsSubstitution(value)) return false;
+  if (key === 'instructions') return Array.isArray(value) && value.every(isProjectInstruction);
+  return true;
+}
+
 /** The part of one agent definition an agent may not change. */
 function protectedDefinition(definition: unknown): unknown {
   if (!isPlainObject(definition)) return definition;
-  return Object.fromEntries(Object.entries(definition).filter(([field]) => !AGENT_WRITABLE_FIELDS.includes(field)));
+  return Object.fromEntries(Object.entries(definition).filter(([field, value]) => !(AGENT_WRITABLE_FIELDS.includes(field) && isWritableValue(field, value))));
 }
 
 /**
@@ -100,14 +136,15 @@ function protectedDefinition(definition: unknown): unknown {
  * same host processes under the same permissions.
  */
 export function protectedProjection(content: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const out: Array<[string, unknown]> = [];
   for (const [key, value] of Object.entries(content)) {
-    if (AGENT_WRITABLE_KEYS.includes(key)) continue;
+    if (AGENT_WRITABLE_KEYS.includes(key) && isWritableValue(key, value)) continue;
     if (AGENT_DEFINITION_KEYS.includes(key) && isPlainObject(value)) {
-      out[key] = Object.fromEntries(Object.entries(value).map(([name, definition]) => [name, protectedDefinition(definition)]));
-    } else out[key] = value;
+      out.push([key, Object.fromEntries(Object.entries(value).map(([name, definition]) => [name, protectedDefinition(definition)]))]);
+    } else out.push([key, value]);
   }
-  return out;
+  // fromEntries, not assignment: a key named __proto__ must stay a key.
+  return Object.fromEntries(out);
 }
 
 /** Dotted paths of protected keys that `next` adds, changes or removes relative to `current`. */
@@ -116,14 +153,13 @@ export function protectedChanges(current: Record<string, unknown>, next: Record<
   const after = protectedProjection(next);
   const changed: string[] = [];
   for (const key of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
-    if (same(before[key], after[key])) continue;
-    const a = before[key];
-    const b = after[key];
-    if (isPlainObject(a) || isPlainObject(b)) {
-      const left = isPlainObject(a) ? a : {};
-      const right = isPlainObject(b) ? b : {};
-      const names = [...new Set([...Object.keys(left), ...Object.keys(right)])].sort().filter((name) => !same(left[name], right[name]));
-      changed.push(...(names.length > 0 && isPlainObject(a) && isPlainObject(b) ? names.map((name) => `${key}.${name}`) : [key]));
+    if (sameEntry(before, after, key)) continue;
+    // Name the entries of an object that changed (mcp.evil, permission.bash); a value that changed kind is the key.
+    const left = Object.hasOwn(before, key) ? before[key] : {};
+    const right = Object.hasOwn(after, key) ? after[key] : {};
+    if (isPlainObject(left) && isPlainObject(right)) {
+      const names = [...new Set([...Object.keys(left), ...Object.keys(right)])].sort().filter((name) => !sameEntry(left, right, name));
+      changed.push(...(names.length > 0 ? names.map((name) => `${key}.${name}`) : [key]));
     } else changed.push(key);
   }
   return changed;
@@ -131,6 +167,7 @@ export function protectedChanges(current: Record<string, unknown>, next: Record<
 
 function reasonFor(keyPath: string): string {
   const top = keyPath.split('.')[0]!;
+  if (AGENT_WRITABLE_KEYS.includes(top)) return 'its value names a host file, a URL or an {env:}/{file:} substitution; the agent may only name files inside the project';
   return PROTECTED_REASONS[top] ?? 'only the keys that choose models, looks and instructions are open to the agent';
 }
 

@@ -103,8 +103,9 @@ export const AgentConfigContent = z
       .record(z.string(), z.object({ template: z.string(), description: z.string().optional(), agent: z.string().optional(), model: Model.optional() }).loose())
       .optional(),
     keybinds: StringRecord.optional(),
-    formatter: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
-    lsp: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
+    // opencode takes true (its built-in formatters and language servers), false, or an object of overrides.
+    formatter: z.union([z.boolean(), z.record(z.string(), z.unknown())]).optional(),
+    lsp: z.union([z.boolean(), z.record(z.string(), z.unknown())]).optional(),
   })
   .loose();
 
