@@ -7,7 +7,7 @@ import { setSandboxPreferences } from '../../src/core/agent/settings.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { startAgentDaemon, startFakeServer } from './helpers.js';
-import { BASE, PROTECTED_ATTEMPTS } from './protected-config-attempts.js';
+import { BASE, protectedAttempts } from './protected-config-attempts.js';
 import type { AgentDaemon } from './helpers.js';
 
 /**
@@ -20,6 +20,8 @@ import type { AgentDaemon } from './helpers.js';
 let db: TestDatabase;
 let daemon: AgentDaemon;
 let agent: Awaited<ReturnType<typeof startFakeServer>>;
+/** Nothing runs these commands here (the agent server is a fake); the marker only has to be a path. */
+const PROTECTED_ATTEMPTS = protectedAttempts('/nonexistent/docdex-marker');
 
 /** Changes an agent may make with enforcement on. */
 const ALLOWED_ATTEMPTS: Array<Record<string, unknown>> = [
