@@ -14,6 +14,7 @@ import { createSandboxExtension } from '../../src/core/sandbox/enforcement.js';
 import { agentRoutes } from '../../src/daemon/routes/agent.js';
 import { agentServerRoutes } from '../../src/daemon/routes/agent-server.js';
 import { BASE, protectedAttempts } from '../agent/protected-config-attempts.js';
+import { runCli } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { startTestDaemon } from '../helpers/daemon.js';
@@ -133,5 +134,16 @@ describe('the mgr tool of the real agent server, with sandbox enforcement on', (
     // The next message would have loaded it, had the instance been disposed.
     expect(await ask('hello')).toBe('ok');
     expect(existsSync(marker)).toBe(false);
-  }, 120_000);
+
+    // The user looks at the plugin, keeps a harmless version of it, and approves it the CLI way: a restart.
+    writeFileSync(plugin, 'export const Fine = async () => ({});\n');
+    const refused = await mgr({ action: 'request', method: 'POST', path: '/assistant/reload' });
+    expect(refused).toContain('failed with HTTP 403');
+    const env = { ...db.env, DOCDEX_HOME: home, WORKSPACE_PATH: workspace, API_PORT: String(config.api.port), AGENT_PORT: String(config.agent.port) };
+    const restart = await runCli(['agent', 'restart', '--timeout', '120'], { env, timeout: 180_000 });
+    expect(restart.exitCode, String(restart.stderr)).toBe(0);
+    const token = (await readManagerToken(db.pool))!;
+    const reload = await fetch(`${daemon.base}/api/internal/assistant/reload`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect(reload.status).toBe(200);
+  }, 300_000);
 });
