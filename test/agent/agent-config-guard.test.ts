@@ -27,7 +27,7 @@ const PROTECTED_ATTEMPTS = protectedAttempts('/nonexistent/docdex-marker');
 const ALLOWED_ATTEMPTS: Array<Record<string, unknown>> = [
   { ...BASE, model: 'openai/gpt-5' },
   { ...BASE, theme: 'tokyonight', username: 'Ada', small_model: 'openai/gpt-5-mini', default_agent: 'build', logLevel: 'WARN' },
-  { ...BASE, instructions: ['AGENTS.md', 'docs/*.md'], keybinds: { leader: 'ctrl+x' }, disabled_providers: ['openrouter'] },
+  { ...BASE, keybinds: { leader: 'ctrl+x' }, disabled_providers: ['openrouter'], compaction: { auto: true } },
   { ...BASE, agent: { build: { ...BASE.agent.build, model: 'openai/gpt-5', temperature: 0.2, description: 'Builds', prompt: 'Be brief.' } } },
 ];
 
@@ -67,7 +67,7 @@ describe('PUT /api/internal/agent-config with sandbox enforcement on', () => {
     expect(agent.requests).toEqual([]);
   });
 
-  it('accepts changes to models, looks and project instructions, and patches them live', async () => {
+  it('accepts changes to models and looks, and patches them live', async () => {
     for (const content of ALLOWED_ATTEMPTS) {
       const res = await mgrPut(content);
       expect(res.status, JSON.stringify(content)).toBe(200);
@@ -114,7 +114,7 @@ describe('POST /api/internal/assistant/reload with sandbox enforcement on', () =
 
   it('reloads when nothing protected changed since the user approved it, also after allowed mgr changes', async () => {
     expect((await reload()).status).toBe(200);
-    expect((await mgrPut({ ...BASE, theme: 'tokyonight', instructions: ['AGENTS.md'] })).status).toBe(200);
+    expect((await mgrPut({ ...BASE, theme: 'tokyonight', agent: { build: { ...BASE.agent.build, prompt: 'Be brief.' } } })).status).toBe(200);
     expect((await reload()).status).toBe(200);
     expect(dispose()).toBe(2);
   });

@@ -55,6 +55,9 @@ export function protectedAttempts(marker: string): Array<[string, Record<string,
     ['instructions', { ...BASE, instructions: ['~/.config/opencode/opencode.jsonc'] }],
     ['instructions', { ...BASE, instructions: ['https://evil.example/steer.md'] }],
     ['instructions', { ...BASE, instructions: ['../../.ssh-keys/*'] }],
+    // Relative globs are matched up to the worktree root: / for the assistant workspace, which holds the SSH keys.
+    ['instructions', { ...BASE, instructions: ['.ssh-keys/*'] }],
+    ['instructions', { ...BASE, instructions: ['AGENTS.md'] }],
   ];
 }
 

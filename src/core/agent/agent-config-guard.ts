@@ -13,7 +13,7 @@ import type { Workspace } from './workspace.js';
  * Sandboxing moves only the bash tool into the microVM; MCP servers, formatters, language servers, plugins,
  * custom tools, slash-command shell templates and provider modules all run on the host, and permission rules
  * decide what the agent may do without asking. So every key is protected unless it is on the allow-list below,
- * which names keys that only choose models, looks and text: a key opencode adds in a later release is protected
+ * which names keys that only choose models and looks: a key opencode adds in a later release is protected
  * until someone decides otherwise. The agent reaches the configuration only through the `mgr` tool (the
  * internal API); the user changes protected keys through the CLI (edit the file, `docdex agent restart`) or
  * the authenticated settings route.
@@ -33,7 +33,6 @@ export const AGENT_WRITABLE_KEYS: readonly string[] = Object.freeze([
   'layout',
   'tool_output',
   'compaction',
-  'instructions',
   'disabled_providers',
   'enabled_providers',
 ]);
@@ -41,7 +40,7 @@ export const AGENT_WRITABLE_KEYS: readonly string[] = Object.freeze([
 /** Top-level keys holding named agent definitions, of which only the fields below are writable. */
 export const AGENT_DEFINITION_KEYS: readonly string[] = Object.freeze(['agent', 'mode']);
 
-/** Fields of one agent definition an agent may change (never permission, tools, options or steps). */
+/** Fields of one agent definition an agent may change (never permission, tools, options or steps); `prompt` is text the model reads, no file. */
 export const AGENT_WRITABLE_FIELDS: readonly string[] = Object.freeze(['model', 'variant', 'temperature', 'top_p', 'description', 'color', 'prompt']);
 
 /** Why the rest is protected, for the error message and SECURITY.md. */
@@ -65,6 +64,8 @@ export const PROTECTED_REASONS: Readonly<Record<string, string>> = Object.freeze
   references: 'git references are cloned by host processes',
   reference: 'git references are cloned by host processes',
   skills: 'skill paths and URLs load instructions from outside the workspace',
+  instructions:
+    'instruction files are read on the host without a permission check: absolute, ~ and URL entries reach anywhere, and relative globs are matched from the session directory up to its worktree root (/ outside git), which from the assistant workspace reaches its SSH keys and provider credentials',
   watcher: 'file watching on the host',
 });
 
@@ -108,27 +109,15 @@ function holdsSubstitution(value: unknown): boolean {
   return false;
 }
 
-/**
- * An instruction file an agent may name: a relative path inside the project. opencode reads absolute and
- * `~/` paths anywhere on the host and fetches URLs from the host, all without asking.
- */
-function isProjectInstruction(entry: unknown): boolean {
-  if (typeof entry !== 'string' || entry.length === 0) return false;
-  if (entry.startsWith('/') || entry.startsWith('~') || entry.startsWith('\\') || /^[a-z][a-z0-9+.-]*:/i.test(entry)) return false;
-  return !entry.split(/[\\/]/).includes('..');
-}
-
 /** Whether an agent may set this value of a writable key or agent field. */
-function isWritableValue(key: string, value: unknown): boolean {
-  if (holdsSubstitution(value)) return false;
-  if (key === 'instructions') return Array.isArray(value) && value.every(isProjectInstruction);
-  return true;
+function isWritableValue(value: unknown): boolean {
+  return !holdsSubstitution(value);
 }
 
 /** The part of one agent definition an agent may not change. */
 function protectedDefinition(definition: unknown): unknown {
   if (!isPlainObject(definition)) return definition;
-  return Object.fromEntries(Object.entries(definition).filter(([field, value]) => !(AGENT_WRITABLE_FIELDS.includes(field) && isWritableValue(field, value))));
+  return Object.fromEntries(Object.entries(definition).filter(([field, value]) => !(AGENT_WRITABLE_FIELDS.includes(field) && isWritableValue(value))));
 }
 
 /**
@@ -138,7 +127,7 @@ function protectedDefinition(definition: unknown): unknown {
 export function protectedProjection(content: Record<string, unknown>): Record<string, unknown> {
   const out: Array<[string, unknown]> = [];
   for (const [key, value] of Object.entries(content)) {
-    if (AGENT_WRITABLE_KEYS.includes(key) && isWritableValue(key, value)) continue;
+    if (AGENT_WRITABLE_KEYS.includes(key) && isWritableValue(value)) continue;
     if (AGENT_DEFINITION_KEYS.includes(key) && isPlainObject(value)) {
       out.push([key, Object.fromEntries(Object.entries(value).map(([name, definition]) => [name, protectedDefinition(definition)]))]);
     } else out.push([key, value]);
@@ -167,8 +156,8 @@ export function protectedChanges(current: Record<string, unknown>, next: Record<
 
 function reasonFor(keyPath: string): string {
   const top = keyPath.split('.')[0]!;
-  if (AGENT_WRITABLE_KEYS.includes(top)) return 'its value names a host file, a URL or an {env:}/{file:} substitution; the agent may only name files inside the project';
-  return PROTECTED_REASONS[top] ?? 'only the keys that choose models, looks and instructions are open to the agent';
+  if (AGENT_WRITABLE_KEYS.includes(top)) return 'its value holds an {env:} or {file:} substitution, which reads the host environment or files';
+  return PROTECTED_REASONS[top] ?? 'only the keys that choose models and looks are open to the agent';
 }
 
 /** A change through an agent-reachable route to a protected key: HTTP 403. */

@@ -211,8 +211,8 @@ export function createAgentInternalRoutes(options: AgentInternalOptions = {}): R
               description:
                 'Read the file first, change only the keys you mean to, and send the complete object. A change to agent, plugin, skills or provider answers restartRequired: true; ' +
                 'any other change is applied live to the running agent server (removedFields lists fields it dropped). A rejected configuration is 400 with validationIssues. ' +
-                'This route is what the mgr tool reaches: with sandbox enforcement on, a change to any key that is not a model, look or instruction key ' +
-                '(mcp, formatter, lsp, plugin, provider, permission, tools, command, shell, experimental, agent permission/tools/options, ...) is 403; the user changes those through PUT /api/settings/agent-config or the CLI.',
+                'This route is what the mgr tool reaches: with sandbox enforcement on, a change to any key that is not a model or look key ' +
+                '(mcp, formatter, lsp, plugin, provider, permission, tools, command, shell, instructions, experimental, agent permission/tools/options, ...), or any {env:}/{file:} substitution, is 403; the user changes those through PUT /api/settings/agent-config or the CLI.',
               tags,
               security: bearer,
               body: z.object({ content: z.record(z.string(), z.unknown()) }).strict(),

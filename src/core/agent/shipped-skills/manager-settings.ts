@@ -46,11 +46,11 @@ and \`removedFields\` lists fields it dropped. A 400 carries \`validationIssues\
 of each problem; fix them and try again. The previous valid file is kept as a last-known-good copy.
 
 While the sandbox is on, you may change only $schema, theme, model, small_model, default_agent, username,
-logLevel, snapshot, keybinds, layout, tool_output, compaction, instructions (files inside the project),
-disabled_providers, enabled_providers, and the model, variant, temperature, top_p, description, color and
-prompt of an agent. Everything else (mcp, plugin, formatter, lsp, provider, permission, tools, command,
-shell, agent permissions, ...) can start programs on the host or loosen permissions: a 403 names the key.
-Do not try another way; tell the user which change they need to make themselves.
+logLevel, snapshot, keybinds, layout, tool_output, compaction, disabled_providers, enabled_providers, and
+the model, variant, temperature, top_p, description, color and prompt of an agent (no {env:} or {file:} in
+any value). Everything else (mcp, plugin, formatter, lsp, provider, permission, tools, command, shell,
+instructions, agent permissions, ...) can start programs on the host, read host files or loosen
+permissions: a 403 names the key. Do not try another way; tell the user which change they need to make.
 
 ## Reload the assistant
 
