@@ -27,6 +27,7 @@ function userErrorStatus(error: UserError): number {
   if (error instanceof ConflictError) return 409;
   if (error.code === 'payload_too_large') return 413;
   if (error.code === 'unauthorized') return 401;
+  if (error.code === 'forbidden') return 403;
   if (error.code === 'bad_gateway') return 502;
   if (error.code === 'unavailable') return 503;
   if (error.code === 'database_unavailable' || error.code === 'llm_unavailable') return 503;

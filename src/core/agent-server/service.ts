@@ -1,3 +1,4 @@
+import { approveAgentConfigState } from '../agent/agent-config-guard.js';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import type pg from 'pg';
@@ -75,6 +76,8 @@ export async function prepareAgentServer(config: Config, pool: pg.Pool, options:
     Object.assign(extra, prepared?.env);
     if (prepared?.verify) checks.push(prepared.verify);
   }
+  // This start loads everything present; a reload through mgr may load no more than that (agent-config-guard.ts).
+  await approveAgentConfigState(pool, workspace);
   const env = agentServerEnv(process.env, {
     layout,
     token,

@@ -103,8 +103,9 @@ export const AgentConfigContent = z
       .record(z.string(), z.object({ template: z.string(), description: z.string().optional(), agent: z.string().optional(), model: Model.optional() }).loose())
       .optional(),
     keybinds: StringRecord.optional(),
-    formatter: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
-    lsp: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
+    // opencode takes true (its built-in formatters and language servers), false, or an object of overrides.
+    formatter: z.union([z.boolean(), z.record(z.string(), z.unknown())]).optional(),
+    lsp: z.union([z.boolean(), z.record(z.string(), z.unknown())]).optional(),
   })
   .loose();
 
@@ -297,15 +298,24 @@ let writeChain: Promise<unknown> = Promise.resolve();
  * to the running agent server through PATCH /global/config (removed keys sent as null, which opencode
  * deletes).
  */
-export async function writeAgentConfig(ws: Workspace, content: unknown, agentServer?: AgentServerClient): Promise<AgentConfigRecord> {
+export interface WriteAgentConfigOptions {
+  /**
+   * Called with the file's current content (`{}` when there is none or it does not parse) and the new one,
+   * inside the write queue, before anything is written; throwing refuses the write.
+   */
+  check?: (current: Record<string, unknown>, next: Record<string, unknown>) => void;
+}
+
+export async function writeAgentConfig(ws: Workspace, content: unknown, agentServer?: AgentServerClient, options: WriteAgentConfigOptions = {}): Promise<AgentConfigRecord> {
   const issues = validateAgentConfig(content);
   if (issues.length > 0) throw new AgentConfigRejectedError(issues);
   const next = content as Record<string, unknown>;
   // One write at a time in this process: two PUTs racing would each keep the other's file as last-known-good.
   const run = writeChain.then(async () => {
     const { file } = await agentConfigPath(ws);
-    await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
     const current = await readParsed(file);
+    options.check?.(current?.content ?? {}, next);
+    await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
     const currentValid = current !== undefined && current.issues.length === 0;
     if (currentValid) await writeAtomic(lastKnownGoodPath(file), current.text);
     let text = `${JSON.stringify(next, null, 2)}\n`;

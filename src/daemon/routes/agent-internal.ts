@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Database } from '../../core/db/connect.js';
 import { ValidationError } from '../../core/errors.js';
 import { AgentConfigRecord, AgentConfigRejectedError, readAgentConfig, writeAgentConfig } from '../../core/agent/agent-config.js';
+import { agentConfigGuarded, assertAgentMayWrite, assertReloadApproved } from '../../core/agent/agent-config-guard.js';
 import { AgentServerError, defaultAgentServerClient } from '../../core/agent/agent-server-client.js';
 import type { AgentServerClient } from '../../core/agent/agent-server-client.js';
 import { NotificationInput, NotificationResult, sendNotification } from '../../core/agent/notifications.js';
@@ -209,14 +210,19 @@ export function createAgentInternalRoutes(options: AgentInternalOptions = {}): R
               summary: 'Replace the agent configuration (send the complete object)',
               description:
                 'Read the file first, change only the keys you mean to, and send the complete object. A change to agent, plugin, skills or provider answers restartRequired: true; ' +
-                'any other change is applied live to the running agent server (removedFields lists fields it dropped). A rejected configuration is 400 with validationIssues.',
+                'any other change is applied live to the running agent server (removedFields lists fields it dropped). A rejected configuration is 400 with validationIssues. ' +
+                'This route is what the mgr tool reaches: with sandbox enforcement on, a change to any key that is not a model or look key ' +
+                '(mcp, formatter, lsp, plugin, provider, permission, tools, command, shell, instructions, experimental, agent permission/tools/options, ...), or any {env:}/{file:} substitution, is 403; the user changes those through PUT /api/settings/agent-config or the CLI.',
               tags,
               security: bearer,
               body: z.object({ content: z.record(z.string(), z.unknown()) }).strict(),
-              response: { 200: AgentConfigRecord, ...errors },
+              response: { 200: AgentConfigRecord, ...errors, 403: ErrorBody },
             },
           },
-          async (request) => writeAgentConfig(workspace, request.body.content, agentServer()),
+          async (request) => {
+            const guarded = await agentConfigGuarded(deps.db.pool);
+            return writeAgentConfig(workspace, request.body.content, agentServer(), guarded ? { check: assertAgentMayWrite } : {});
+          },
         );
 
         r.post(
@@ -227,10 +233,14 @@ export function createAgentInternalRoutes(options: AgentInternalOptions = {}): R
               summary: "Dispose the agent server's current instance; edits take effect on the next message (5 per minute per token)",
               tags,
               security: bearer,
-              response: { 200: z.object({ success: z.literal(true) }), ...errors, 429: ErrorBody, 502: ErrorBody },
+              description:
+                'With sandbox enforcement on, 403 when a configuration file, plugin, tool, command, agent or mode file changed since the user approved it ' +
+                '(the last agent server start or user write): a reload must not load host code or permissions the user never saw.',
+              response: { 200: z.object({ success: z.literal(true) }), ...errors, 403: ErrorBody, 429: ErrorBody, 502: ErrorBody },
             },
           },
           async () => {
+            if (await agentConfigGuarded(deps.db.pool)) await assertReloadApproved(deps.db.pool, workspace);
             await agentServer().disposeInstance();
             return { success: true as const };
           },

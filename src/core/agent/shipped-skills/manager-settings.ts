@@ -45,6 +45,13 @@ the agent server must be restarted by the user; otherwise the change was applied
 and \`removedFields\` lists fields it dropped. A 400 carries \`validationIssues\` with the path and message
 of each problem; fix them and try again. The previous valid file is kept as a last-known-good copy.
 
+While the sandbox is on, you may change only $schema, theme, model, small_model, default_agent, username,
+logLevel, snapshot, keybinds, layout, tool_output, compaction, disabled_providers, enabled_providers, and
+the model, variant, temperature, top_p, description, color and prompt of an agent (no {env:} or {file:} in
+any value). Everything else (mcp, plugin, formatter, lsp, provider, permission, tools, command, shell,
+instructions, agent permissions, ...) can start programs on the host, read host files or loosen
+permissions: a 403 names the key. Do not try another way; tell the user which change they need to make.
+
 ## Reload the assistant
 
 After editing skills or instructions, dispose the current instance so the next message starts fresh:
@@ -53,6 +60,8 @@ After editing skills or instructions, dispose the current instance so the next m
 mgr({ action: "request", method: "POST", path: "/assistant/reload" })
 \`\`\`
 
-At most 5 reloads per minute (429 with Retry-After beyond). 502 means the agent server failed.
+At most 5 reloads per minute (429 with Retry-After beyond). 502 means the agent server failed. While the
+sandbox is on, a 403 means configuration, plugin or command files changed since the user approved them:
+ask the user to run \`docdex agent restart\`.
 `,
 };
