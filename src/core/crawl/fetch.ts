@@ -2,7 +2,10 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
+import type { Agent } from 'undici';
+import { createOutboundAgent, isOutboundRefusal } from '../net/outbound.js';
+import type { AllowEntry, OutboundPolicy, Resolve } from '../net/outbound.js';
 import type { Dispatcher } from 'undici';
 import { normalizeUrl } from './url.js';
 import { sleep } from './sleep.js';
@@ -43,6 +46,10 @@ export interface FetchSettings {
   retryBaseMs: number;
   /** A Retry-After longer than this gives up instead of parking a worker (e.g. "come back in an hour"). */
   maxRetryAfterMs: number;
+  /** CRAWL_ALLOW_HOSTS: the outbound policy's allow-list (every connection is checked at connect time). */
+  allowHosts: readonly AllowEntry[];
+  /** Test seam: a resolver standing in for DNS in the outbound connector. */
+  resolve?: Resolve;
 }
 
 export const DEFAULT_FETCH_SETTINGS: FetchSettings = {
@@ -56,6 +63,7 @@ export const DEFAULT_FETCH_SETTINGS: FetchSettings = {
   maxRetries: 3,
   retryBaseMs: 1000,
   maxRetryAfterMs: 60_000,
+  allowHosts: [],
 };
 
 export type PageFormatKind = 'html' | 'markdown' | 'text';
@@ -74,7 +82,16 @@ export type FetchOutcome =
   | { kind: 'not_modified'; url: string; status: 304; etag: string | null; lastModified: string | null; redirects: string[] }
   | { kind: 'http_error'; url: string; status: number; message: string; redirects: string[] }
   | { kind: 'skipped'; url: string; status: number; reason: string; redirects: string[] }
-  | { kind: 'error'; url: string; message: string; retryable: boolean; redirects: string[] };
+  | { kind: 'error'; url: string; message: string; retryable: boolean; redirects: string[]; refused?: boolean };
+
+/** A failed attempt that may be retried (429, 5xx, a dropped connection). */
+interface Failure {
+  failure: true;
+  message: string;
+  retryable: boolean;
+  waitMs?: number | undefined;
+  status?: number;
+}
 
 export interface FetchRequest {
   etag?: string | null;
@@ -89,6 +106,8 @@ export interface FetchRequest {
   maxBodyBytes?: number;
   /** Whether to follow a redirect to this URL; a refused one ends as `skipped` without requesting it. */
   allowRedirect?: (url: URL) => boolean;
+  /** The job's policy: a CLI- or TUI-started crawl may reach loopback (never other internal ranges). */
+  allowLoopback?: boolean;
 }
 
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
@@ -245,21 +264,14 @@ function describeError(error: unknown): string {
 
 export class PageFetcher {
   readonly settings: FetchSettings;
-  private readonly agent: Agent;
+  private readonly agents = new Map<boolean, Agent>();
 
   constructor(settings: Partial<FetchSettings> = {}) {
     this.settings = { ...DEFAULT_FETCH_SETTINGS, ...settings };
-    this.agent = new Agent({
-      connect: { timeout: this.settings.connectTimeoutMs },
-      headersTimeout: this.settings.headersTimeoutMs,
-      bodyTimeout: this.settings.bodyTimeoutMs,
-      keepAliveTimeout: 10_000,
-      connections: 32,
-    });
   }
 
   async close(): Promise<void> {
-    await this.agent.close().catch(() => undefined);
+    await Promise.all([...this.agents.values()].map((agent) => agent.close().catch(() => undefined)));
   }
 
   private backoff(attempt: number): number {
@@ -267,10 +279,119 @@ export class PageFetcher {
     return Math.round(base * (0.75 + Math.random() * 0.5));
   }
 
+  /** The dispatcher for one policy: loopback admitted or not, the allow-list always. */
+  private agentFor(allowLoopback: boolean): Agent {
+    let agent = this.agents.get(allowLoopback);
+    if (!agent) {
+      const policy: OutboundPolicy = { allow: this.settings.allowHosts, allowLoopback };
+      agent = createOutboundAgent(policy, {
+        timeout: this.settings.connectTimeoutMs,
+        ...(this.settings.resolve ? { resolve: this.settings.resolve } : {}),
+        headersTimeout: this.settings.headersTimeoutMs,
+        bodyTimeout: this.settings.bodyTimeoutMs,
+        keepAliveTimeout: 10_000,
+        connections: 32,
+      });
+      this.agents.set(allowLoopback, agent);
+    }
+    return agent;
+  }
+
+  private requestHeaders(req: FetchRequest): Record<string, string> {
+    const headers: Record<string, string> = {
+      'user-agent': this.settings.userAgent,
+      accept: req.accept === 'any' ? '*/*' : 'text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,*/*;q=0.1',
+      'accept-encoding': 'gzip, deflate, br',
+    };
+    if (req.etag) headers['if-none-match'] = req.etag;
+    if (req.lastModified) headers['if-modified-since'] = req.lastModified;
+    return headers;
+  }
+
+  /** A redirect answer: the next URL, or the outcome that ends the fetch. */
+  private redirectStep(res: Dispatcher.ResponseData, url: URL, hop: number, req: FetchRequest, redirects: string[]): URL | FetchOutcome {
+    const status = res.statusCode;
+    const location = header(res.headers, 'location');
+    if (!location) return { kind: 'http_error', url: url.href, status, message: `HTTP ${status} without a Location header`, redirects };
+    let next: URL;
+    try {
+      next = new URL(location, url);
+    } catch {
+      return { kind: 'error', url: url.href, message: `bad redirect Location ${JSON.stringify(location)}`, retryable: false, redirects };
+    }
+    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+      return { kind: 'error', url: url.href, message: `redirect to a non-http URL ${next.href}`, retryable: false, redirects };
+    }
+    if (hop + 1 > this.settings.maxRedirects) return { kind: 'error', url: url.href, message: `more than ${this.settings.maxRedirects} redirects`, retryable: false, redirects };
+    next.hash = '';
+    if (req.allowRedirect && !req.allowRedirect(next)) {
+      return { kind: 'skipped', url: url.href, status, reason: `redirected out of scope to ${next.href}`, redirects };
+    }
+    return next;
+  }
+
+  /** A final answer (no redirect): the outcome, or a retryable failure. */
+  private async finalStep(res: Dispatcher.ResponseData, url: URL, req: FetchRequest, redirects: string[]): Promise<FetchOutcome | Failure> {
+    const status = res.statusCode;
+    const etag = header(res.headers, 'etag');
+    const lastModified = header(res.headers, 'last-modified');
+    const limit = req.maxBodyBytes ?? this.settings.maxBodyBytes;
+    if (status === 304) {
+      await res.body.dump().catch(() => undefined);
+      return { kind: 'not_modified', url: url.href, status: 304, etag: etag ?? req.etag ?? null, lastModified: lastModified ?? req.lastModified ?? null, redirects };
+    }
+    if (RETRY_STATUS.has(status)) {
+      await res.body.dump().catch(() => undefined);
+      return { failure: true, message: `HTTP ${status}`, retryable: true, status, waitMs: parseRetryAfter(header(res.headers, 'retry-after')) ?? undefined };
+    }
+    if (status < 200 || status >= 300) {
+      await res.body.dump().catch(() => undefined);
+      return { kind: 'http_error', url: url.href, status, message: `HTTP ${status}`, redirects };
+    }
+    const contentType = header(res.headers, 'content-type');
+    if (req.accept !== 'any' && classifyContentType(contentType, url.href) === null) {
+      await res.body.dump().catch(() => undefined);
+      return { kind: 'skipped', url: url.href, status, reason: `unsupported content type ${contentType ?? '(none)'}`, redirects };
+    }
+    const declared = Number(header(res.headers, 'content-length') ?? NaN);
+    if (Number.isFinite(declared) && declared > limit) {
+      res.body.destroy();
+      return { kind: 'skipped', url: url.href, status, reason: new BodyTooLarge(limit).message, redirects };
+    }
+    const raw = await readCapped(res.body, limit);
+    const body = await decode(raw, header(res.headers, 'content-encoding'), limit);
+    return { kind: 'ok', url: url.href, status, contentType, body, etag, lastModified, redirects };
+  }
+
+  /** One request to `url`: a next URL to follow, an outcome, or a failure that may be retried. */
+  private async attempt(url: URL, hop: number, req: FetchRequest, redirects: string[]): Promise<URL | FetchOutcome | Failure> {
+    await req.beforeRequest?.(url, req.signal);
+    const deadline = AbortSignal.timeout(this.settings.totalTimeoutMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
+    try {
+      const sentUrl = url;
+      const forget = req.afterSend ? waitForSend(url, () => req.afterSend!(sentUrl)) : null;
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(url, { method: 'GET', headers: this.requestHeaders(req), dispatcher: this.agentFor(req.allowLoopback ?? false), signal });
+      } finally {
+        forget?.();
+      }
+      if (!REDIRECT.has(res.statusCode)) return await this.finalStep(res, url, req, redirects);
+      await res.body.dump().catch(() => undefined);
+      return this.redirectStep(res, url, hop, req, redirects);
+    } catch (error) {
+      if (req.signal?.aborted) throw req.signal.reason;
+      if (error instanceof BodyTooLarge) return { kind: 'skipped', url: url.href, status: 200, reason: error.message, redirects };
+      if (isOutboundRefusal(error)) return { kind: 'error', url: url.href, message: (error as Error).message, retryable: false, refused: true, redirects };
+      const code = deadline.aborted ? 'TOTAL_TIMEOUT' : errorCode(error);
+      return { failure: true, message: deadline.aborted ? describeError({ code }) : describeError(error), retryable: code !== undefined && RETRYABLE_CODES.has(code) };
+    }
+  }
+
   /** Throws only when `signal` aborts; every other failure is an outcome. */
   async fetch(rawUrl: string, req: FetchRequest = {}): Promise<FetchOutcome> {
     const s = this.settings;
-    const limit = req.maxBodyBytes ?? s.maxBodyBytes;
     const redirects: string[] = [];
     const seen = new Set<string>();
     let url = new URL(rawUrl);
@@ -278,85 +399,16 @@ export class PageFetcher {
       const key = normalizeUrl(url) ?? url.href;
       if (seen.has(key)) return { kind: 'error', url: url.href, message: `redirect loop at ${url.href}`, retryable: false, redirects };
       seen.add(key);
-      let attempt = 0;
-      for (;;) {
+      for (let attempt = 0; ; attempt++) {
         req.signal?.throwIfAborted();
-        await req.beforeRequest?.(url, req.signal);
-        const deadline = AbortSignal.timeout(s.totalTimeoutMs);
-        const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
-        const headers: Record<string, string> = {
-          'user-agent': s.userAgent,
-          accept: req.accept === 'any' ? '*/*' : 'text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,*/*;q=0.1',
-          'accept-encoding': 'gzip, deflate, br',
-        };
-        if (req.etag) headers['if-none-match'] = req.etag;
-        if (req.lastModified) headers['if-modified-since'] = req.lastModified;
-        let failure: { message: string; retryable: boolean; waitMs?: number; status?: number };
-        try {
-          const sentUrl = url;
-          const forget = req.afterSend ? waitForSend(url, () => req.afterSend!(sentUrl)) : null;
-          let res: Dispatcher.ResponseData;
-          try {
-            res = await request(url, { method: 'GET', headers, dispatcher: this.agent, signal });
-          } finally {
-            forget?.();
-          }
-          const status = res.statusCode;
-          const etag = header(res.headers, 'etag');
-          const lastModified = header(res.headers, 'last-modified');
-          if (REDIRECT.has(status)) {
-            await res.body.dump().catch(() => undefined);
-            const location = header(res.headers, 'location');
-            if (!location) return { kind: 'http_error', url: url.href, status, message: `HTTP ${status} without a Location header`, redirects };
-            let next: URL;
-            try {
-              next = new URL(location, url);
-            } catch {
-              return { kind: 'error', url: url.href, message: `bad redirect Location ${JSON.stringify(location)}`, retryable: false, redirects };
-            }
-            if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-              return { kind: 'error', url: url.href, message: `redirect to a non-http URL ${next.href}`, retryable: false, redirects };
-            }
-            if (hop + 1 > s.maxRedirects) return { kind: 'error', url: url.href, message: `more than ${s.maxRedirects} redirects`, retryable: false, redirects };
-            next.hash = '';
-            if (req.allowRedirect && !req.allowRedirect(next)) {
-              return { kind: 'skipped', url: url.href, status, reason: `redirected out of scope to ${next.href}`, redirects };
-            }
-            redirects.push(url.href);
-            url = next;
-            break;
-          }
-          if (status === 304) {
-            await res.body.dump().catch(() => undefined);
-            return { kind: 'not_modified', url: url.href, status: 304, etag: etag ?? req.etag ?? null, lastModified: lastModified ?? req.lastModified ?? null, redirects };
-          }
-          if (RETRY_STATUS.has(status)) {
-            await res.body.dump().catch(() => undefined);
-            failure = { message: `HTTP ${status}`, retryable: true, status, waitMs: parseRetryAfter(header(res.headers, 'retry-after')) ?? undefined };
-          } else if (status < 200 || status >= 300) {
-            await res.body.dump().catch(() => undefined);
-            return { kind: 'http_error', url: url.href, status, message: `HTTP ${status}`, redirects };
-          } else {
-            const contentType = header(res.headers, 'content-type');
-            if (req.accept !== 'any' && classifyContentType(contentType, url.href) === null) {
-              await res.body.dump().catch(() => undefined);
-              return { kind: 'skipped', url: url.href, status, reason: `unsupported content type ${contentType ?? '(none)'}`, redirects };
-            }
-            const declared = Number(header(res.headers, 'content-length') ?? NaN);
-            if (Number.isFinite(declared) && declared > limit) {
-              res.body.destroy();
-              return { kind: 'skipped', url: url.href, status, reason: new BodyTooLarge(limit).message, redirects };
-            }
-            const raw = await readCapped(res.body, limit);
-            const body = await decode(raw, header(res.headers, 'content-encoding'), limit);
-            return { kind: 'ok', url: url.href, status, contentType, body, etag, lastModified, redirects };
-          }
-        } catch (error) {
-          if (req.signal?.aborted) throw req.signal.reason;
-          if (error instanceof BodyTooLarge) return { kind: 'skipped', url: url.href, status: 200, reason: error.message, redirects };
-          const code = deadline.aborted ? 'TOTAL_TIMEOUT' : errorCode(error);
-          failure = { message: deadline.aborted ? describeError({ code }) : describeError(error), retryable: code !== undefined && RETRYABLE_CODES.has(code) };
+        const step = await this.attempt(url, hop, req, redirects);
+        if (step instanceof URL) {
+          redirects.push(url.href);
+          url = step;
+          break;
         }
+        if (!('failure' in step)) return step;
+        const failure = step;
         if (!failure.retryable || attempt >= s.maxRetries) {
           return failure.status
             ? { kind: 'http_error', url: url.href, status: failure.status, message: `${failure.message} after ${attempt + 1} attempts`, redirects }
@@ -366,7 +418,6 @@ export class PageFetcher {
         if (waitMs > s.maxRetryAfterMs) {
           return { kind: 'http_error', url: url.href, status: failure.status ?? 0, message: `${failure.message}; Retry-After ${Math.round(waitMs / 1000)} s is too long`, redirects };
         }
-        attempt++;
         await sleep(waitMs, req.signal);
       }
     }
