@@ -28,13 +28,17 @@ interface Listener {
   port: number;
   url: string;
   connections: number;
+  paths: string[];
   close(): Promise<void>;
 }
 
 /** An HTTP listener that counts connections at the TCP level ('connection'), before any request is read. */
 async function listen(host: string, handle: (req: http.IncomingMessage, res: http.ServerResponse, self: Listener) => void): Promise<Listener> {
-  const self = { host, port: 0, url: '', connections: 0 } as Listener;
-  const server = http.createServer((req, res) => handle(req, res, self));
+  const self = { host, port: 0, url: '', connections: 0, paths: [] as string[] } as Listener;
+  const server = http.createServer((req, res) => {
+    self.paths.push(req.url ?? '');
+    handle(req, res, self);
+  });
   server.on('connection', () => self.connections++);
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
   self.port = (server.address() as AddressInfo).port;
@@ -210,6 +214,8 @@ describe('a hostile site on an allow-listed address cannot lead the crawler to l
     return site;
   }
   const redirect = (to: () => string) => (res: http.ServerResponse) => res.writeHead(302, { location: to() }).end();
+  const secretConnections = () => ({ secret2: secret2.connections, secret3: secret3.connections, otherPort: secretOtherPort.connections });
+  const none = { secret2: 0, secret3: 0, otherPort: 0 };
 
   it('a start URL that redirects to loopback fails the page with the refusal (REST)', async () => {
     const site = await hostileSite({ '/': redirect(() => `${secret2.url}/secret.html`) });
@@ -218,6 +224,7 @@ describe('a hostile site on an allow-listed address cannot lead the crawler to l
     const job = await waitForJob(daemon.base, created.body.job_id);
     expect(job.status).toBe('failed');
     expect(job.error).toContain('refused: 127.0.0.2 is a loopback address; add it to CRAWL_ALLOW_HOSTS');
+    expect(secretConnections()).toEqual(none);
   });
 
   it('init_crawl on a public-looking URL that redirects to localhost, then get_page_markdown, returns nothing internal (MCP)', async () => {
@@ -231,6 +238,7 @@ describe('a hostile site on an allow-listed address cannot lead the crawler to l
       const page = await mcp.callTool({ name: 'get_page_markdown', arguments: { url } });
       expect(toolText(page)).not.toContain('wJalrXUtnFEMI');
     }
+    expect(secretConnections()).toEqual(none);
   });
 
   it('robots.txt that redirects to loopback is not followed, and the site is still crawled', async () => {
@@ -238,6 +246,8 @@ describe('a hostile site on an allow-listed address cannot lead the crawler to l
     const created = await post(daemon.base, '/api/crawl-jobs', { start_urls: [`${site.url}/`], name: 'robots-redirector', max_depth: 0 });
     const job = await waitForJob(daemon.base, created.body.job_id);
     expect(job).toMatchObject({ status: 'completed', pages_crawled: 1 });
+    expect(site.paths).toContain('/robots.txt');
+    expect(secretConnections()).toEqual(none);
   });
 
   it('a sitemap named on another host, or an index pointing there, is not fetched', async () => {
@@ -250,6 +260,9 @@ describe('a hostile site on an allow-listed address cannot lead the crawler to l
     const created = await post(daemon.base, '/api/crawl-jobs', { start_urls: [`${site.url}/`], name: 'sitemap-pointer', use_sitemap: true, max_depth: 1 });
     const job = await waitForJob(daemon.base, created.body.job_id);
     expect(job.status).toBe('completed');
+    // The site's own sitemap index was read; what it and robots.txt point to elsewhere was not.
+    expect(site.paths).toContain('/sitemap.xml');
+    expect(secretConnections()).toEqual(none);
   });
 
   it('links to another port of the same allow-listed host are out of scope', async () => {
@@ -261,10 +274,12 @@ describe('a hostile site on an allow-listed address cannot lead the crawler to l
     const created = await post(daemon.base, '/api/crawl-jobs', { start_urls: [`${site.url}/`], name: 'port-hopper', max_depth: 2 });
     const job = await waitForJob(daemon.base, created.body.job_id);
     expect(job.status).toBe('completed');
+    expect(site.paths).toContain('/moved');
+    expect(secretConnections()).toEqual(none);
   });
 
   it('none of the secret listeners ever saw a connection, and search never returns the secret', async () => {
-    expect({ secret2: secret2.connections, secret3: secret3.connections, otherPort: secretOtherPort.connections }).toEqual({ secret2: 0, secret3: 0, otherPort: 0 });
+    expect(secretConnections()).toEqual(none);
     expect(await secretSearchable(daemon.base)).toBe(false);
     const content = await mcp.callTool({ name: 'get_content', arguments: { library_id: 'redirector', query: SECRET } });
     expect(toolText(content)).not.toContain('wJalrXUtnFEMI');
