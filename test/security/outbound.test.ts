@@ -263,6 +263,17 @@ describe('properties', () => {
     );
   });
 
+  it('never throws on any IP address a resolver could answer, and admits it only when it is plain unicast', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.ipV4(), fc.ipV4Extended(), fc.ipV6()), (ip) => {
+        const message = refusalFor(ip, strict);
+        expect(message === null || message.startsWith('refused: ')).toBe(true);
+        if (/^(10|127)\./.test(ip) || /^192\.168\./.test(ip) || /^f[cd][0-9a-f]{2}:/i.test(ip) || /^fe[89ab][0-9a-f]:/i.test(ip) || /^::1?$/.test(ip)) expect(message).not.toBeNull();
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('never admits a private address, in any spelling the URL parser accepts', () => {
     fc.assert(
       fc.property(privateV4, fc.constantFrom('dotted', 'decimal', 'hex', 'mapped', 'mappedHex'), (octets, form) => {

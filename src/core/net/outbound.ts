@@ -66,8 +66,8 @@ export function parseAllowEntry(raw: string): AllowEntry {
       throw new Error(`${JSON.stringify(raw)} is not a CIDR range like 10.0.0.0/8`);
     }
   }
-  if (net.isIP(text) !== 0) {
-    const address = ipaddr.parse(text);
+  const address = parseAddress(text);
+  if (address) {
     return { kind: 'cidr', cidr: [address, address.kind() === 'ipv4' ? 32 : 128], text };
   }
   const name = normalizeName(text);
@@ -86,6 +86,16 @@ export function parseAllowHosts(raw: string | undefined): AllowEntry[] {
     .map(parseAllowEntry);
 }
 
+/** The address Node would dial, or null when `ip` is not one Node accepts (ipaddr.js and Node differ on zones). */
+function parseAddress(ip: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  if (net.isIP(ip) === 0) return null;
+  try {
+    return ipaddr.parse(ip);
+  } catch {
+    return null;
+  }
+}
+
 /** An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) is the IPv4 address it carries. */
 function effectiveAddress(address: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr.IPv6 {
   return address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress() ? address.toIPv4Address() : address;
@@ -98,7 +108,8 @@ function inAllowList(address: ipaddr.IPv4 | ipaddr.IPv6, allow: readonly AllowEn
 /** True when the operator listed this host (by name, or its IP literal by CIDR) in CRAWL_ALLOW_HOSTS. */
 export function hostExplicitlyAllowed(hostname: string, allow: readonly AllowEntry[]): boolean {
   const host = stripBrackets(hostname);
-  if (net.isIP(host) !== 0) return inAllowList(effectiveAddress(ipaddr.parse(host)), allow);
+  const address = parseAddress(host);
+  if (address) return inAllowList(effectiveAddress(address), allow);
   return hostAllowListed(host, allow);
 }
 
@@ -112,9 +123,9 @@ export function hostAllowListed(hostname: string, allow: readonly AllowEntry[]):
  * public; every special-purpose range (6to4, NAT64, Teredo and the like included) is refused unless listed.
  */
 export function refusalFor(ip: string, policy: OutboundPolicy, host?: string): string | null {
-  const literal = stripBrackets(ip);
-  if (net.isIP(literal) === 0) return `refused: ${JSON.stringify(ip)} is not an IP address`;
-  const address = effectiveAddress(ipaddr.parse(literal));
+  const parsed = parseAddress(stripBrackets(ip));
+  if (!parsed) return `refused: ${JSON.stringify(ip.slice(0, 100))} is not an IP address`;
+  const address = effectiveAddress(parsed);
   const range = address.range();
   if (range === 'unicast' || inAllowList(address, policy.allow)) return null;
   if (range === 'loopback' && policy.allowLoopback) return null;
