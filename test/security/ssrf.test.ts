@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cancelCrawl, startCrawl } from '../../src/core/crawl/jobs.js';
 import { mcpRoutes } from '../../src/daemon/mcp/routes.js';
 import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { crawlWorkerService } from '../../src/daemon/services.js';
@@ -167,6 +168,21 @@ describe('with CRAWL_ALLOW_HOSTS empty: REST and MCP never reach loopback', () =
     }
   });
 
+  it('a REST resume of a CLI-started crawl loses loopback: the job then fails with the refusal', async () => {
+    // A CLI crawl of a local port nobody listens on: it retries, so it can be cancelled while it runs.
+    const closed = await listen('127.0.0.1', serveSecret);
+    const port = closed.port;
+    await closed.close();
+    const job = await startCrawl(db, db.config, { start_urls: [`http://127.0.0.1:${port}/`], name: 'resumable', max_depth: 0 }, { allowLoopback: true });
+    await cancelCrawl(db.pool, job.job_id);
+    const resumed = await post(daemon.base, `/api/crawl-jobs/${job.job_id}/resume`, {});
+    expect(resumed.status).toBe(202);
+    expect((await db.pool.query('SELECT allow_loopback FROM crawl_jobs WHERE id = $1', [job.job_id])).rows[0].allow_loopback).toBe(false);
+    const done = await waitForJob(daemon.base, job.job_id);
+    expect(done.status).toBe('failed');
+    expect(done.error).toContain(`refused: 127.0.0.1 is a loopback address`);
+  });
+
   it('none of the secret listeners ever saw a connection, and search never returns the secret', async () => {
     expect([v4.connections, v4b.connections, v6.connections]).toEqual([0, 0, 0]);
     expect(await secretSearchable(daemon.base)).toBe(false);
@@ -217,9 +233,10 @@ describe('a hostile site on an allow-listed address cannot lead the crawler to l
   const secretConnections = () => ({ secret2: secret2.connections, secret3: secret3.connections, otherPort: secretOtherPort.connections });
   const none = { secret2: 0, secret3: 0, otherPort: 0 };
 
-  it('a start URL that redirects to loopback fails the page with the refusal (REST)', async () => {
+  it('a start URL that redirects to loopback fails the page with the refusal (REST, name detection included)', async () => {
     const site = await hostileSite({ '/': redirect(() => `${secret2.url}/secret.html`) });
-    const created = await post(daemon.base, '/api/crawl-jobs', { start_urls: [`${site.url}/`], name: 'redirector' });
+    // No name: the daemon fetches the start page to detect one, under the same policy.
+    const created = await post(daemon.base, '/api/crawl-jobs', { start_urls: [`${site.url}/`] });
     expect(created.status).toBe(202);
     const job = await waitForJob(daemon.base, created.body.job_id);
     expect(job.status).toBe('failed');
@@ -281,7 +298,7 @@ describe('a hostile site on an allow-listed address cannot lead the crawler to l
   it('none of the secret listeners ever saw a connection, and search never returns the secret', async () => {
     expect(secretConnections()).toEqual(none);
     expect(await secretSearchable(daemon.base)).toBe(false);
-    const content = await mcp.callTool({ name: 'get_content', arguments: { library_id: 'redirector', query: SECRET } });
+    const content = await mcp.callTool({ name: 'get_content', arguments: { library_id: 'mcp-redirector', query: SECRET } });
     expect(toolText(content)).not.toContain('wJalrXUtnFEMI');
   });
 });
