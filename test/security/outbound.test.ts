@@ -9,6 +9,7 @@ import { createScope } from '../../src/core/crawl/scope.js';
 import {
   admittedAddresses,
   createOutboundAgent,
+  createOutboundNodeAgent,
   OUTBOUND_REFUSED,
   parseAllowHosts,
   refusalFor,
@@ -211,6 +212,52 @@ describe('the connector: checked at connect time, after DNS', () => {
     }
     await agent.close();
     expect(connections).toBe(before);
+  });
+});
+
+describe('the node:http agent (for libraries that do not use undici)', () => {
+  let server: http.Server;
+  let port = 0;
+  let connections = 0;
+  beforeAll(async () => {
+    server = http.createServer((_req, res) => res.end('internal'));
+    server.on('connection', () => connections++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  function get(url: string, agent: http.Agent): Promise<string> {
+    return new Promise((resolve, reject) => {
+      http
+        .get(url, { agent }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve(body));
+        })
+        .on('error', reject);
+    });
+  }
+  const resolve: Resolve = async (name) => (name === 'intranet.test' ? [{ address: '10.0.0.1', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]);
+
+  it('refuses literals and names that resolve inside, before any socket; reaches loopback only when allowed', async () => {
+    const strictAgent = createOutboundNodeAgent(strict, { resolve });
+    const before = connections;
+    const sockets = await socketsDuring(async () => {
+      await expect(get(`http://127.0.0.1:${port}/`, strictAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
+      await expect(get(`http://[::ffff:127.0.0.1]:${port}/`, strictAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
+    });
+    expect(sockets).toBe(0);
+    await expect(get(`http://intranet.test:${port}/`, strictAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
+    await expect(get(`http://loop.test:${port}/`, strictAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
+    expect(connections).toBe(before);
+    const cliAgent = createOutboundNodeAgent(cli, { resolve });
+    expect(await get(`http://loop.test:${port}/`, cliAgent)).toBe('internal');
+    await expect(get(`http://intranet.test:${port}/`, cliAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
+    strictAgent.destroy();
+    cliAgent.destroy();
   });
 });
 

@@ -1,4 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector } from 'undici';
@@ -234,6 +236,38 @@ export function createOutboundAgent(policy: OutboundPolicy, options: OutboundCon
     ...agentOptions,
     connect: createOutboundConnector(policy, { ...(timeout === undefined ? {} : { timeout }), ...(resolve ? { resolve } : {}) }),
   });
+}
+
+type LookupCallback = (error: Error | null, address: string | Array<{ address: string; family: number }>, family?: number) => void;
+
+/**
+ * For libraries on node:http/https: an Agent whose every connection passes the same check. Names go through
+ * a `lookup` that answers only admitted addresses; IP literals (which node:net dials without a lookup) are
+ * checked before the socket is created.
+ */
+export function createOutboundNodeAgent(policy: OutboundPolicy, options: { secure?: boolean; resolve?: Resolve } = {}): http.Agent {
+  const lookup = (hostname: string, lookupOptions: { all?: boolean }, callback: LookupCallback): void => {
+    admittedAddresses(hostname, policy, options.resolve).then(
+      (list) => {
+        const answers = list.map((address) => ({ address, family: net.isIP(address) }));
+        if (lookupOptions.all) callback(null, answers);
+        else callback(null, answers[0]!.address, answers[0]!.family);
+      },
+      (error: Error) => callback(error, ''),
+    );
+  };
+  const agent = options.secure ? new https.Agent({ lookup } as https.AgentOptions) : new http.Agent({ lookup } as http.AgentOptions);
+  const createConnection = agent.createConnection.bind(agent) as (o: net.NetConnectOpts, cb: (e: Error | null, s?: net.Socket) => void) => net.Socket | undefined;
+  (agent as unknown as { createConnection: typeof createConnection }).createConnection = (connectOptions, callback) => {
+    const host = stripBrackets(String((connectOptions as { host?: string }).host ?? ''));
+    const refusal = net.isIP(host) !== 0 && !hostExplicitlyAllowed(host, policy.allow) ? refusalFor(host, policy) : null;
+    if (refusal) {
+      callback(new OutboundRefusedError(refusal, host));
+      return undefined;
+    }
+    return createConnection(connectOptions, callback);
+  };
+  return agent;
 }
 
 /** True when `error` (or its cause) is a refusal by the outbound policy. */
