@@ -179,7 +179,8 @@ async function fetchAndExtractLoop(urls: string[], concurrency: number): Promise
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < urls.length) {
-        const result = await fetcher.fetch(urls[next++]!);
+        // The bench serves its site on loopback and is run by the local user, like a CLI crawl.
+        const result = await fetcher.fetch(urls[next++]!, { allowLoopback: true });
         if (result.kind !== 'ok') throw new Error(`fetch-and-extract loop: ${result.kind}`);
         extractDocument({ url: result.url, contentType: result.contentType, body: result.body });
       }
@@ -192,7 +193,7 @@ async function fetchAndExtractLoop(urls: string[], concurrency: number): Promise
 
 async function crawlOnce(db: BenchDb, config: Config, origin: string, name: string, concurrency: number, depth = 2): Promise<{ job: CrawlJob; seconds: number }> {
   const started = performance.now();
-  const job = await startCrawl(db, config, { name, start_urls: [`${origin}/`], max_depth: depth, max_concurrent_crawls: concurrency });
+  const job = await startCrawl(db, config, { name, start_urls: [`${origin}/`], max_depth: depth, max_concurrent_crawls: concurrency }, { allowLoopback: true });
   const final = await waitForJob(db, job.job_id, () => undefined, { pollMs: 500 });
   return { job: final, seconds: (performance.now() - started) / 1000 };
 }

@@ -3,6 +3,8 @@ import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { UserError } from './errors.js';
+import { parseAllowHosts } from './net/outbound.js';
+import type { AllowEntry } from './net/outbound.js';
 
 /**
  * Every environment variable docdex reads, in one schema. Commands and the daemon call `loadConfig()` once;
@@ -87,6 +89,16 @@ const HOST_ENTRY = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}))(?:
 /** Bearer tokens shorter than this are refused at config load: short tokens can be guessed. */
 export const MIN_TOKEN_LENGTH = 32;
 
+// Parsed once here so a typo fails at startup, not as a refused crawl later.
+const allowHosts = optionalString.transform((v, ctx) => {
+  try {
+    return parseAllowHosts(v);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: `${(error as Error).message}; expected comma-separated CIDRs and host names` });
+    return z.NEVER;
+  }
+});
+
 const envSchema = z.object({
   DATABASE_URL: url(['postgres', 'postgresql']),
   DB_HOST: optionalString,
@@ -124,6 +136,7 @@ const envSchema = z.object({
 
   CRAWL_DELAY: number(1.0, 0, 3600, 'of seconds from 0 to 3600'),
   MAX_CONCURRENT_CRAWLS: number(20, 1, 20, 'from 1 to 20', true),
+  CRAWL_ALLOW_HOSTS: allowHosts,
   // Two per core: a search alternates between PostgreSQL's CPU and the daemon's, so one per core leaves them idle.
   SEARCH_CONCURRENCY: number(2 * availableParallelism(), 1, 1000, 'from 1 to 1000', true),
 
@@ -167,6 +180,8 @@ export interface Config {
   api: { host: string; port: number; corsOrigins: string[]; allowedHosts: string[]; auth: boolean; searchConcurrency: number };
   mcpAuth: { enabled: boolean; tokens: string[] };
   crawl: { delaySeconds: number; maxConcurrent: number };
+  /** The outbound policy's allow-list (src/core/net/outbound.ts). */
+  outbound: { allowHosts: AllowEntry[] };
   llm: {
     enabled: boolean;
     apiKey?: string;
@@ -293,6 +308,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     mcpAuth: { enabled: env.MCP_AUTH_ENABLED, tokens },
     crawl: { delaySeconds: env.CRAWL_DELAY, maxConcurrent: env.MAX_CONCURRENT_CRAWLS },
+    outbound: { allowHosts: env.CRAWL_ALLOW_HOSTS },
     llm: {
       enabled: env.CODE_ENABLE_LLM_EXTRACTION,
       ...(env.CODE_LLM_API_KEY === undefined ? {} : { apiKey: env.CODE_LLM_API_KEY }),

@@ -1,4 +1,6 @@
 import { createECDH, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import webpush from 'web-push';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rotateManagerToken } from '../../src/core/agent/token.js';
@@ -56,11 +58,55 @@ describe('push subscriptions', () => {
     expect((await daemon.call('POST', '/api/settings/push/unsubscribe', { body: { endpoint: body.endpoint }, token: null })).body).toEqual({ removed: false });
   });
 
-  it('refuses endpoints that are not https (except loopback) and malformed keys', async () => {
+  it('refuses endpoints that are not https (except a host in CRAWL_ALLOW_HOSTS) and malformed keys', async () => {
     for (const endpoint of ['http://push.example.com/x', 'ftp://127.0.0.1/x', 'not a url']) {
       expect((await daemon.call('POST', '/api/settings/push/subscribe', { body: { endpoint, keys: deviceKeys() }, token: null })).status).toBe(422);
     }
     expect((await daemon.call('POST', '/api/settings/push/subscribe', { body: { endpoint: `${push.url}/push/201/x`, keys: { p256dh: 'short', auth: 'x' } }, token: null })).status).toBe(422);
+  });
+});
+
+describe('push endpoints obey the outbound policy', () => {
+  it('refuses internal and loopback endpoints at subscribe time with 422, before any connection', async () => {
+    const internal = [
+      'https://127.0.0.2/push',
+      'https://[::1]/push',
+      'https://[::ffff:127.0.0.2]/push',
+      'https://2130706434/push',
+      'https://10.0.0.1/push',
+      'https://169.254.169.254/latest',
+      'https://100.64.0.1/push',
+      'https://[fc00::1]/push',
+      'https://[fe80::1]/push',
+    ];
+    for (const endpoint of internal) {
+      const res = await daemon.call('POST', '/api/settings/push/subscribe', { body: { endpoint, keys: deviceKeys() }, token: null });
+      expect(res.status, endpoint).toBe(422);
+      expect(res.body.error, endpoint).toMatch(/^Invalid push endpoint: refused: /);
+    }
+    const listed = (await daemon.call('GET', '/api/settings/push/subscriptions', { token: null })).body.subscriptions as Array<{ endpoint: string }>;
+    expect(listed.filter((s) => internal.includes(s.endpoint))).toEqual([]);
+  });
+
+  it('checks again at send time: a stored endpoint on an unlisted loopback address gets no connection', async () => {
+    let connections = 0;
+    const hidden = http.createServer((_req, res) => res.writeHead(201).end());
+    hidden.on('connection', () => connections++);
+    await new Promise<void>((r) => hidden.listen(0, '127.0.0.2', r));
+    try {
+      const endpoint = `http://127.0.0.2:${(hidden.address() as AddressInfo).port}/push/201/hidden`;
+      // As a row subscribed before the policy existed would be.
+      const keys = deviceKeys();
+      await db.pool.query('INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth) VALUES ($1, $2, $3, $4)', ['hidden-user', endpoint, keys.p256dh, keys.auth]);
+      await useFreshToken();
+      const res = await daemon.call('POST', '/api/internal/notifications/send?userId=hidden-user', { body: { title: 't', body: 'b' } });
+      expect(res.body).toEqual({ delivered: 0, expired: 0, failed: 1, noSubscriptions: false });
+      const row = (await db.pool.query('SELECT last_error FROM push_subscriptions WHERE endpoint = $1', [endpoint])).rows[0];
+      expect(row.last_error).toMatch(/refused: 127\.0\.0\.2 is a loopback address/);
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise<void>((r) => hidden.close(() => r()));
+    }
   });
 });
 

@@ -14,7 +14,7 @@ export interface TestDatabase {
   url: string;
   info: ConnectionInfo;
   pool: pg.Pool;
-  /** A docdex Config pointing at this database, with CRAWL_DELAY=0 and a private DOCDEX_HOME. */
+  /** A docdex Config pointing at this database, with CRAWL_DELAY=0, CRAWL_ALLOW_HOSTS=127.0.0.1 and a private DOCDEX_HOME. */
   config: Config;
   /** Environment for spawning the real binary against this database. */
   env: NodeJS.ProcessEnv;
@@ -43,6 +43,9 @@ export async function createTestDatabase(extraEnv: Record<string, string> = {}):
     DOCDEX_HOME: home,
     CRAWL_DELAY: '0',
     NO_COLOR: '1',
+    // Test sites listen on 127.0.0.1 and many tests crawl them over REST and MCP, which the outbound policy
+    // keeps off loopback unless it is listed. Tests of the policy itself pass their own (or an empty) list.
+    CRAWL_ALLOW_HOSTS: '127.0.0.1',
     ...extraEnv,
   };
   delete env.DB_HOST;

@@ -49,7 +49,8 @@ export default class CrawlStart extends BaseCommand<typeof CrawlStart> {
     parseCrawlRequest(request, { ceiling: this.settings.crawl.maxConcurrent });
     const db = await openDatabase(this.settings, { max: 8, applicationName: 'docdex-crawl' });
     try {
-      const job = await startCrawl(db, this.settings, request);
+      // The local user's own crawl: it may reach their localhost docs (never other internal ranges).
+      const job = await startCrawl(db, this.settings, request, { allowLoopback: true });
       if (!f.wait) {
         const workers = await liveWorkers(db.pool);
         this.log(`Crawl of ${job.name} queued: job ${job.job_id}. Follow it with \`docdex crawl status ${job.job_id}\`.`);

@@ -14,7 +14,8 @@ export default class SourcesRecrawl extends BaseCommand<typeof SourcesRecrawl> {
   async run(): Promise<CrawlJob> {
     const db = await openDatabase(this.settings, { max: 4, applicationName: 'docdex-sources' });
     try {
-      const job = await recrawlSource(db, this.settings, this.args.source, this.flags.version === undefined ? {} : { version: this.flags.version });
+      // A CLI recrawl is the local user's: it may reach loopback, as `crawl start` does.
+      const job = await recrawlSource(db, this.settings, this.args.source, { allowLoopback: true, ...(this.flags.version === undefined ? {} : { version: this.flags.version }) });
       this.log(`Recrawl queued: job ${job.id}. Follow it with \`docdex crawl status ${job.id}\`; \`docdex serve\` or \`docdex worker\` runs it.`);
       return job;
     } finally {

@@ -2,14 +2,39 @@ import type pg from 'pg';
 import webpush from 'web-push';
 import { z } from 'zod';
 import type { Config } from '../config.js';
-import { UserError } from '../errors.js';
-import { isLoopbackHost } from '../config.js';
+import { fetch } from 'undici';
+import type { Agent } from 'undici';
+import { UserError, ValidationError } from '../errors.js';
+import { createOutboundAgent, hostExplicitlyAllowed, isOutboundRefusal, refusalForUrl } from '../net/outbound.js';
+import type { OutboundPolicy } from '../net/outbound.js';
 
 /**
  * Web push to the user's registered devices. web-push builds each request (payload encryption and the
- * VAPID JWT); docdex sends it with fetch, which also speaks plain http to a loopback push service in
- * tests. A 404 or 410 from a push service means the subscription is gone for good, so it is deleted.
+ * VAPID JWT); docdex sends it with undici's fetch through the outbound policy (net/outbound.ts): an
+ * endpoint is a URL anyone who can subscribe chooses, so it is held to the crawler's rules (public
+ * addresses only, unless listed in CRAWL_ALLOW_HOSTS), checked when subscribing and again at connect time.
+ * A 404 or 410 from a push service means the subscription is gone for good, so it is deleted.
  */
+
+/** Push never reaches loopback on its own: a subscription comes over HTTP, not from the local user. */
+function pushPolicy(config: Pick<Config, 'outbound'>): OutboundPolicy {
+  return { allow: config.outbound.allowHosts, allowLoopback: false };
+}
+
+/**
+ * Refuses an endpoint the outbound policy refuses on sight (an internal IP literal, localhost), and plain
+ * http except to a host the operator listed in CRAWL_ALLOW_HOSTS (a push relay inside their network).
+ */
+export function assertPushEndpointAllowed(config: Pick<Config, 'outbound'>, endpoint: string): void {
+  const policy = pushPolicy(config);
+  const refusal = refusalForUrl(endpoint, policy);
+  const hint = 'Push endpoints are the https URLs of public push services; list an internal relay in CRAWL_ALLOW_HOSTS.';
+  if (refusal) throw new ValidationError(`Invalid push endpoint: ${refusal}.`, { hint, details: [{ path: 'endpoint', message: refusal }] });
+  const url = new URL(endpoint);
+  if (url.protocol !== 'https:' && !hostExplicitlyAllowed(url.hostname, policy.allow)) {
+    throw new ValidationError('Invalid push endpoint: it must be an https URL.', { hint, details: [{ path: 'endpoint', message: 'must be https' }] });
+  }
+}
 
 export const NotificationInput = z
   .object({
@@ -37,9 +62,9 @@ export const PushSubscriptionInput = z
       .refine((v) => {
         if (!URL.canParse(v)) return false;
         const u = new URL(v);
-        // Real push services are https; plain http only to this host (tests and local development).
-        return u.protocol === 'https:' || (u.protocol === 'http:' && isLoopbackHost(u.hostname.replace(/^\[|\]$/g, '')));
-      }, 'must be an https URL (http only for a loopback host)'),
+        // Real push services are https; plain http only to a host in CRAWL_ALLOW_HOSTS (assertPushEndpointAllowed).
+        return u.protocol === 'https:' || u.protocol === 'http:';
+      }, 'must be an https URL'),
     keys: z.object({
       p256dh: z.string().regex(/^[A-Za-z0-9_-]{80,100}={0,2}$/, 'a base64url P-256 public key'),
       auth: z.string().regex(/^[A-Za-z0-9_-]{16,32}={0,2}$/, 'a base64url 16-byte secret'),
@@ -102,7 +127,12 @@ export function vapidPublicKey(config: Pick<Config, 'agent'>): string {
 }
 
 /** Registers a device (or refreshes its keys: one row per endpoint). */
-export async function subscribePush(pool: pg.Pool, input: PushSubscriptionInput): Promise<{ subscription: PushSubscriptionRecord; created: boolean }> {
+export async function subscribePush(
+  pool: pg.Pool,
+  config: Pick<Config, 'outbound'>,
+  input: PushSubscriptionInput,
+): Promise<{ subscription: PushSubscriptionRecord; created: boolean }> {
+  assertPushEndpointAllowed(config, input.endpoint);
   const { rows } = await pool.query<SubscriptionRow & { inserted: boolean }>(
     `INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth, user_agent) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (endpoint) DO UPDATE SET user_id = excluded.user_id, p256dh = excluded.p256dh, auth = excluded.auth,
@@ -132,8 +162,50 @@ const PUSH_TIMEOUT_MS = 10_000;
 // A day: a notification about a finished run is stale after that.
 const PUSH_TTL_SECONDS = 24 * 60 * 60;
 
+type Vapid = NonNullable<Config['agent']['vapid']>;
+
+/** One delivery: the push service's status, or why there is none. Never throws. */
+async function pushToDevice(
+  row: SubscriptionRow,
+  payload: string,
+  options: { vapid: Vapid; urgency: 'high' | 'normal'; dispatcher: Agent; config: Pick<Config, 'outbound'> },
+): Promise<{ status?: number; error?: string }> {
+  try {
+    // Subscribed before the policy, or under an allow-list since narrowed: judged again before sending.
+    assertPushEndpointAllowed(options.config, row.endpoint);
+    const { vapid } = options;
+    const request = webpush.generateRequestDetails({ endpoint: row.endpoint, keys: { p256dh: row.p256dh, auth: row.auth } }, payload, {
+      vapidDetails: { subject: vapid.subject, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
+      TTL: PUSH_TTL_SECONDS,
+      urgency: options.urgency,
+    });
+    const response = await fetch(request.endpoint, {
+      method: request.method,
+      headers: request.headers as Record<string, string>,
+      body: request.body as Buffer,
+      redirect: 'error',
+      signal: AbortSignal.timeout(PUSH_TIMEOUT_MS),
+      dispatcher: options.dispatcher,
+    });
+    if (response.ok) {
+      await response.body?.cancel();
+      return { status: response.status };
+    }
+    return { status: response.status, error: `push service answered ${response.status}: ${(await response.text()).slice(0, 200)}` };
+  } catch (e) {
+    // undici's fetch reports "fetch failed" with the refusal as its cause; the cause is what the user needs.
+    const error = isOutboundRefusal((e as Error).cause) ? ((e as Error).cause as Error) : (e as Error);
+    return { error: error.message.slice(0, 200) };
+  }
+}
+
 /** Sends one notification to every device of the user. Throws 503 (code unavailable) without VAPID keys. */
-export async function sendNotification(pool: pg.Pool, config: Pick<Config, 'agent'>, userId: string, input: NotificationInput): Promise<NotificationResult> {
+export async function sendNotification(
+  pool: pg.Pool,
+  config: Pick<Config, 'agent' | 'outbound'>,
+  userId: string,
+  input: NotificationInput,
+): Promise<NotificationResult> {
   const vapid = config.agent.vapid;
   if (!vapid) throw pushNotConfigured();
   const { rows } = await pool.query<SubscriptionRow>('SELECT * FROM push_subscriptions WHERE user_id = $1 ORDER BY id', [userId]);
@@ -145,40 +217,26 @@ export async function sendNotification(pool: pg.Pool, config: Pick<Config, 'agen
     ...(input.tag === undefined ? {} : { tag: input.tag }),
     priority: input.priority ?? 'normal',
   });
-  await Promise.all(
-    rows.map(async (row) => {
-      let status: number | undefined;
-      let error: string | undefined;
-      try {
-        const request = webpush.generateRequestDetails({ endpoint: row.endpoint, keys: { p256dh: row.p256dh, auth: row.auth } }, payload, {
-          vapidDetails: { subject: vapid.subject, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
-          TTL: PUSH_TTL_SECONDS,
-          urgency: input.priority === 'high' ? 'high' : 'normal',
-        });
-        const response = await fetch(request.endpoint, {
-          method: request.method,
-          headers: request.headers as Record<string, string>,
-          body: request.body as Buffer,
-          redirect: 'error',
-          signal: AbortSignal.timeout(PUSH_TIMEOUT_MS),
-        });
-        status = response.status;
-        if (!response.ok) error = `push service answered ${response.status}: ${(await response.text()).slice(0, 200)}`;
-        else await response.body?.cancel();
-      } catch (e) {
-        error = (e as Error).message.slice(0, 200);
-      }
-      if (status !== undefined && status >= 200 && status < 300) {
-        result.delivered++;
-        await pool.query('UPDATE push_subscriptions SET last_success_at = now(), last_error = NULL WHERE id = $1', [row.id]);
-      } else if (status === 404 || status === 410) {
-        result.expired++;
-        await pool.query('DELETE FROM push_subscriptions WHERE id = $1', [row.id]);
-      } else {
-        result.failed++;
-        await pool.query('UPDATE push_subscriptions SET last_failure_at = now(), last_error = $2 WHERE id = $1', [row.id, error ?? 'unknown error']);
-      }
-    }),
-  );
+  const dispatcher = createOutboundAgent(pushPolicy(config), { timeout: PUSH_TIMEOUT_MS });
+  const urgency = input.priority === 'high' ? 'high' : 'normal';
+  try {
+    await Promise.all(
+      rows.map(async (row) => {
+        const { status, error } = await pushToDevice(row, payload, { vapid, urgency, dispatcher, config });
+        if (status !== undefined && status >= 200 && status < 300) {
+          result.delivered++;
+          await pool.query('UPDATE push_subscriptions SET last_success_at = now(), last_error = NULL WHERE id = $1', [row.id]);
+        } else if (status === 404 || status === 410) {
+          result.expired++;
+          await pool.query('DELETE FROM push_subscriptions WHERE id = $1', [row.id]);
+        } else {
+          result.failed++;
+          await pool.query('UPDATE push_subscriptions SET last_failure_at = now(), last_error = $2 WHERE id = $1', [row.id, error ?? 'unknown error']);
+        }
+      }),
+    );
+  } finally {
+    await dispatcher.close().catch(() => undefined);
+  }
   return result;
 }

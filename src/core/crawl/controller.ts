@@ -84,23 +84,38 @@ function startOrigins(job: JobInfo): string[] {
   return [...new Set([...job.startKeys].map((u) => new URL(u).origin))];
 }
 
+/** Sitemaps are read from the crawl's own origins (or those its scope admits), never from elsewhere. */
+function sitemapInScope(job: JobInfo, raw: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return false;
+  }
+  return startOrigins(job).includes(url.origin) || job.scope.allowsOrigin(url);
+}
+
 async function seedFromSitemaps(ctx: ControllerContext, job: JobInfo, signal: AbortSignal): Promise<number> {
   if (job.maxDepth < 1) return 0;
   const queue: string[] = [];
   for (const origin of startOrigins(job)) {
-    const robots = await ctx.robots.get(job.id, origin, signal).catch(() => null);
-    const listed = robots?.sitemaps ?? [];
+    const robots = await ctx.robots.get(job.id, origin, signal, job.allowLoopback).catch(() => null);
+    // A sitemap named on another host (or port) is not the site's own list: it is not fetched.
+    const listed = (robots?.sitemaps ?? []).filter((u) => sitemapInScope(job, u));
     queue.push(...(listed.length > 0 ? listed : [`${origin}/sitemap.xml`]));
   }
   const seen = new Set<string>();
   const pages = new Map<string, string>();
   while (queue.length > 0 && seen.size < MAX_SITEMAPS) {
     const url = queue.shift()!;
-    if (seen.has(url)) continue;
+    if (seen.has(url) || !sitemapInScope(job, url)) continue;
     seen.add(url);
     const result = await ctx.fetcher.fetch(url, {
       accept: 'any',
       signal,
+      allowLoopback: job.allowLoopback,
+      // A sitemap index pointing off the crawl's hosts is not followed, nor is a redirect there.
+      allowRedirect: (u) => job.scope.allowsOrigin(u) || startOrigins(job).includes(u.origin),
       beforeRequest: (u, s) => waitForHostSlot(ctx.pool, hostKey(u), ctx.delaySeconds, s),
       afterSend: (u) => confirmHostRequest(ctx.pool, hostKey(u), ctx.delaySeconds),
     });
@@ -159,7 +174,7 @@ export async function runController(ctx: ControllerContext, jobId: string, signa
   // The first page of each start origin must read robots.txt before its own request. Asking now, while dead
   // claims are swept and sitemaps read, takes that request (and the politeness slot it waits for) off the first
   // page's path. No signal: a page may be waiting on this answer after the controller has stopped.
-  const robotsAsked = Promise.all(startOrigins(job).map((origin) => ctx.robots.get(job.id, origin).catch(() => undefined)));
+  const robotsAsked = Promise.all(startOrigins(job).map((origin) => ctx.robots.get(job.id, origin, undefined, job.allowLoopback).catch(() => undefined)));
   // Claims of workers that died while nobody controlled the job become pending and are queued below.
   await sweepDeadClaims(ctx.pool, jobId);
   if (started.firstRun && started.useSitemap) {

@@ -21,12 +21,25 @@ export function nameFromHost(url: string): string {
  * description comes along for the source. A start page that cannot be fetched still gives the host, so
  * a request is never refused for a name.
  */
-export async function detectSite(pool: pg.Pool, config: Config, url: string, options: { timeoutMs?: number } = {}): Promise<DetectedSite> {
+export async function detectSite(
+  pool: pg.Pool,
+  config: Config,
+  url: string,
+  options: { timeoutMs?: number; allowLoopback?: boolean } = {},
+): Promise<DetectedSite> {
   const fallback = { name: nameFromHost(url), description: '' };
   const timeoutMs = options.timeoutMs ?? 15_000;
-  const fetcher = new PageFetcher({ maxRetries: 0, totalTimeoutMs: timeoutMs, headersTimeoutMs: timeoutMs, connectTimeoutMs: Math.min(timeoutMs, 10_000) });
+  const fetcher = new PageFetcher({
+    maxRetries: 0,
+    totalTimeoutMs: timeoutMs,
+    headersTimeoutMs: timeoutMs,
+    connectTimeoutMs: Math.min(timeoutMs, 10_000),
+    allowHosts: config.outbound.allowHosts,
+  });
   try {
+    // The same outbound policy as the crawl it names: a refused start page gives the host as the name.
     const result = await fetcher.fetch(url, {
+      allowLoopback: options.allowLoopback ?? false,
       signal: AbortSignal.timeout(timeoutMs + 1000),
       beforeRequest: (u, signal) => waitForHostSlot(pool, hostKey(u), config.crawl.delaySeconds, signal),
       afterSend: (u) => confirmHostRequest(pool, hostKey(u), config.crawl.delaySeconds),

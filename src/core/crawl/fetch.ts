@@ -2,7 +2,10 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
+import type { Agent } from 'undici';
+import { createOutboundAgent, isOutboundRefusal } from '../net/outbound.js';
+import type { AllowEntry, OutboundPolicy, Resolve } from '../net/outbound.js';
 import type { Dispatcher } from 'undici';
 import { normalizeUrl } from './url.js';
 import { sleep } from './sleep.js';
@@ -45,6 +48,10 @@ export interface FetchSettings {
   retryBaseMs: number;
   /** A Retry-After longer than this gives up instead of parking a worker (e.g. "come back in an hour"). */
   maxRetryAfterMs: number;
+  /** CRAWL_ALLOW_HOSTS: the outbound policy's allow-list (every connection is checked at connect time). */
+  allowHosts: readonly AllowEntry[];
+  /** Test seam: a resolver standing in for DNS in the outbound connector. */
+  resolve?: Resolve;
 }
 
 export const DEFAULT_FETCH_SETTINGS: FetchSettings = {
@@ -59,6 +66,7 @@ export const DEFAULT_FETCH_SETTINGS: FetchSettings = {
   maxRetries: 3,
   retryBaseMs: 1000,
   maxRetryAfterMs: 60_000,
+  allowHosts: [],
 };
 
 export type PageFormatKind = 'html' | 'markdown' | 'text';
@@ -77,7 +85,7 @@ export type FetchOutcome =
   | { kind: 'not_modified'; url: string; status: 304; etag: string | null; lastModified: string | null; redirects: string[] }
   | { kind: 'http_error'; url: string; status: number; message: string; redirects: string[] }
   | { kind: 'skipped'; url: string; status: number; reason: string; redirects: string[] }
-  | { kind: 'error'; url: string; message: string; retryable: boolean; redirects: string[] };
+  | { kind: 'error'; url: string; message: string; retryable: boolean; redirects: string[]; refused?: boolean };
 
 export interface FetchRequest {
   etag?: string | null;
@@ -92,6 +100,8 @@ export interface FetchRequest {
   maxBodyBytes?: number;
   /** Whether to follow a redirect to this URL; a refused one ends as `skipped` without requesting it. */
   allowRedirect?: (url: URL) => boolean;
+  /** The job's policy: a CLI- or TUI-started crawl may reach loopback (never other internal ranges). */
+  allowLoopback?: boolean;
 }
 
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
@@ -248,26 +258,37 @@ function describeError(error: unknown): string {
 
 export class PageFetcher {
   readonly settings: FetchSettings;
-  private readonly agent: Agent;
+  private readonly agents = new Map<boolean, Agent>();
 
   constructor(settings: Partial<FetchSettings> = {}) {
     this.settings = { ...DEFAULT_FETCH_SETTINGS, ...settings };
-    this.agent = new Agent({
-      connect: { timeout: this.settings.connectTimeoutMs },
-      headersTimeout: this.settings.headersTimeoutMs,
-      bodyTimeout: this.settings.bodyTimeoutMs,
-      keepAliveTimeout: 10_000,
-      connections: 32,
-    });
   }
 
   async close(): Promise<void> {
-    await this.agent.close().catch(() => undefined);
+    await Promise.all([...this.agents.values()].map((agent) => agent.close().catch(() => undefined)));
   }
 
   private backoff(attempt: number): number {
     const base = this.settings.retryBaseMs * 2 ** attempt;
     return Math.round(base * (0.75 + Math.random() * 0.5));
+  }
+
+  /** The dispatcher for one policy: loopback admitted or not, the allow-list always. */
+  private agentFor(allowLoopback: boolean): Agent {
+    let agent = this.agents.get(allowLoopback);
+    if (!agent) {
+      const policy: OutboundPolicy = { allow: this.settings.allowHosts, allowLoopback };
+      agent = createOutboundAgent(policy, {
+        timeout: this.settings.connectTimeoutMs,
+        ...(this.settings.resolve ? { resolve: this.settings.resolve } : {}),
+        headersTimeout: this.settings.headersTimeoutMs,
+        bodyTimeout: this.settings.bodyTimeoutMs,
+        keepAliveTimeout: 10_000,
+        connections: 32,
+      });
+      this.agents.set(allowLoopback, agent);
+    }
+    return agent;
   }
 
   /**
@@ -322,7 +343,7 @@ export class PageFetcher {
       const forget = req.afterSend ? waitForSend(url, () => req.afterSend!(sentUrl)) : null;
       let res: Dispatcher.ResponseData;
       try {
-        res = await request(url, { method: 'GET', headers: this.requestHeaders(req), dispatcher: this.agent, signal });
+        res = await request(url, { method: 'GET', headers: this.requestHeaders(req), dispatcher: this.agentFor(req.allowLoopback ?? false), signal });
       } finally {
         forget?.();
       }
@@ -330,6 +351,7 @@ export class PageFetcher {
     } catch (error) {
       if (req.signal?.aborted) throw req.signal.reason;
       if (error instanceof BodyTooLarge) return { outcome: { kind: 'skipped', url: url.href, status: 200, reason: error.message, redirects } };
+      if (isOutboundRefusal(error)) return { outcome: { kind: 'error', url: url.href, message: (error as Error).message, retryable: false, refused: true, redirects } };
       if (pageLeft.aborted && !perRequest.aborted) return { failure: { message: 'page time exhausted', retryable: false, pageTimeout: true } };
       const code = perRequest.aborted ? 'TOTAL_TIMEOUT' : errorCode(error);
       return {

@@ -10,6 +10,7 @@ import { frontierCounters, insertStartUrls } from './frontier.js';
 import { dropQueuedPages, PAGE_QUEUE, WAKE_CHANNEL } from './queue.js';
 import { parseCrawlRequest } from './request.js';
 import type { CrawlRequest, CrawlRequestInput } from './request.js';
+import { refusalForUrl } from '../net/outbound.js';
 import { assertLlmReady } from '../llm/preflight.js';
 import { withTransaction } from '../db/transaction.js';
 
@@ -198,7 +199,7 @@ function sourceCrawlConfig(request: CrawlRequest): SourceCrawlConfig {
 }
 
 /** Creates or updates the source and writes the queued job with its start URLs; one active crawl per source. */
-async function insertCrawlJob(client: pg.ClientBase, name: string, description: string, request: CrawlRequest): Promise<string> {
+async function insertCrawlJob(client: pg.ClientBase, name: string, description: string, request: CrawlRequest, allowLoopback: boolean): Promise<string> {
   const source = await upsertSourceForCrawl(client, {
     name,
     version: request.version,
@@ -219,8 +220,8 @@ async function insertCrawlJob(client: pg.ClientBase, name: string, description: 
   }
   const { rows } = await client.query<{ id: string }>(
     `INSERT INTO crawl_jobs (source_id, name, status, start_urls, max_depth, version, domain_filter, url_patterns, exclude_patterns,
-                             max_concurrent, metadata, use_sitemap, max_pages)
-     VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                             max_concurrent, metadata, use_sitemap, max_pages, allow_loopback)
+     VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
      RETURNING id`,
     [
       source.id,
@@ -235,6 +236,7 @@ async function insertCrawlJob(client: pg.ClientBase, name: string, description: 
       JSON.stringify(request.metadata),
       request.use_sitemap,
       request.max_pages,
+      allowLoopback,
     ],
   );
   const id = rows[0]!.id;
@@ -248,6 +250,38 @@ export interface StartCrawlOptions {
   defaultConcurrency?: number;
   /** Name detection fetch timeout; tests shrink it. */
   detectTimeoutMs?: number;
+  /**
+   * The job's outbound policy: true only for crawls the local user starts (CLI, TUI), which may then reach
+   * loopback; REST and MCP leave it false. Every other internal address needs CRAWL_ALLOW_HOSTS either way.
+   */
+  allowLoopback?: boolean;
+}
+
+/**
+ * Start URLs the outbound policy refuses on sight (an internal IP literal, localhost) are refused before
+ * anything is written; names are judged when the crawler connects, which is the real guarantee.
+ */
+function assertStartUrlsAllowed(config: Config, startUrls: string[], allowLoopback: boolean): void {
+  const policy = { allow: config.outbound.allowHosts, allowLoopback };
+  for (const url of startUrls) {
+    const refusal = refusalForUrl(url, policy);
+    if (refusal) {
+      throw new ValidationError(`Invalid crawl request: start_urls: ${refusal}.`, {
+        hint: 'The crawler reaches only public addresses; list internal docs hosts in CRAWL_ALLOW_HOSTS (CIDRs and host names).',
+        details: [{ path: 'start_urls', message: refusal }],
+      });
+    }
+  }
+}
+
+/** The source's name and description: from the request, else detected from the start page. */
+async function nameAndDescription(pool: pg.Pool, config: Config, request: CrawlRequest, options: StartCrawlOptions): Promise<{ name: string; description: string }> {
+  const metaDescription = typeof request.metadata.description === 'string' ? request.metadata.description.trim() : '';
+  if (request.name !== null) return { name: request.name, description: metaDescription };
+  // Loaded on demand: the extractor and HTTP client are not needed to list or cancel jobs.
+  const { detectSite } = await import('./detect.js');
+  const site = await detectSite(pool, config, request.start_urls[0]!, { timeoutMs: options.detectTimeoutMs ?? 15_000, allowLoopback: options.allowLoopback ?? false });
+  return { name: site.name, description: metaDescription || site.description };
 }
 
 /**
@@ -267,17 +301,10 @@ export async function startCrawl(
     ceiling: config.crawl.maxConcurrent,
     ...(options.defaultConcurrency === undefined ? {} : { defaultConcurrency: options.defaultConcurrency }),
   });
-  const metaDescription = typeof request.metadata.description === 'string' ? request.metadata.description.trim() : '';
-  let name = request.name;
-  let description = metaDescription;
-  if (name === null) {
-    // Loaded on demand: the extractor and HTTP client are not needed to list or cancel jobs.
-    const { detectSite } = await import('./detect.js');
-    const site = await detectSite(db.pool, config, request.start_urls[0]!, { timeoutMs: options.detectTimeoutMs ?? 15_000 });
-    name = site.name;
-    if (!description) description = site.description;
-  }
-  const jobId = await withTransaction(db.pool, (client) => insertCrawlJob(client, name, description, request));
+  const allowLoopback = options.allowLoopback ?? false;
+  assertStartUrlsAllowed(config, request.start_urls, allowLoopback);
+  const { name, description } = await nameAndDescription(db.pool, config, request, options);
+  const jobId = await withTransaction(db.pool, (client) => insertCrawlJob(client, name, description, request, allowLoopback));
   await wakeWorkers(db.pool, jobId);
   return getCrawlJob(db.pool, jobId);
 }
@@ -340,7 +367,12 @@ async function controllerAlive(pool: pg.Pool, id: string): Promise<boolean> {
  * Completed pages are not fetched again; pages that failed transiently (no answer, 429, 5xx) are retried;
  * claims of dead workers go back to pending. Any worker then adopts the job.
  */
-export async function resumeCrawl(db: { pool: pg.Pool; info?: ConnectionInfo }, config: Config, id: string): Promise<CrawlJob> {
+export async function resumeCrawl(
+  db: { pool: pg.Pool; info?: ConnectionInfo },
+  config: Config,
+  id: string,
+  options: { allowLoopback?: boolean } = {},
+): Promise<CrawlJob> {
   await assertLlmReady(config);
   const pool = db.pool;
   const row = await selectJob(pool, id);
@@ -364,11 +396,12 @@ export async function resumeCrawl(db: { pool: pg.Pool; info?: ConnectionInfo }, 
         WHERE job_id = $1 AND status = 'failed' AND (http_status IS NULL OR http_status = 429 OR http_status >= 500)`,
       [row.id],
     );
+    // A resume over REST never widens the policy: a CLI-started job resumed by an API caller loses loopback.
     await client.query(
       `UPDATE crawl_jobs SET status = 'queued', error = NULL, completed_at = NULL, controller_worker_id = NULL, eta_seconds = NULL,
-         heartbeat_at = now(), updated_at = now()
+         heartbeat_at = now(), updated_at = now(), allow_loopback = allow_loopback AND $2
         WHERE id = $1`,
-      [row.id],
+      [row.id, options.allowLoopback ?? false],
     );
   });
   await wakeWorkers(pool, row.id);

@@ -48,6 +48,8 @@ export interface JobInfo {
   scope: Scope;
   startKeys: Set<string>;
   firstStartKey: string;
+  /** The outbound policy of the job: only CLI- and TUI-started crawls may reach loopback. */
+  allowLoopback: boolean;
 }
 
 export interface PageContext {
@@ -187,7 +189,7 @@ async function fetchAndStore(
   const target = new URL(fetchUrl);
   let robotsDelay: number;
   try {
-    const robots = await ctx.robots.get(job.id, target.origin, signal);
+    const robots = await ctx.robots.get(job.id, target.origin, signal, job.allowLoopback);
     if (!robots.allows(target)) {
       await settle(ctx, job, token, [{ url: key, status: 'skipped', skipReason: 'disallowed by robots.txt' }]);
       return 'skipped';
@@ -205,6 +207,7 @@ async function fetchAndStore(
   const result = await ctx.fetcher.fetch(fetchUrl, {
     ...validators,
     signal,
+    allowLoopback: job.allowLoopback,
     // A start URL may move (http to https, a docs subdomain); any other page must stay in scope.
     allowRedirect: (u) => isStart || job.scope.allows(u),
     beforeRequest: (u, s) => waitForHostSlot(ctx.pool, hostKey(u), u.origin === target.origin ? delay : ctx.delaySeconds, s),

@@ -41,12 +41,13 @@ export class RobotsStore {
     for (const key of this.memo.keys()) if (key.startsWith(`${jobId} `)) this.memo.delete(key);
   }
 
-  get(jobId: string, origin: string, signal?: AbortSignal): Promise<RobotsRules> {
+  /** `allowLoopback` is the job's outbound policy (see net/outbound.ts); robots.txt follows it like pages. */
+  get(jobId: string, origin: string, signal?: AbortSignal, allowLoopback = false): Promise<RobotsRules> {
     const key = `${jobId} ${origin}`;
     let entry = this.memo.get(key);
     if (!entry) {
       if (this.memo.size > 2000) this.memo.clear();
-      entry = this.load(jobId, origin, signal).then((rules) => this.withCeiling(jobId, rules));
+      entry = this.load(jobId, origin, signal, allowLoopback).then((rules) => this.withCeiling(jobId, rules));
       this.memo.set(key, entry);
       // A failure is not remembered: the next page of this origin asks again.
       entry.catch(() => this.memo.delete(key));
@@ -65,7 +66,7 @@ export class RobotsStore {
     return clamped;
   }
 
-  private async load(jobId: string, origin: string, signal?: AbortSignal): Promise<RobotsRules> {
+  private async load(jobId: string, origin: string, signal: AbortSignal | undefined, allowLoopback: boolean): Promise<RobotsRules> {
     const stored = await this.pool.query<{ status: number; body: string }>('SELECT status, body FROM crawl_robots WHERE job_id = $1 AND origin = $2', [jobId, origin]);
     const row = stored.rows[0];
     if (row) {
@@ -75,6 +76,7 @@ export class RobotsStore {
     const result = await this.fetcher.fetch(`${origin}/robots.txt`, {
       accept: 'any',
       maxBodyBytes: ROBOTS_MAX_BYTES * 4,
+      allowLoopback,
       ...(signal ? { signal } : {}),
       beforeRequest: (u, s) => waitForHostSlot(this.pool, hostKey(u), this.delaySeconds, s),
       afterSend: (u) => confirmHostRequest(this.pool, hostKey(u), this.delaySeconds),
@@ -97,7 +99,13 @@ export class RobotsStore {
         status = 404;
         break;
       case 'error':
-        throw new RobotsUnavailableError(`robots.txt unreachable: ${result.message}`);
+        // A redirect to an address the policy refuses is not followed: like a missing file, the origin's own
+        // pages decide. A refused origin is the page's own failure, said plainly.
+        if (result.refused && result.redirects.length > 0) {
+          status = 404;
+          break;
+        }
+        throw new RobotsUnavailableError(result.refused ? result.message : `robots.txt unreachable: ${result.message}`);
     }
     const rules = robotsFromResponse(status, body);
     if (rules === 'unreachable') throw new RobotsUnavailableError(`robots.txt unreachable: HTTP ${status}`);

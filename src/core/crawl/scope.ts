@@ -15,6 +15,8 @@ export interface ScopeConfig {
 
 export interface Scope {
   allows(url: URL): boolean;
+  /** The scheme, host and port part of `allows` alone (no URL patterns): where sitemaps may be read. */
+  allowsOrigin(url: URL): boolean;
 }
 
 /**
@@ -26,15 +28,34 @@ function candidates(url: URL): string[] {
   return [url.href, `${url.host}${pathAndQuery}`, pathAndQuery, url.pathname];
 }
 
+/**
+ * Without a domain filter, a URL must share a start URL's origin: scheme, host and port, so a start URL on
+ * :8000 admits nothing on :9000 of the same host. An http start URL also admits its https twin (sites move
+ * to https), and the reverse, on the default ports. With a domain filter, any http(s) URL on that domain or
+ * a subdomain of it.
+ */
+function originMatcher(config: ScopeConfig): (url: URL) => boolean {
+  const domain = config.domainFilter;
+  if (domain) {
+    return (url) => (url.protocol === 'http:' || url.protocol === 'https:') && (url.hostname === domain || url.hostname.endsWith(`.${domain}`));
+  }
+  const origins = new Set<string>();
+  for (const raw of config.startUrls) {
+    const start = new URL(raw);
+    origins.add(start.origin);
+    if (start.port === '') origins.add(`${start.protocol === 'https:' ? 'http:' : 'https:'}//${start.host}`);
+  }
+  return (url) => origins.has(url.origin);
+}
+
 export function createScope(config: ScopeConfig): Scope {
-  const hosts = new Set(config.startUrls.map((u) => new URL(u).hostname));
   const include = config.urlPatterns.map(compileGlob);
   const exclude = config.excludePatterns.map(compileGlob);
-  const domain = config.domainFilter;
+  const allowsOrigin = originMatcher(config);
   return {
+    allowsOrigin,
     allows(url: URL): boolean {
-      const host = url.hostname;
-      if (domain ? host !== domain && !host.endsWith(`.${domain}`) : !hosts.has(host)) return false;
+      if (!allowsOrigin(url)) return false;
       const forms = candidates(url);
       if (include.length > 0 && !include.some((re) => forms.some((f) => re.test(f)))) return false;
       if (exclude.some((re) => forms.some((f) => re.test(f)))) return false;

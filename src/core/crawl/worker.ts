@@ -83,7 +83,11 @@ async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null
     domain_filter: string | null;
     url_patterns: string[];
     exclude_patterns: string[];
-  }>('SELECT id, source_id, max_depth, max_concurrent, max_pages, start_urls, domain_filter, url_patterns, exclude_patterns FROM crawl_jobs WHERE id = $1', [jobId]);
+    allow_loopback: boolean;
+  }>(
+    'SELECT id, source_id, max_depth, max_concurrent, max_pages, start_urls, domain_filter, url_patterns, exclude_patterns, allow_loopback FROM crawl_jobs WHERE id = $1',
+    [jobId],
+  );
   const r = rows[0];
   if (!r) return null;
   const startKeys = r.start_urls.map((u) => normalizeUrl(u)).filter((u): u is string => u !== null);
@@ -96,6 +100,7 @@ async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null
     scope: createScope({ startUrls: r.start_urls, domainFilter: r.domain_filter, urlPatterns: r.url_patterns, excludePatterns: r.exclude_patterns }),
     startKeys: new Set(startKeys),
     firstStartKey: startKeys[0] ?? '',
+    allowLoopback: r.allow_loopback,
   };
 }
 
@@ -212,7 +217,7 @@ export async function startCrawlWorkers(
   const inFlight = new Set<Promise<void>>();
   const controllers = new Map<string, Promise<void>>();
 
-  const fetcher = new PageFetcher(options.fetch ?? {});
+  const fetcher = new PageFetcher({ allowHosts: config.outbound.allowHosts, ...options.fetch });
   const robots = new RobotsStore(pool, fetcher, config.crawl.delaySeconds, options.maxCrawlDelaySeconds);
 
   const jobInfo = (jobId: string): Promise<JobInfo | null> => {

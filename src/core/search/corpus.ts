@@ -183,7 +183,7 @@ export async function crawlSite(
       max_depth: 3,
       exclude_patterns: SITE_EXCLUDES[site],
       max_concurrent_crawls: options.concurrency ?? 8,
-    });
+    }, { allowLoopback: true });
     const done = await waitForJob(db, job.id);
     if (done.status !== 'completed') throw new Error(`Crawl of ${site} ended ${done.status}: ${done.error ?? 'no error recorded'}`);
     return {

@@ -55,8 +55,8 @@ export async function recrawlSource(
   db: { pool: pg.Pool; info: ConnectionInfo },
   config: Config,
   ref: string,
-  options: { version?: string } = {},
+  options: { version?: string; allowLoopback?: boolean } = {},
 ): Promise<CrawlJob> {
   const { request } = await recrawlRequest(db.pool, ref, options);
-  return startCrawl(db, config, request);
+  return startCrawl(db, config, request, { allowLoopback: options.allowLoopback ?? false });
 }

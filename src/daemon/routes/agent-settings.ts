@@ -179,7 +179,7 @@ export function registerAgentSettingsRoutes(app: FastifyInstance, deps: DaemonDe
     },
     async (request, reply) => {
       vapidPublicKey(deps.config);
-      const { subscription, created } = await subscribePush(deps.db.pool, request.body);
+      const { subscription, created } = await subscribePush(deps.db.pool, deps.config, request.body);
       return reply.status(created ? 201 : 200).send(subscription);
     },
   );

@@ -90,7 +90,8 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
       await deleteSource(pool, id);
     },
     async recrawlSource(id) {
-      const job = await recrawlSource(db, config, id);
+      // The dashboard is the local user's, like the CLI: its crawls may reach loopback.
+      const job = await recrawlSource(db, config, id, { allowLoopback: true });
       return started(job.id);
     },
     async sourceSnippets(id, { limit }) {
@@ -135,7 +136,7 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
       await cancelCrawl(pool, id);
     },
     async resumeCrawl(id) {
-      const job = await resumeCrawl(db, config, id);
+      const job = await resumeCrawl(db, config, id, { allowLoopback: true });
       return started(job.id);
     },
     async search({ query, source, language, limit }) {
