@@ -5,10 +5,11 @@ import { BOSS_SCHEMA } from '../db/connect.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { publish } from '../events/notify.js';
 import { upsertSourceForCrawl } from '../sources/upsert.js';
+import type { UpsertedSource } from '../sources/upsert.js';
 import { frontierCounters, insertStartUrls } from './frontier.js';
 import { dropQueuedPages, PAGE_QUEUE, WAKE_CHANNEL } from './queue.js';
 import { parseCrawlRequest } from './request.js';
-import type { CrawlRequestInput } from './request.js';
+import type { CrawlRequest, CrawlRequestInput } from './request.js';
 import { assertLlmReady } from '../llm/preflight.js';
 import { withTransaction } from '../db/transaction.js';
 
@@ -35,7 +36,8 @@ export interface CrawlJob {
   status: CrawlJobStatus;
   name: string;
   version: string;
-  source_id: string;
+  /** Null once a failed first crawl has removed its empty source (the job stays to say why). */
+  source_id: string | null;
   start_urls: string[];
   max_depth: number;
   domain_filter: string | null;
@@ -177,10 +179,65 @@ export interface StartCrawlOptions {
   detectTimeoutMs?: number;
 }
 
+/** The request's name, or the one detected from its start page, and the description for the source. */
+async function nameAndDescription(
+  db: { pool: pg.Pool },
+  config: Config,
+  request: CrawlRequest,
+  options: StartCrawlOptions,
+): Promise<{ name: string; nameGiven: boolean; description: string }> {
+  const metaDescription = typeof request.metadata.description === 'string' ? request.metadata.description.trim() : '';
+  if (request.name !== null) return { name: request.name, nameGiven: true, description: metaDescription };
+  // Loaded on demand: the extractor and HTTP client are not needed to list or cancel jobs.
+  const { detectSite } = await import('./detect.js');
+  const site = await detectSite(db.pool, config, request.start_urls[0]!, { timeoutMs: options.detectTimeoutMs ?? 15_000 });
+  return { name: site.name, nameGiven: false, description: metaDescription || site.description };
+}
+
+async function assertNoActiveCrawl(client: pg.ClientBase, source: UpsertedSource): Promise<void> {
+  const active = await client.query<{ id: string; status: string }>(
+    `SELECT id, status FROM crawl_jobs WHERE source_id = $1 AND status IN ('queued', 'running') LIMIT 1`,
+    [source.id],
+  );
+  const other = active.rows[0];
+  if (!other) return;
+  throw new ConflictError(`${source.name}${source.version ? ` ${source.version}` : ''} already has a ${other.status} crawl (job ${other.id}).`, {
+    hint: `Wait for it (\`docdex crawl status ${other.id}\`) or cancel it (\`docdex crawl cancel ${other.id}\`).`,
+  });
+}
+
+/** Writes the job row and its start URLs into the frontier; returns the job id. */
+async function insertCrawlJob(client: pg.ClientBase, source: UpsertedSource, request: CrawlRequest): Promise<string> {
+  const { rows } = await client.query<{ id: string }>(
+    `INSERT INTO crawl_jobs (source_id, name, status, start_urls, max_depth, version, domain_filter, url_patterns, exclude_patterns,
+                             max_concurrent, metadata, use_sitemap)
+     VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11)
+     RETURNING id`,
+    [
+      source.id,
+      source.name,
+      request.start_urls,
+      request.max_depth,
+      request.version,
+      request.domain_filter,
+      request.url_patterns,
+      request.exclude_patterns,
+      request.max_concurrent_crawls,
+      JSON.stringify(request.metadata),
+      request.use_sitemap,
+    ],
+  );
+  const id = rows[0]!.id;
+  const found = await insertStartUrls(client, id, request.start_urls);
+  await client.query('UPDATE crawl_jobs SET pages_found = $2 WHERE id = $1', [id, found]);
+  return id;
+}
+
 /**
  * Validates the request (nothing is written when it is invalid), detects the name from the start page when
- * none is given, creates or updates the source, and queues the job with its start URLs in the frontier.
- * One source has at most one active crawl: a second start while one is queued or running is a conflict.
+ * none is given, creates or joins the source (see sources/upsert.ts), and queues the job with its start URLs
+ * in the frontier. One source has at most one active crawl: a second start while one is queued or running is
+ * a conflict.
  */
 export async function startCrawl(
   db: { pool: pg.Pool; info: ConnectionInfo },
@@ -194,19 +251,11 @@ export async function startCrawl(
     ceiling: config.crawl.maxConcurrent,
     ...(options.defaultConcurrency === undefined ? {} : { defaultConcurrency: options.defaultConcurrency }),
   });
-  const metaDescription = typeof request.metadata.description === 'string' ? request.metadata.description.trim() : '';
-  let name = request.name;
-  let description = metaDescription;
-  if (name === null) {
-    // Loaded on demand: the extractor and HTTP client are not needed to list or cancel jobs.
-    const { detectSite } = await import('./detect.js');
-    const site = await detectSite(db.pool, config, request.start_urls[0]!, { timeoutMs: options.detectTimeoutMs ?? 15_000 });
-    name = site.name;
-    if (!description) description = site.description;
-  }
+  const { name, nameGiven, description } = await nameAndDescription(db, config, request, options);
   const jobId = await withTransaction(db.pool, async (client) => {
     const source = await upsertSourceForCrawl(client, {
       name,
+      nameGiven,
       version: request.version,
       description,
       baseUrl: request.start_urls[0]!,
@@ -221,39 +270,8 @@ export async function startCrawl(
       },
       metadata: request.metadata,
     });
-    const active = await client.query<{ id: string; status: string }>(
-      `SELECT id, status FROM crawl_jobs WHERE source_id = $1 AND status IN ('queued', 'running') LIMIT 1`,
-      [source.id],
-    );
-    if (active.rows[0]) {
-      const other = active.rows[0];
-      throw new ConflictError(`${name}${request.version ? ` ${request.version}` : ''} already has a ${other.status} crawl (job ${other.id}).`, {
-        hint: `Wait for it (\`docdex crawl status ${other.id}\`) or cancel it (\`docdex crawl cancel ${other.id}\`).`,
-      });
-    }
-    const { rows } = await client.query<{ id: string }>(
-      `INSERT INTO crawl_jobs (source_id, name, status, start_urls, max_depth, version, domain_filter, url_patterns, exclude_patterns,
-                               max_concurrent, metadata, use_sitemap)
-       VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11)
-       RETURNING id`,
-      [
-        source.id,
-        name,
-        request.start_urls,
-        request.max_depth,
-        request.version,
-        request.domain_filter,
-        request.url_patterns,
-        request.exclude_patterns,
-        request.max_concurrent_crawls,
-        JSON.stringify(request.metadata),
-        request.use_sitemap,
-      ],
-    );
-    const id = rows[0]!.id;
-    const found = await insertStartUrls(client, id, request.start_urls);
-    await client.query('UPDATE crawl_jobs SET pages_found = $2 WHERE id = $1', [id, found]);
-    return id;
+    await assertNoActiveCrawl(client, source);
+    return insertCrawlJob(client, source, request);
   });
   await wakeWorkers(db.pool, jobId);
   return getCrawlJob(db.pool, jobId);
@@ -322,6 +340,11 @@ export async function resumeCrawl(db: { pool: pg.Pool; info?: ConnectionInfo }, 
   const pool = db.pool;
   const row = await selectJob(pool, id);
   if (!row) throw notFound(id);
+  if (row.source_id === null) {
+    throw new ConflictError(`Crawl job ${row.id} stored no page, and its empty source was removed when it failed.`, {
+      hint: `Start a new crawl: \`docdex crawl start ${row.start_urls[0] ?? 'URL'}\`.`,
+    });
+  }
   if (row.status === 'completed') {
     throw new ConflictError(`Crawl job ${row.id} already completed.`, { hint: 'Start a new crawl of the source to refresh it (`docdex sources recrawl`).' });
   }

@@ -8,7 +8,7 @@ export interface CrawlJobView {
   name: string;
   status: string;
   version?: string;
-  source_id?: string;
+  source_id?: string | null;
   start_urls?: string[];
   max_depth?: number;
   pages_found?: number;
@@ -65,7 +65,7 @@ export function crawlJobStructured(job: CrawlJobView): z.output<typeof crawlJobO
     name: job.name,
     version: job.version ?? '',
     status: job.status,
-    source_id: job.source_id,
+    source_id: job.source_id ?? undefined,
     pages_found: job.pages_found ?? 0,
     pages_crawled: job.pages_crawled ?? 0,
     pages_skipped: job.pages_skipped ?? 0,
