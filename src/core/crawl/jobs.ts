@@ -286,11 +286,15 @@ export async function cancelCrawl(pool: pg.Pool, id: string): Promise<CrawlJob> 
   const row = await selectJob(pool, id);
   if (!row) throw notFound(id);
   const c = await frontierCounters(pool, row.id);
+  // A cancelled crawl that fetched pages is the source's last crawl too (the dashboard's "last crawl").
   const { rows } = await pool.query<CrawlJobRow>(
-    `UPDATE crawl_jobs SET status = 'cancelled', completed_at = now(), updated_at = now(), eta_seconds = NULL, current_url = NULL,
-       controller_worker_id = NULL, pages_found = $2, pages_crawled = $3, pages_skipped = $4, pages_failed = $5, snippets_stored = $6
-      WHERE id = $1 AND status IN ('queued', 'running')
-      RETURNING *`,
+    `WITH j AS (
+       UPDATE crawl_jobs SET status = 'cancelled', completed_at = now(), updated_at = now(), eta_seconds = NULL, current_url = NULL,
+         controller_worker_id = NULL, pages_found = $2, pages_crawled = $3, pages_skipped = $4, pages_failed = $5, snippets_stored = $6
+        WHERE id = $1 AND status IN ('queued', 'running')
+        RETURNING *),
+     s AS (UPDATE sources SET last_crawled_at = now() WHERE id = (SELECT source_id FROM j) AND (SELECT pages_crawled + pages_skipped FROM j) > 0)
+     SELECT * FROM j`,
     [row.id, c.found, c.crawled, c.unchanged + c.skipped, c.failed, c.snippets],
   );
   const updated = rows[0];
