@@ -322,6 +322,22 @@ describe('crawl tools', () => {
     expect(again.text).toContain('already cancelled');
   });
 
+  it('leaves no library behind when a crawl stores nothing, and says so', async () => {
+    const started = await call('init_crawl', { start_urls: [`${site.url}/no-such-page.html`], name: 'nothing-stored', max_depth: 0 });
+    const { job_id } = started.structuredContent as { job_id: string };
+    const deadline = Date.now() + 30_000;
+    let status = await call('get_crawl_status', { job_id });
+    while ((status.structuredContent as { status: string }).status !== 'failed') {
+      if (Date.now() > deadline) throw new Error(`crawl did not fail: ${status.text}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      status = await call('get_crawl_status', { job_id });
+    }
+    expect(status.text).toContain('no library was created');
+    expect(status.structuredContent).not.toHaveProperty('source_id');
+    const libraries = await call('search_libraries', { query: 'nothing-stored' });
+    expect((libraries.structuredContent as { libraries: Array<{ name: string }> }).libraries.map((l) => l.name)).not.toContain('nothing-stored');
+  });
+
   it('refuses a crawl request the crawler would not accept', async () => {
     const bad = await call('init_crawl', { start_urls: ['ftp://example.com/'] });
     expect(bad.isError).toBe(true);

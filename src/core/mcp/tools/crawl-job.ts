@@ -122,6 +122,11 @@ export function describeCrawlJob(job: CrawlJobView, now = Date.now()): string {
       break;
     case 'cancelled':
     case 'failed':
+      // A failed first crawl removes its empty source: there is nothing to search or resume.
+      if (job.status === 'failed' && job.source_id === null) {
+        lines.push('It stored no page, so no library was created. Check the URL (or the site), then call init_crawl again.');
+        break;
+      }
       lines.push(
         `Pages stored before it stopped stay searchable (get_content with library_id="${libraryRef(job)}"). It can be resumed from a terminal: docdex crawl resume ${job.id}.`,
       );
