@@ -4,6 +4,7 @@ import { openDatabase } from '../core/db/connect.js';
 import type { JobEvent } from '../core/events/notify.js';
 import { createUploadFromPaths, startUploadWorkers, waitForUpload } from '../core/upload/index.js';
 import type { UploadJob } from '../core/upload/index.js';
+import { plural } from '../cli/plural.js';
 
 export default class Upload extends BaseCommand<typeof Upload> {
   static override summary = 'Index local documentation files: .md .markdown .mdx .txt .rst .adoc, or directories of them.';
@@ -44,9 +45,8 @@ export default class Upload extends BaseCommand<typeof Upload> {
       try {
         const done = await waitForUpload(db, job.id, (e) => this.progress(e));
         if (this.isTty) process.stdout.write('\r\u001b[K');
-        this.log(`${done.status === 'completed' ? 'Indexed' : 'Failed'}: ${done.processed_files - done.failed_files} of ${done.file_count} files, ${done.snippets_extracted} snippets, into ${done.source_name} (job ${done.id}).`);
+        this.log(`${done.status === 'completed' ? 'Indexed' : 'Failed'}: ${done.processed_files - done.failed_files} of ${plural(done.file_count, 'file')}, ${plural(done.snippets_extracted, 'snippet')}, into ${done.source_name} (job ${done.id}).`);
         this.reportErrors(done);
-        if (done.status === 'failed') process.exitCode = 1;
         return done;
       } finally {
         await workers.stop();
@@ -62,7 +62,15 @@ export default class Upload extends BaseCommand<typeof Upload> {
     process.stdout.write(`\r\u001b[K${c.processed_files ?? 0}/${c.file_count ?? 0} files, ${c.snippets_extracted ?? 0} snippets  ${e.currentUrl ?? ''}`.slice(0, (process.stdout.columns || 100) - 1));
   }
 
+  /** Names every file that failed; any failed file makes the exit status 1, so scripts notice. */
   private reportErrors(job: UploadJob): void {
     for (const e of job.file_errors) this.logToStderr(`error ${e.path}: ${e.error}`);
+    if (job.file_errors.length === 0 && job.status !== 'failed') return;
+    process.exitCode = 1;
+    if (this.jsonEnabled()) return;
+    const names = job.file_errors.map((e) => e.path);
+    const shown = names.slice(0, 10).join(', ') + (names.length > 10 ? `, and ${names.length - 10} more` : '');
+    this.logToStderr(`Error: ${names.length} of ${plural(job.file_count, 'file')} failed${shown ? `: ${shown}` : ''}.`);
+    this.logToStderr('Hint: Fix or remove them and upload again; the other files are indexed.');
   }
 }

@@ -66,6 +66,28 @@ describe('crawl CLI', () => {
     expect(String(missing.stderr)).toMatch(/No crawl job/);
   });
 
+  it('crawl status lists the failed pages; crawl list has a header row', async () => {
+    site.set('/broken-links', { body: docPage({ title: 'broken links', links: ['/gone', '/one'] }) });
+    const r = await runCli(['crawl', 'start', site.url('/broken-links'), '--name', 'cli-broken', '--depth', '1', '--wait', '--json'], { env: db.env });
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    const job = JSON.parse(String(r.stdout)) as { job_id: string; pages_failed: number };
+    expect(job.pages_failed).toBe(1);
+
+    const status = await runCli(['crawl', 'status', job.job_id.slice(0, 8)], { env: db.env });
+    expect(status.exitCode, String(status.stderr)).toBe(0);
+    expect(String(status.stdout)).toContain('  last errors:');
+    expect(String(status.stdout)).toContain(`    ${site.url('/gone')}  HTTP 404`);
+    const json = JSON.parse(String((await runCli(['crawl', 'status', job.job_id, '--json'], { env: db.env })).stdout)) as { recent_errors: Array<{ url: string; http_status: number }> };
+    expect(json.recent_errors).toMatchObject([{ url: site.url('/gone'), http_status: 404 }]);
+
+    const list = await runCli(['crawl', 'list'], { env: db.env });
+    expect(list.exitCode, String(list.stderr)).toBe(0);
+    const lines = String(list.stdout).trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^JOB +STATUS +PAGES +SNIPPETS +CREATED +NAME$/);
+    expect(lines[1]).toMatch(new RegExp(`^${job.job_id.slice(0, 8)} +completed +2/3 +2 +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +cli-broken$`));
+    expect(String(list.stdout)).not.toMatch(/\b1 snippets\b/);
+  });
+
   it('exits non-zero when the crawl fails, printing plain progress lines without a TTY', async () => {
     const r = await runCli(['crawl', 'start', site.url('/gone'), '--name', 'cli-gone', '--wait'], { env: db.env });
     expect(r.exitCode).toBe(1);

@@ -75,7 +75,7 @@ export async function crawlSite(
     const job = await startCrawl(db, db.config, request, { detectTimeoutMs: 2000 });
     const done = await waitForJob(db, job.job_id, () => undefined, { pollMs: 200, signal: AbortSignal.timeout(60_000) });
     if (done.status !== 'completed') throw new Error(`crawl of ${request.start_urls.join(', ')} ended ${done.status}: ${done.error ?? ''}`);
-    return { sourceId: done.source_id, jobId: done.job_id };
+    return { sourceId: done.source_id!, jobId: done.job_id };
   } finally {
     await workers.stop();
   }

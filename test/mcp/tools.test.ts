@@ -245,6 +245,25 @@ describe('get_page_markdown', () => {
     expect(r.text).toContain('More follows: call get_page_markdown');
   });
 
+  it('points max_tokens at the chunk that continues right after its text', async () => {
+    const url = `${site.url}/api/reference.html`;
+    const head = await call('get_page_markdown', { url, max_tokens: 300 });
+    const m = head.structuredContent as { chunk_index: number; chunk_size: number; next_chunk_index?: number };
+    expect(m).toMatchObject({ chunk_index: 0, chunk_size: 300, next_chunk_index: 1 });
+    expect(head.text).toContain('chunk_index=1, chunk_size=300');
+    const next = await call('get_page_markdown', { url, chunk_index: m.next_chunk_index, chunk_size: m.chunk_size });
+    const bodyOf = (text: string) => text.split('\n\n---\n\n').slice(1).join('\n\n---\n\n');
+    const first = bodyOf(head.text);
+    const second = bodyOf(next.text);
+    // Reading on neither repeats the text already returned nor skips any: the two parts are the page's start.
+    expect(second.length).toBeGreaterThan(0);
+    expect(first).not.toContain(second.slice(0, 80));
+    const whole = bodyOf((await call('get_page_markdown', { url, chunk_size: 100_000 })).text);
+    const end = whole.indexOf(first.slice(-60)) + 60;
+    expect(whole.indexOf(first.slice(0, 60))).toBe(0);
+    expect(whole.slice(end).trimStart().startsWith(second.slice(0, 200))).toBe(true);
+  });
+
   it('serves the stored version of a page, not a cached chunking of an older one', async () => {
     const url = `${site.url}/guide/routing.html`;
     const before = await call('get_page_markdown', { url, chunk_size: 200 });
@@ -301,6 +320,22 @@ describe('crawl tools', () => {
     const again = await call('cancel_crawl', { job_id: job.job_id });
     expect(again.isError).toBe(true);
     expect(again.text).toContain('already cancelled');
+  });
+
+  it('leaves no library behind when a crawl stores nothing, and says so', async () => {
+    const started = await call('init_crawl', { start_urls: [`${site.url}/no-such-page.html`], name: 'nothing-stored', max_depth: 0 });
+    const { job_id } = started.structuredContent as { job_id: string };
+    const deadline = Date.now() + 30_000;
+    let status = await call('get_crawl_status', { job_id });
+    while ((status.structuredContent as { status: string }).status !== 'failed') {
+      if (Date.now() > deadline) throw new Error(`crawl did not fail: ${status.text}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      status = await call('get_crawl_status', { job_id });
+    }
+    expect(status.text).toContain('no library was created');
+    expect(status.structuredContent).not.toHaveProperty('source_id');
+    const libraries = await call('search_libraries', { query: 'nothing-stored' });
+    expect((libraries.structuredContent as { libraries: Array<{ name: string }> }).libraries.map((l) => l.name)).not.toContain('nothing-stored');
   });
 
   it('refuses a crawl request the crawler would not accept', async () => {

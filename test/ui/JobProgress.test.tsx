@@ -36,6 +36,20 @@ describe('JobProgress', () => {
     expect(view.lastFrame()).not.toContain('https://gone');
   });
 
+  it('draws an empty bar and no rate for a failed job that crawled nothing', () => {
+    const failed = job({ id: 'j4', status: 'failed', done: 1, total: 1, crawled: 0, failed: 1, snippets: 0, rate: 0.7, etaSeconds: null, error: 'No page was crawled: HTTP 404' });
+    view = renderWithProviders(<JobProgress job={failed} width={80} />);
+    const frame = lines(view.lastFrame());
+    expect(frame[0]).toMatch(/ 0%$/);
+    expect(frame[0]).not.toContain('█');
+    expect(frame[1]).toBe('    0/1 pages · 1 failed · 0 snippets · - pages/s · ETA -');
+  });
+
+  it('says "1 snippet"', () => {
+    view = renderWithProviders(<JobProgress job={job({ id: 'j5', snippets: 1 })} width={80} />);
+    expect(lines(view.lastFrame())[1]).toContain(' 1 snippet · ');
+  });
+
   it('counts files for an upload job', () => {
     view = renderWithProviders(<JobProgress job={job({ id: 'u1', kind: 'upload', name: 'notes', crawled: 3, total: 5, rate: 12 })} width={80} />);
     expect(lines(view.lastFrame())[1]).toBe('    3/5 files · 2 failed · 45 snippets · 12 files/s · ETA 0:12');

@@ -24,10 +24,12 @@ describe('docdex upload', () => {
     writeFileSync(path.join(dir, 'docs', 'broken.txt'), Buffer.from([0x61, 0xff, 0x62]));
     writeFileSync(path.join(dir, 'docs', 'diagram.svg'), '<svg/>');
     const r = await runCli(['upload', path.join(dir, 'docs'), '--name', 'narwhal', '--version', '1.0', '--wait'], { env: db.env, timeout: 120_000 });
-    expect(r.exitCode, String(r.stderr)).toBe(0);
+    // A failed file fails the command, naming the file; the others are indexed all the same.
+    expect(r.exitCode, String(r.stderr)).toBe(1);
     expect(String(r.stdout)).toContain('skipped diagram.svg: unsupported format');
-    expect(String(r.stdout)).toContain('Indexed: 1 of 2 files, 1 snippets, into narwhal');
+    expect(String(r.stdout)).toContain('Indexed: 1 of 2 files, 1 snippet, into narwhal');
     expect(String(r.stderr)).toContain('error broken.txt: not valid UTF-8');
+    expect(String(r.stderr)).toMatch(/^Error: 1 of 2 files failed: broken\.txt\.$/m);
 
     const search = JSON.parse(String((await runCli(['search', 'narwhal', '--json'], { env: db.env })).stdout));
     expect(search.items[0]).toMatchObject({ code: 'narwhal = Narwhal(tusk=True)', source_name: 'narwhal', version: '1.0' });

@@ -3,6 +3,7 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { listCrawlJobs } from '../../core/crawl/jobs.js';
 import type { CrawlJob, CrawlJobStatus } from '../../core/crawl/jobs.js';
 import { openDatabase } from '../../core/db/connect.js';
+import { plural } from '../../cli/plural.js';
 
 export default class CrawlList extends BaseCommand<typeof CrawlList> {
   static override summary = 'List crawl jobs, newest first.';
@@ -23,12 +24,24 @@ export default class CrawlList extends BaseCommand<typeof CrawlList> {
         ...(this.flags.status === undefined ? {} : { status: this.flags.status as CrawlJobStatus }),
         ...(this.flags.source === undefined ? {} : { sourceId: this.flags.source }),
       });
-      if (page.items.length === 0) this.log('No crawl jobs.');
-      for (const j of page.items) {
-        const pages = `${j.pages_crawled}/${j.pages_found}`;
-        this.log(`${j.job_id.slice(0, 8)}  ${j.status.padEnd(9)}  ${pages.padStart(11)} pages  ${String(j.snippets_stored).padStart(7)} snippets  ${j.created_at.slice(0, 19).replace('T', ' ')}  ${j.name}${j.version ? ` ${j.version}` : ''}`);
+      if (page.items.length === 0) {
+        this.log(page.total === 0 ? 'No crawl jobs.' : 'No more crawl jobs.');
+        return page;
       }
-      if (page.total > page.offset + page.items.length) this.log(`(${page.total} jobs; next page: --offset ${page.offset + page.items.length})`);
+      const rows = page.items.map((j) => [
+        j.job_id.slice(0, 8),
+        j.status,
+        `${j.pages_crawled}/${j.pages_found}`,
+        String(j.snippets_stored),
+        j.created_at.slice(0, 19).replace('T', ' '),
+        `${j.name}${j.version ? ` ${j.version}` : ''}`,
+      ]);
+      const head = ['JOB', 'STATUS', 'PAGES', 'SNIPPETS', 'CREATED', 'NAME'];
+      const numeric = new Set([2, 3]);
+      const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+      for (const r of [head, ...rows]) this.log(r.map((cell, i) => (numeric.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+      const next = page.offset + page.items.length;
+      if (page.total > next) this.log(`(${plural(page.total, 'job')}; next page: --offset ${next})`);
       return page;
     } finally {
       await db.close();

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { withTransaction } from '../db/transaction.js';
 import type { Enqueue } from './queue.js';
 import type { Scope } from './scope.js';
 import { cleanUrl, normalizeUrl } from './url.js';
@@ -392,9 +393,15 @@ export async function hasOpenPages(client: pg.ClientBase | pg.Pool, jobId: strin
  * Ends a running job when nothing is pending or being fetched. Safe to call from any worker at any time:
  * the status condition lets exactly one caller win. A job that stored or confirmed no page at all fails,
  * with the first start URL's error, so `crawl start --wait` in CI does not pass on an empty index. Reads
- * every frontier row of the job: callers check hasOpenPages first.
+ * every frontier row of the job: callers check hasOpenPages first. A failed job's empty source goes with it
+ * (removeEmptySource).
  */
-export async function finishIfDone(client: pg.ClientBase | pg.Pool, jobId: string): Promise<{ status: string; sourceId: string } | null> {
+export async function finishIfDone(pool: pg.Pool, jobId: string): Promise<{ status: string; sourceId: string } | null> {
+  // One transaction: whoever sees the job failed also sees its empty source gone.
+  return withTransaction(pool, (client) => finishJobRow(client, jobId));
+}
+
+async function finishJobRow(client: pg.ClientBase, jobId: string): Promise<{ status: string; sourceId: string } | null> {
   const { rows } = await client.query<{ status: string; source_id: string }>(
     `WITH c AS (${COUNTERS_SQL}),
           first_error AS (
@@ -416,6 +423,23 @@ export async function finishIfDone(client: pg.ClientBase | pg.Pool, jobId: strin
   );
   const r = rows[0];
   if (!r) return null;
+  if (r.status === 'failed' && (await removeEmptySource(client, r.source_id, jobId))) return { status: r.status, sourceId: r.source_id };
   await client.query('UPDATE sources SET last_crawled_at = now(), updated_at = now() WHERE id = $1', [r.source_id]);
   return { status: r.status, sourceId: r.source_id };
+}
+
+/**
+ * Removes the source a failed job leaves behind when the job was its only one and it holds no page: an empty
+ * library would otherwise be listed, and chosen, among real ones. The job stays (its source_id becomes NULL),
+ * so its error and frontier still say what went wrong. Returns whether the source was removed.
+ */
+export async function removeEmptySource(client: pg.ClientBase | pg.Pool, sourceId: string, jobId: string): Promise<boolean> {
+  const { rowCount } = await client.query(
+    `DELETE FROM sources s WHERE s.id = $1 AND s.kind = 'crawl'
+        AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.source_id = s.id)
+        AND NOT EXISTS (SELECT 1 FROM crawl_jobs j WHERE j.source_id = s.id AND j.id <> $2)
+        AND NOT EXISTS (SELECT 1 FROM upload_jobs u WHERE u.source_id = s.id)`,
+    [sourceId, jobId],
+  );
+  return (rowCount ?? 0) > 0;
 }

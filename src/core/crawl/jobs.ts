@@ -5,7 +5,7 @@ import { BOSS_SCHEMA } from '../db/connect.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { publish } from '../events/notify.js';
 import { upsertSourceForCrawl } from '../sources/upsert.js';
-import type { SourceCrawlConfig } from '../sources/upsert.js';
+import type { SourceCrawlConfig, UpsertedSource } from '../sources/upsert.js';
 import { frontierCounters, insertStartUrls } from './frontier.js';
 import { dropQueuedPages, PAGE_QUEUE, WAKE_CHANNEL } from './queue.js';
 import { parseCrawlRequest } from './request.js';
@@ -37,7 +37,8 @@ export interface CrawlJob {
   status: CrawlJobStatus;
   name: string;
   version: string;
-  source_id: string;
+  /** Null once a failed first crawl has removed its empty source (the job stays to say why). */
+  source_id: string | null;
   start_urls: string[];
   max_depth: number;
   domain_filter: string | null;
@@ -198,53 +199,6 @@ function sourceCrawlConfig(request: CrawlRequest): SourceCrawlConfig {
   };
 }
 
-/** Creates or updates the source and writes the queued job with its start URLs; one active crawl per source. */
-async function insertCrawlJob(client: pg.ClientBase, name: string, description: string, request: CrawlRequest, allowLoopback: boolean): Promise<string> {
-  const source = await upsertSourceForCrawl(client, {
-    name,
-    version: request.version,
-    description,
-    baseUrl: request.start_urls[0]!,
-    crawlConfig: sourceCrawlConfig(request),
-    metadata: request.metadata,
-  });
-  const active = await client.query<{ id: string; status: string }>(
-    `SELECT id, status FROM crawl_jobs WHERE source_id = $1 AND status IN ('queued', 'running') LIMIT 1`,
-    [source.id],
-  );
-  if (active.rows[0]) {
-    const other = active.rows[0];
-    throw new ConflictError(`${name}${request.version ? ` ${request.version}` : ''} already has a ${other.status} crawl (job ${other.id}).`, {
-      hint: `Wait for it (\`docdex crawl status ${other.id}\`) or cancel it (\`docdex crawl cancel ${other.id}\`).`,
-    });
-  }
-  const { rows } = await client.query<{ id: string }>(
-    `INSERT INTO crawl_jobs (source_id, name, status, start_urls, max_depth, version, domain_filter, url_patterns, exclude_patterns,
-                             max_concurrent, metadata, use_sitemap, max_pages, allow_loopback)
-     VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-     RETURNING id`,
-    [
-      source.id,
-      name,
-      request.start_urls,
-      request.max_depth,
-      request.version,
-      request.domain_filter,
-      request.url_patterns,
-      request.exclude_patterns,
-      request.max_concurrent_crawls,
-      JSON.stringify(request.metadata),
-      request.use_sitemap,
-      request.max_pages,
-      allowLoopback,
-    ],
-  );
-  const id = rows[0]!.id;
-  const found = await insertStartUrls(client, id, request.start_urls);
-  await client.query('UPDATE crawl_jobs SET pages_found = $2 WHERE id = $1', [id, found]);
-  return id;
-}
-
 export interface StartCrawlOptions {
   /** Concurrency when the request gives none: 3 by default, the MCP tool passes 20. */
   defaultConcurrency?: number;
@@ -274,20 +228,67 @@ function assertStartUrlsAllowed(config: Config, startUrls: string[], allowLoopba
   }
 }
 
-/** The source's name and description: from the request, else detected from the start page. */
-async function nameAndDescription(pool: pg.Pool, config: Config, request: CrawlRequest, options: StartCrawlOptions): Promise<{ name: string; description: string }> {
+/** The request's name, or the one detected from its start page, and the description for the source. */
+async function nameAndDescription(
+  db: { pool: pg.Pool },
+  config: Config,
+  request: CrawlRequest,
+  options: StartCrawlOptions,
+): Promise<{ name: string; nameGiven: boolean; description: string }> {
   const metaDescription = typeof request.metadata.description === 'string' ? request.metadata.description.trim() : '';
-  if (request.name !== null) return { name: request.name, description: metaDescription };
+  if (request.name !== null) return { name: request.name, nameGiven: true, description: metaDescription };
   // Loaded on demand: the extractor and HTTP client are not needed to list or cancel jobs.
   const { detectSite } = await import('./detect.js');
-  const site = await detectSite(pool, config, request.start_urls[0]!, { timeoutMs: options.detectTimeoutMs ?? 15_000, allowLoopback: options.allowLoopback ?? false });
-  return { name: site.name, description: metaDescription || site.description };
+  const site = await detectSite(db.pool, config, request.start_urls[0]!, { timeoutMs: options.detectTimeoutMs ?? 15_000, allowLoopback: options.allowLoopback ?? false });
+  return { name: site.name, nameGiven: false, description: metaDescription || site.description };
+}
+
+async function assertNoActiveCrawl(client: pg.ClientBase, source: UpsertedSource): Promise<void> {
+  const active = await client.query<{ id: string; status: string }>(
+    `SELECT id, status FROM crawl_jobs WHERE source_id = $1 AND status IN ('queued', 'running') LIMIT 1`,
+    [source.id],
+  );
+  const other = active.rows[0];
+  if (!other) return;
+  throw new ConflictError(`${source.name}${source.version ? ` ${source.version}` : ''} already has a ${other.status} crawl (job ${other.id}).`, {
+    hint: `Wait for it (\`docdex crawl status ${other.id}\`) or cancel it (\`docdex crawl cancel ${other.id}\`).`,
+  });
+}
+
+/** Writes the job row and its start URLs into the frontier; returns the job id. */
+async function insertCrawlJob(client: pg.ClientBase, source: UpsertedSource, request: CrawlRequest, allowLoopback: boolean): Promise<string> {
+  const { rows } = await client.query<{ id: string }>(
+    `INSERT INTO crawl_jobs (source_id, name, status, start_urls, max_depth, version, domain_filter, url_patterns, exclude_patterns,
+                             max_concurrent, metadata, use_sitemap, max_pages, allow_loopback)
+     VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     RETURNING id`,
+    [
+      source.id,
+      source.name,
+      request.start_urls,
+      request.max_depth,
+      request.version,
+      request.domain_filter,
+      request.url_patterns,
+      request.exclude_patterns,
+      request.max_concurrent_crawls,
+      JSON.stringify(request.metadata),
+      request.use_sitemap,
+      request.max_pages,
+      allowLoopback,
+    ],
+  );
+  const id = rows[0]!.id;
+  const found = await insertStartUrls(client, id, request.start_urls);
+  await client.query('UPDATE crawl_jobs SET pages_found = $2 WHERE id = $1', [id, found]);
+  return id;
 }
 
 /**
  * Validates the request (nothing is written when it is invalid), detects the name from the start page when
- * none is given, creates or updates the source, and queues the job with its start URLs in the frontier.
- * One source has at most one active crawl: a second start while one is queued or running is a conflict.
+ * none is given, creates or joins the source (see sources/upsert.ts), and queues the job with its start URLs
+ * in the frontier. One source has at most one active crawl: a second start while one is queued or running is
+ * a conflict.
  */
 export async function startCrawl(
   db: { pool: pg.Pool; info: ConnectionInfo },
@@ -303,8 +304,20 @@ export async function startCrawl(
   });
   const allowLoopback = options.allowLoopback ?? false;
   assertStartUrlsAllowed(config, request.start_urls, allowLoopback);
-  const { name, description } = await nameAndDescription(db.pool, config, request, options);
-  const jobId = await withTransaction(db.pool, (client) => insertCrawlJob(client, name, description, request, allowLoopback));
+  const { name, nameGiven, description } = await nameAndDescription(db, config, request, options);
+  const jobId = await withTransaction(db.pool, async (client) => {
+    const source = await upsertSourceForCrawl(client, {
+      name,
+      nameGiven,
+      version: request.version,
+      description,
+      baseUrl: request.start_urls[0]!,
+      crawlConfig: sourceCrawlConfig(request),
+      metadata: request.metadata,
+    });
+    await assertNoActiveCrawl(client, source);
+    return insertCrawlJob(client, source, request, allowLoopback);
+  });
   await wakeWorkers(db.pool, jobId);
   return getCrawlJob(db.pool, jobId);
 }
@@ -318,11 +331,15 @@ export async function cancelCrawl(pool: pg.Pool, id: string): Promise<CrawlJob> 
   const row = await selectJob(pool, id);
   if (!row) throw notFound(id);
   const c = await frontierCounters(pool, row.id);
+  // A cancelled crawl that fetched pages is the source's last crawl too (the dashboard's "last crawl").
   const { rows } = await pool.query<CrawlJobRow>(
-    `UPDATE crawl_jobs SET status = 'cancelled', completed_at = now(), updated_at = now(), eta_seconds = NULL, current_url = NULL,
-       controller_worker_id = NULL, pages_found = $2, pages_crawled = $3, pages_skipped = $4, pages_failed = $5, snippets_stored = $6
-      WHERE id = $1 AND status IN ('queued', 'running')
-      RETURNING *`,
+    `WITH j AS (
+       UPDATE crawl_jobs SET status = 'cancelled', completed_at = now(), updated_at = now(), eta_seconds = NULL, current_url = NULL,
+         controller_worker_id = NULL, pages_found = $2, pages_crawled = $3, pages_skipped = $4, pages_failed = $5, snippets_stored = $6
+        WHERE id = $1 AND status IN ('queued', 'running')
+        RETURNING *),
+     s AS (UPDATE sources SET last_crawled_at = now() WHERE id = (SELECT source_id FROM j) AND (SELECT pages_crawled + pages_skipped FROM j) > 0)
+     SELECT * FROM j`,
     [row.id, c.found, c.crawled, c.unchanged + c.skipped, c.failed, c.snippets],
   );
   const updated = rows[0];
@@ -377,6 +394,11 @@ export async function resumeCrawl(
   const pool = db.pool;
   const row = await selectJob(pool, id);
   if (!row) throw notFound(id);
+  if (row.source_id === null) {
+    throw new ConflictError(`Crawl job ${row.id} stored no page, and its empty source was removed when it failed.`, {
+      hint: `Start a new crawl: \`docdex crawl start ${row.start_urls[0] ?? 'URL'}\`.`,
+    });
+  }
   if (row.status === 'completed') {
     throw new ConflictError(`Crawl job ${row.id} already completed.`, { hint: 'Start a new crawl of the source to refresh it (`docdex sources recrawl`).' });
   }

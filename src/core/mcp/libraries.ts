@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { UserError } from '../errors.js';
 import { findLibraries, getLibrariesByName, getLibraryById } from './queries.js';
 import type { LibraryRow } from './queries.js';
+import { clearBestMatch } from '../sources/match.js';
 
 /**
  * Turning what a model calls a library ("fastapi", "FastAPI@0.110", a UUID, "fast api") into one indexed
@@ -10,34 +11,10 @@ import type { LibraryRow } from './queries.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/**
- * A fuzzy top match is only taken on its own when it is this good and the next one scores at most this
- * fraction of it (tuned on names like quillstack / quillstack-extras, mkdocs / mkdocs-material, react / react-dom).
- */
-const CLEAR_SCORE = 0.5;
-const CLEAR_RATIO = 0.85;
-/** With a single candidate, a weaker match is still taken. */
-const SOLE_SCORE = 0.3;
+export { clearBestMatch };
 
 export function libraryLabel(lib: Pick<LibraryRow, 'name' | 'version'>): string {
   return lib.version ? `${lib.name} ${lib.version}` : lib.name;
-}
-
-/**
- * Index of the clearly best match among `items` (ranked best first), or undefined when the choice is a
- * judgement call the model should make. Several versions of one exactly-matching name count as one match:
- * the newest (ranked first) is taken.
- */
-export function clearBestMatch(items: LibraryRow[], query: string): number | undefined {
-  const top = items[0];
-  if (!top || query.trim() === '') return undefined;
-  const second = items[1];
-  if (top.score >= 1) {
-    const rivals = items.filter((i) => i.score >= 1 && i.name.toLowerCase() !== top.name.toLowerCase());
-    return rivals.length === 0 ? 0 : undefined;
-  }
-  if (!second) return top.score >= SOLE_SCORE ? 0 : undefined;
-  return top.score >= CLEAR_SCORE && second.score <= top.score * CLEAR_RATIO ? 0 : undefined;
 }
 
 function describeSuggestions(items: LibraryRow[]): string {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { aliasOf, NAME_MATCH_THRESHOLD, nameScoreSql } from '../sources/match.js';
 
 /**
  * The SQL behind the MCP tools that no other core module provides: fuzzy library lookup with a match score,
@@ -21,44 +22,42 @@ export interface LibraryRow {
 
 const LIBRARY_COLUMNS = `s.id, s.name, s.version, s.description, s.base_url, s.kind, s.snippet_count, s.document_count, s.last_crawled_at`;
 
-// Scores: an exact name (ignoring case and punctuation, so "nextjs" finds "Next.js") is 1. Otherwise the mean
-// of trigram similarity (the whole name) and strict word similarity (the query as a word of a longer name:
-// "router" in "react-router"), so that "quillstak" ranks "quillstack" above "quillstack-extras"; or, at half
-// weight, word similarity against the description. Capped below 1 so an exact name always ranks first.
-const SCORE = `CASE
-    WHEN $1 = '' THEN 1
-    WHEN lower(s.name) = lower($1) OR regexp_replace(lower(s.name), '[^[:alnum:]]+', '', 'g') = regexp_replace(lower($1), '[^[:alnum:]]+', '', 'g') THEN 1
-    ELSE least(0.95, greatest(
-      0.5 * public.similarity(lower(s.name), lower($1)) + 0.5 * public.strict_word_similarity(lower($1), lower(s.name)),
-      0.5 * public.word_similarity(lower($1), lower(s.description))))
-  END`;
+// The match score (sources/match.ts) of the query $1 or its alias $5; 1 for everything when listing all.
+const SCORE = `CASE WHEN $1 = '' THEN 1 ELSE ${nameScoreSql('$1', '$5')} END`;
 
 /** Minimum score for a library to count as matching a non-empty query. */
-export const LIBRARY_MATCH_THRESHOLD = 0.25;
+export const LIBRARY_MATCH_THRESHOLD = NAME_MATCH_THRESHOLD;
 
-/** Libraries matching `query` (all when empty), best first, with the total for pagination. */
+/**
+ * Libraries matching `query` (all when empty), best first, with the total for pagination. Libraries with
+ * snippets come before empty ones (a crawl that has stored nothing yet), whatever their scores.
+ */
 export async function findLibraries(
   pool: pg.Pool,
   options: { query: string; limit: number; offset: number; threshold?: number },
 ): Promise<{ items: LibraryRow[]; total: number }> {
   const threshold = options.threshold ?? LIBRARY_MATCH_THRESHOLD;
+  const query = options.query.trim();
   const { rows } = await pool.query<LibraryRow & { total: number }>(
     `SELECT * FROM (
        SELECT ${LIBRARY_COLUMNS}, (${SCORE})::float8 AS score, count(*) OVER () AS total
          FROM sources s
         WHERE $1 = '' OR (${SCORE}) >= $4
      ) m
-     ORDER BY m.score DESC, m.last_crawled_at DESC NULLS LAST, m.snippet_count DESC, lower(m.name), m.version DESC
+     ORDER BY m.snippet_count > 0 DESC, m.score DESC, m.last_crawled_at DESC NULLS LAST, m.snippet_count DESC, lower(m.name), m.version DESC
      LIMIT $2 OFFSET $3`,
-    [options.query.trim(), options.limit, options.offset, threshold],
+    [query, options.limit, options.offset, threshold, aliasOf(query)],
   );
-  const total = rows[0] ? Number(rows[0].total) : options.offset > 0 ? await countLibraries(pool, options.query, threshold) : 0;
+  const total = rows[0] ? Number(rows[0].total) : options.offset > 0 ? await countLibraries(pool, query, threshold) : 0;
   return { items: rows.map(({ total: _total, ...row }) => row), total };
 }
 
 /** Counts matches when the requested page is past the end (the window count needs at least one row). */
 async function countLibraries(pool: pg.Pool, query: string, threshold: number): Promise<number> {
-  const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM sources s WHERE $1 = '' OR (${SCORE}) >= $2`, [query.trim(), threshold]);
+  const { rows } = await pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM sources s WHERE $1 = '' OR (${SCORE.replaceAll('$5', '$3')}) >= $2`,
+    [query, threshold, aliasOf(query)],
+  );
   return rows[0]!.n;
 }
 

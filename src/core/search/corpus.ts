@@ -188,7 +188,7 @@ export async function crawlSite(
     if (done.status !== 'completed') throw new Error(`Crawl of ${site} ended ${done.status}: ${done.error ?? 'no error recorded'}`);
     return {
       site,
-      sourceId: done.source_id,
+      sourceId: done.source_id!,
       baseUrl: server.baseUrl,
       pages: done.pages_crawled,
       snippets: done.snippets_stored,

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { ConflictError, ValidationError } from '../errors.js';
 import { resolveSource } from './resolve.js';
+import { aliasOf, NAME_MATCH_THRESHOLD, nameScoreSql } from './match.js';
 import { withTransaction } from '../db/transaction.js';
 import { dropQueuedPages } from '../crawl/queue.js';
 
@@ -70,8 +71,9 @@ export function checkPaging(limit: number | undefined, offset: number | undefine
 }
 
 /**
- * Sources, by name then version. `query` filters by name: containment or trigram similarity, closest first
- * (the MCP search_libraries tool).
+ * Sources, by name then version. `query` filters by name: the match score of sources/match.ts (exact,
+ * alias, prefix, trigram similarity) or containment in the name or description; sources with snippets first,
+ * then the closest.
  */
 export async function listSources(
   pool: pg.Pool,
@@ -79,12 +81,14 @@ export async function listSources(
 ): Promise<Page<SourceSummary>> {
   const { limit, offset } = checkPaging(options.limit, options.offset);
   const query = options.query?.trim() ? options.query.trim() : null;
+  const score = `CASE WHEN $1::text IS NULL THEN 0 ELSE ${nameScoreSql('$1', '$4')} END`;
   const where = `($1::text IS NULL OR strpos(lower(s.name), lower($1)) > 0 OR strpos(lower(s.description), lower($1)) > 0
-                 OR similarity(lower(s.name), lower($1)) >= 0.3)`;
-  const order = `CASE WHEN $1::text IS NULL THEN 0 ELSE similarity(lower(s.name), lower($1)) END DESC, lower(s.name), s.version DESC`;
+                 OR ${score} >= ${NAME_MATCH_THRESHOLD})`;
+  const order = `CASE WHEN $1::text IS NULL THEN true ELSE s.snippet_count > 0 END DESC, ${score} DESC, lower(s.name), s.version DESC`;
+  const alias = aliasOf(query ?? '');
   const [items, count] = await Promise.all([
-    pool.query<SourceSummary>(`SELECT ${SUMMARY_COLUMNS} FROM sources s WHERE ${where} ORDER BY ${order} LIMIT $2 OFFSET $3`, [query, limit, offset]),
-    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM sources s WHERE ${where}`, [query]),
+    pool.query<SourceSummary>(`SELECT ${SUMMARY_COLUMNS} FROM sources s WHERE ${where} ORDER BY ${order} LIMIT $2 OFFSET $3`, [query, limit, offset, alias]),
+    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM sources s WHERE ${where.replaceAll('$4', '$2')}`, [query, alias]),
   ]);
   return { items: items.rows, total: count.rows[0]?.n ?? 0, limit, offset };
 }
@@ -226,6 +230,8 @@ export async function deleteSource(pool: pg.Pool, ref: string, options: { versio
     // Its crawls' queued pages would otherwise stay in the queue after the crawls are gone.
     const crawls = await client.query<{ id: string }>('SELECT id FROM crawl_jobs WHERE source_id = $1', [source.id]);
     await dropQueuedPages(client, crawls.rows.map((r) => r.id));
+    // Crawl jobs outlive a source only when a failed crawl removes its empty source (migration 018).
+    await client.query('DELETE FROM crawl_jobs WHERE source_id = $1', [source.id]);
     await client.query('DELETE FROM sources WHERE id = $1', [source.id]);
     return { ...source, ...rows[0]! };
   });

@@ -1,11 +1,13 @@
 import type pg from 'pg';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { editDistance } from '../search/typo.js';
+import { aliasOf, clearBestMatch, NAME_MATCH_THRESHOLD, nameScoreSql } from './match.js';
 
 /**
- * Naming a source: by UUID, or by name, matched exactly (case-insensitive) first and then fuzzily through the
- * trigram index on sources.name, as the spec asks for library names ("fast api" finds "FastAPI"). A name
- * covers every version of the library unless a version is given.
+ * Naming a source: by UUID, or by name, matched exactly (case-insensitive) first and then fuzzily (aliases,
+ * prefixes, trigrams, a few edits; see match.ts), as the spec asks for library names ("fast api" finds
+ * "FastAPI", "pg" finds "postgresql"). A fuzzy name is taken only when it is the single or clearly best match;
+ * otherwise the error lists the candidates. A name covers every version of the library unless a version is given.
  */
 
 export interface SourceRef {
@@ -15,8 +17,6 @@ export interface SourceRef {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-// Below this trigram similarity a "fuzzy" match is a different library, not a spelling of this one.
-const MIN_SIMILARITY = 0.3;
 
 export function isUuid(text: string): boolean {
   return UUID.test(text);
@@ -31,28 +31,64 @@ async function byName(pool: pg.Pool | pg.ClientBase, name: string, version: stri
   return rows;
 }
 
-async function closestName(pool: pg.Pool | pg.ClientBase, text: string): Promise<string | null> {
-  // Containment counts as a match too ("node" in "node.js"), ranked after closer spellings.
-  const { rows } = await pool.query<{ name: string }>(
-    `SELECT name FROM sources
-      WHERE similarity(lower(name), lower($1)) >= $2
-         OR (length($1) >= 3 AND (strpos(lower(name), lower($1)) > 0 OR strpos(lower($1), lower(name)) > 0))
-      ORDER BY similarity(lower(name), lower($1)) DESC, length(name), name
-      LIMIT 1`,
-    [text, MIN_SIMILARITY],
+interface Candidate {
+  name: string;
+  score: number;
+  snippet_count: number;
+}
+
+/** Source names matching `text` (or its alias), best first, their versions' snippets summed; content first. */
+async function candidateNames(pool: pg.Pool | pg.ClientBase, text: string): Promise<Candidate[]> {
+  const { rows } = await pool.query<Candidate>(
+    `SELECT s.name, max(${nameScoreSql('$1', '$3')})::float8 AS score, sum(s.snippet_count)::int AS snippet_count
+       FROM sources s GROUP BY s.name
+     HAVING max(${nameScoreSql('$1', '$3')}) >= $2
+      ORDER BY sum(s.snippet_count) > 0 DESC, 2 DESC, length(s.name), s.name
+      LIMIT 10`,
+    [text, NAME_MATCH_THRESHOLD, aliasOf(text)],
   );
-  if (rows[0]) return rows[0].name;
-  // Trigrams miss swapped letters in short names ("djnago"); a handful of edits still names the library.
+  return rows;
+}
+
+/** Names a handful of edits away: trigrams miss swapped letters in short names ("djnago"). */
+async function namesWithinEdits(pool: pg.Pool | pg.ClientBase, text: string): Promise<string[]> {
   // There are few sources, so comparing with every name is cheap.
   const all = await pool.query<{ name: string }>('SELECT DISTINCT name FROM sources');
   const wanted = text.toLowerCase();
   const maxEdits = wanted.length < 4 ? 0 : wanted.length < 8 ? 1 : 2;
-  let best: { name: string; d: number } | null = null;
+  let best: { names: string[]; d: number } | null = null;
   for (const { name } of all.rows) {
     const d = editDistance(wanted, name.toLowerCase(), maxEdits);
-    if (d <= maxEdits && (best === null || d < best.d || (d === best.d && name < best.name))) best = { name, d };
+    if (d > maxEdits) continue;
+    if (best === null || d < best.d) best = { names: [name], d };
+    else if (d === best.d) best.names.push(name);
   }
-  return best?.name ?? null;
+  return best?.names.sort() ?? [];
+}
+
+function ambiguous(text: string, candidates: Candidate[]): ValidationError {
+  const list = candidates.map((c) => `${c.name} (${c.snippet_count} snippet${c.snippet_count === 1 ? '' : 's'})`).join(', ');
+  return new ValidationError(`"${text}" matches ${candidates.length} sources and none clearly: ${list}.`, {
+    hint: 'Pass the exact name or the id (`docdex sources list`).',
+    details: candidates.map((c) => ({ name: c.name, snippet_count: c.snippet_count, score: Math.round(c.score * 1000) / 1000 })),
+  });
+}
+
+/**
+ * The one name `text` stands for when it is no exact name: the only candidate, or the clear best one (see
+ * clearBestMatch); null when nothing matches. Several candidates and no clear one is an error listing them.
+ */
+async function closestName(pool: pg.Pool | pg.ClientBase, text: string): Promise<string | null> {
+  const candidates = await candidateNames(pool, text);
+  if (candidates.length === 1) return candidates[0]!.name;
+  if (candidates.length > 1) {
+    const best = clearBestMatch(candidates, text);
+    if (best === undefined) throw ambiguous(text, candidates);
+    return candidates[best]!.name;
+  }
+  const close = await namesWithinEdits(pool, text);
+  if (close.length > 1) throw ambiguous(text, close.map((name) => ({ name, score: 0, snippet_count: 0 })));
+  return close[0] ?? null;
 }
 
 /** Every source the reference names (several when a name has several versions). Throws NotFoundError. */

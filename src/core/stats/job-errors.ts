@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import { ValidationError } from '../errors.js';
 import { isUuid } from '../sources/resolve.js';
+import { getCrawlJob, resolveCrawlJobId } from '../crawl/jobs.js';
+import type { CrawlJob } from '../crawl/jobs.js';
 
 export interface PageError {
   url: string;
@@ -22,6 +24,16 @@ export async function crawlJobErrors(pool: pg.Pool, jobId: string, options: { li
     [jobId, limit],
   );
   return rows.map((r) => ({ url: r.url, error: r.error, http_status: r.http_status, at: r.updated_at.toISOString() }));
+}
+
+/** A crawl job with its latest page failures, as `crawl status` shows it (the dashboard's job view does too). */
+export type CrawlJobReport = CrawlJob & { recent_errors: PageError[] };
+
+/** Reads a job by id or unique id prefix, with its latest page failures (newest first). */
+export async function crawlJobReport(pool: pg.Pool, ref: string, options: { limit?: number } = {}): Promise<CrawlJobReport> {
+  const job = await getCrawlJob(pool, await resolveCrawlJobId(pool, ref));
+  const recent = job.pages_failed > 0 || job.status === 'failed' ? await crawlJobErrors(pool, job.job_id, options) : [];
+  return { ...job, recent_errors: recent };
 }
 
 export interface FileError {

@@ -7,8 +7,11 @@ import { mergePendingEntriesWhenQuiet } from '../search/pending.js';
 /**
  * Writing one page and its snippets, shared by the crawl and upload pipelines. A page is written in ONE
  * transaction, so a crash never leaves half a page. Snippets are deduplicated by code hash within a source:
- * the first occurrence keeps the row, every page that shows the code gets a row in snippet_occurrences, and
- * page_count (a ranking signal) follows the occurrences.
+ * one row per code, every page that shows the code gets a row in snippet_occurrences, and page_count (a
+ * ranking signal) follows the occurrences. The row lives on its most specific page, whatever the crawl
+ * order: a page where the code's nearest heading has an anchor before one where it has none, then the
+ * smallest page, then the first URL (see rehomeSnippets). So Node's fs code links to fs.html#anchor, not to
+ * all.html, the page of every module.
  */
 
 export type PageJob = { kind: 'crawl'; id: string } | { kind: 'upload'; id: string };
@@ -44,7 +47,7 @@ export function onPageWrite(hook: PageWriteHook): void {
 
 /**
  * Detaches a document from its snippets: occurrences go, snippets seen nowhere else go, and snippets whose
- * first occurrence was this page move to another page that still shows them. Returns snippets deleted.
+ * home was this page move to the smallest page that still shows them. Returns snippets deleted.
  */
 async function detachDocument(client: pg.ClientBase, documentId: string): Promise<number> {
   const { rows } = await client.query<{ snippet_id: number }>('DELETE FROM snippet_occurrences WHERE document_id = $1 RETURNING snippet_id', [
@@ -63,8 +66,9 @@ async function detachDocument(client: pg.ClientBase, documentId: string): Promis
        document_id = CASE WHEN s.document_id = $2 THEN c.first_doc ELSE s.document_id END,
        source_url = CASE WHEN s.document_id = $2 THEN d.url ELSE s.source_url END,
        updated_at = now()
-     FROM (SELECT snippet_id, count(*)::int AS n, (array_agg(document_id ORDER BY document_id))[1] AS first_doc
-             FROM snippet_occurrences WHERE snippet_id = ANY($1::bigint[]) GROUP BY snippet_id) c
+     FROM (SELECT o.snippet_id, count(*)::int AS n, (array_agg(o.document_id ORDER BY octet_length(od.markdown), od.url))[1] AS first_doc
+             FROM snippet_occurrences o JOIN documents od ON od.id = o.document_id
+            WHERE o.snippet_id = ANY($1::bigint[]) GROUP BY o.snippet_id) c
      JOIN documents d ON d.id = c.first_doc
      WHERE s.id = c.snippet_id`,
     [ids, documentId],
@@ -186,12 +190,48 @@ async function attachSnippets(client: pg.ClientBase, w: PageWrite, documentId: s
       [w.sourceId, missing.map((s) => s.codeHash), missing.map((s) => s.position), documentId],
     );
     for (const r of existing.rows) byHash.set(r.code_hash, r.id);
+    await rehomeSnippets(client, w, documentId, missing);
   }
   const ordered = [...w.snippets]
     .sort((a, b) => a.position - b.position)
     .map((s) => byHash.get(s.codeHash))
     .filter((id): id is number => id !== undefined);
   return [...new Set(ordered)];
+}
+
+/**
+ * Moves snippets this page shares with other pages here when this page is the more specific home: the
+ * code's nearest heading has an anchor here and not at the current home, or equally so and this page is
+ * smaller (bytes of markdown), or equally small and its URL sorts first. The comparison is a total order on
+ * (page, anchor), so the home ends the same whatever order the pages are stored in. An LLM-written title
+ * and description stay.
+ */
+async function rehomeSnippets(client: pg.ClientBase, w: PageWrite, documentId: string, shared: ExtractedSnippet[]): Promise<void> {
+  await client.query({
+    name: 'docdex-store-rehome',
+    text: `UPDATE snippets s SET
+         document_id = $2, source_url = t.source_url, position = t.position, filename = t.filename,
+         title = CASE WHEN s.llm_enhanced THEN s.title ELSE t.title END,
+         description = CASE WHEN s.llm_enhanced THEN s.description ELSE t.description END,
+         updated_at = now()
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[])
+              AS t(code_hash, title, description, filename, source_url, position),
+            documents d
+      WHERE s.source_id = $1 AND s.code_hash = t.code_hash AND s.document_id <> $2 AND d.id = s.document_id
+        AND (strpos(t.source_url, '#') = 0, $9::bigint, $10::text) < (strpos(s.source_url, '#') = 0, octet_length(d.markdown)::bigint, d.url)`,
+    values: [
+      w.sourceId,
+      documentId,
+      shared.map((s) => s.codeHash),
+      shared.map((s) => s.title),
+      shared.map((s) => s.description),
+      shared.map((s) => s.filename),
+      shared.map((s) => s.sourceUrl),
+      shared.map((s) => s.position),
+      Buffer.byteLength(w.markdown),
+      w.url,
+    ],
+  });
 }
 
 export async function storePage(pool: pg.Pool, write: PageWrite): Promise<PageWriteResult> {

@@ -37,7 +37,7 @@ export const CrawlJobSchema = z
     status: z.enum(['queued', 'running', 'completed', 'failed', 'cancelled']),
     name: z.string(),
     version: z.string(),
-    source_id: z.string(),
+    source_id: z.string().nullable(),
     start_urls: z.array(z.string()),
     max_depth: z.number(),
     pages_found: z.number(),

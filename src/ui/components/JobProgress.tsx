@@ -29,8 +29,10 @@ const STATUS_WIDTH = 10;
 export function JobProgress({ job, width, selected = false, errors }: JobProgressProps) {
   const unit = job.kind === 'crawl' ? 'pages' : 'files';
   const finished = job.status === 'completed';
+  // A job that failed without storing anything did no work worth a bar or a rate, whatever it tried.
+  const nothingDone = job.status === 'failed' && job.crawled === 0;
   // A finished job is 100% even if some found pages were never fetched (depth limit, cancelled peers).
-  const ratio = finished ? 1 : job.total > 0 ? job.done / job.total : 0;
+  const ratio = finished ? 1 : nothingDone ? 0 : job.total > 0 ? job.done / job.total : 0;
   const nameWidth = Math.max(8, Math.min(40, Math.floor(width * 0.35)));
   const barWidth = Math.max(10, width - nameWidth - STATUS_WIDTH - 4);
   const active = isActive(job);
@@ -38,8 +40,8 @@ export function JobProgress({ job, width, selected = false, errors }: JobProgres
     `${formatCount(job.crawled)}/${formatCount(job.total)} ${unit}`,
     `${formatCount(job.failed)} failed`,
     ...(job.skipped > 0 ? [`${formatCount(job.skipped)} skipped`] : []),
-    `${formatCount(job.snippets)} snippets`,
-    `${formatRate(job.rate)} ${unit}/s`,
+    `${formatCount(job.snippets)} ${job.snippets === 1 ? 'snippet' : 'snippets'}`,
+    `${formatRate(nothingDone ? null : job.rate)} ${unit}/s`,
     `ETA ${active ? formatDuration(job.etaSeconds) : '-'}`,
   ].join(' · ');
   return (

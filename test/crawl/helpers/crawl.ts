@@ -45,12 +45,13 @@ export async function frontier(pool: pg.Pool, jobId: string): Promise<FrontierRo
   return rows;
 }
 
-export async function documentPaths(pool: pg.Pool, sourceId: string): Promise<string[]> {
+/** A job's source_id is null only once a failed crawl removed its empty source: then there are no pages. */
+export async function documentPaths(pool: pg.Pool, sourceId: string | null): Promise<string[]> {
   const { rows } = await pool.query<{ url: string }>('SELECT url FROM documents WHERE source_id = $1 ORDER BY url', [sourceId]);
   return rows.map((r) => new URL(r.url).pathname + new URL(r.url).search);
 }
 
-export async function snippetCount(pool: pg.Pool, sourceId: string): Promise<number> {
+export async function snippetCount(pool: pg.Pool, sourceId: string | null): Promise<number> {
   const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM snippets WHERE source_id = $1', [sourceId]);
   return rows[0]!.n;
 }

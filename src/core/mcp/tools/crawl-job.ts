@@ -8,7 +8,7 @@ export interface CrawlJobView {
   name: string;
   status: string;
   version?: string;
-  source_id?: string;
+  source_id?: string | null;
   start_urls?: string[];
   max_depth?: number;
   pages_found?: number;
@@ -69,7 +69,7 @@ export function crawlJobStructured(job: CrawlJobView): z.output<typeof crawlJobO
     name: job.name,
     version: job.version ?? '',
     status: job.status,
-    source_id: job.source_id,
+    source_id: job.source_id ?? undefined,
     pages_found: job.pages_found ?? 0,
     pages_crawled: job.pages_crawled ?? 0,
     pages_skipped: job.pages_skipped ?? 0,
@@ -129,6 +129,11 @@ export function describeCrawlJob(job: CrawlJobView, now = Date.now()): string {
       break;
     case 'cancelled':
     case 'failed':
+      // A failed first crawl removes its empty source: there is nothing to search or resume.
+      if (job.status === 'failed' && job.source_id === null) {
+        lines.push('It stored no page, so no library was created. Check the URL (or the site), then call init_crawl again.');
+        break;
+      }
       lines.push(
         `Pages stored before it stopped stay searchable (get_content with library_id="${libraryRef(job)}"). It can be resumed from a terminal: docdex crawl resume ${job.id}.`,
       );

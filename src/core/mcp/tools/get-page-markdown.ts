@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { UserError } from '../../errors.js';
-import { markdownBlocks, packBlocks, rangeContaining } from '../markdown-chunks.js';
+import { markdownBlocks, packBlocks } from '../markdown-chunks.js';
 import type { BlockRange, MarkdownBlock } from '../markdown-chunks.js';
 import { getPageByUrl, similarPageUrls } from '../queries.js';
 import { countTokens } from '../tokens.js';
@@ -23,7 +23,7 @@ const inputSchema = z.object({
     .min(50)
     .max(200_000)
     .optional()
-    .describe('Most tokens to return. Without chunk_index: the page from its start up to this many tokens. With chunk_index: caps that chunk.'),
+    .describe('Most tokens to return. Without chunk_index: the page is read in chunks of this many tokens and the first is returned (read on with the chunk_index and chunk_size the answer gives). With chunk_index: caps that chunk.'),
   chunk_index: z
     .number()
     .int()
@@ -75,50 +75,55 @@ interface PageView {
   nextChunk: number | undefined;
 }
 
-export async function getPageMarkdown(deps: McpDeps, args: z.output<typeof inputSchema>): Promise<ToolOutput> {
-  const page = await getPageByUrl(deps.pool, args.url);
-  if (!page) {
-    const similar = await similarPageUrls(deps.pool, args.url);
-    throw new UserError(`No indexed page has the URL ${args.url}.`, {
-      code: 'not_found',
-      hint:
-        similar.length > 0
-          ? `Indexed pages with similar URLs: ${similar.join(', ')}. Use a URL exactly as get_content shows it.`
-          : 'Use a source URL exactly as get_content shows it; the page may not have been crawled.',
-      details: similar.map((url) => ({ url })),
-    });
-  }
+async function findPage(deps: McpDeps, url: string): Promise<NonNullable<Awaited<ReturnType<typeof getPageByUrl>>>> {
+  const page = await getPageByUrl(deps.pool, url);
+  if (page) return page;
+  const similar = await similarPageUrls(deps.pool, url);
+  throw new UserError(`No indexed page has the URL ${url}.`, {
+    code: 'not_found',
+    hint:
+      similar.length > 0
+        ? `Indexed pages with similar URLs: ${similar.join(', ')}. Use a URL exactly as get_content shows it.`
+        : 'Use a source URL exactly as get_content shows it; the page may not have been crawled.',
+    details: similar.map((u) => ({ url: u })),
+  });
+}
 
-  const blockBudget = Math.min(args.chunk_size, args.max_tokens ?? Number.POSITIVE_INFINITY);
-  const key = [page.source_id, page.url, page.updated_at.getTime(), args.chunk_size, blockBudget].join('\n');
-  const { blocks, chunks, totalTokens } = chunkPage(key, page.markdown, blockBudget, args.chunk_size);
+/**
+ * The chunk a call returns. max_tokens with a chunk_index caps that chunk; max_tokens alone reads the page in
+ * chunks of max_tokens (when smaller than chunk_size), so its start is chunk 0 and reading on is chunk_index 1
+ * with that chunk_size: the follow-up call continues exactly where this text ends.
+ */
+function selectView(page: ChunkedPage, args: z.output<typeof inputSchema>): PageView {
+  const { blocks, chunks } = page;
   const totalChunks = Math.max(1, chunks.length);
+  if (chunks.length === 0) return { text: '', tokens: 0, chunkIndex: 0, nextChunk: undefined };
+  const index = args.chunk_index ?? 0;
+  const chunk = chunks[index]!;
+  const nextChunk = index + 1 < totalChunks ? index + 1 : undefined;
+  const cap = args.chunk_index !== undefined ? args.max_tokens : undefined;
+  if (cap === undefined || chunk.tokens <= cap) return { text: chunk.text, tokens: chunk.tokens, chunkIndex: index, nextChunk };
+  const capped = packBlocks(blocks.slice(chunk.start, chunk.end), cap, 1)[0]!;
+  const text = `${capped.text}\n\n[… chunk ${index} cut at max_tokens=${cap}; ${chunk.tokens - capped.tokens} more tokens in this chunk]`;
+  return { text, tokens: capped.tokens, chunkIndex: index, nextChunk };
+}
+
+export async function getPageMarkdown(deps: McpDeps, args: z.output<typeof inputSchema>): Promise<ToolOutput> {
+  const page = await findPage(deps, args.url);
+  const chunkSize = args.chunk_index === undefined && args.max_tokens !== undefined ? Math.min(args.chunk_size, args.max_tokens) : args.chunk_size;
+  const blockBudget = Math.min(chunkSize, args.max_tokens ?? Number.POSITIVE_INFINITY);
+  const key = [page.source_id, page.url, page.updated_at.getTime(), chunkSize, blockBudget].join('\n');
+  const chunked = chunkPage(key, page.markdown, blockBudget, chunkSize);
+  const totalChunks = Math.max(1, chunked.chunks.length);
+  const totalTokens = chunked.totalTokens;
 
   if (args.chunk_index !== undefined && args.chunk_index >= totalChunks) {
-    throw new UserError(`chunk_index ${args.chunk_index} is out of range: this page has ${totalChunks} chunk${totalChunks === 1 ? '' : 's'} of up to ${args.chunk_size} tokens (indexes 0 to ${totalChunks - 1}).`, {
+    throw new UserError(`chunk_index ${args.chunk_index} is out of range: this page has ${totalChunks} chunk${totalChunks === 1 ? '' : 's'} of up to ${chunkSize} tokens (indexes 0 to ${totalChunks - 1}).`, {
       code: 'validation_error',
       hint: `Call get_page_markdown again with a chunk_index from 0 to ${totalChunks - 1} and the same chunk_size.`,
     });
   }
-
-  let view: PageView;
-  if (chunks.length === 0) {
-    view = { text: '', tokens: 0, chunkIndex: 0, nextChunk: undefined };
-  } else if (args.chunk_index !== undefined) {
-    const chunk = chunks[args.chunk_index]!;
-    const capped = args.max_tokens !== undefined && chunk.tokens > args.max_tokens ? packBlocks(blocks.slice(chunk.start, chunk.end), args.max_tokens, 1)[0]! : undefined;
-    view = capped
-      ? { text: capped.text, tokens: capped.tokens, chunkIndex: args.chunk_index, nextChunk: args.chunk_index + 1 < totalChunks ? args.chunk_index + 1 : undefined }
-      : { text: chunk.text, tokens: chunk.tokens, chunkIndex: args.chunk_index, nextChunk: args.chunk_index + 1 < totalChunks ? args.chunk_index + 1 : undefined };
-    if (capped) view.text += `\n\n[… chunk ${args.chunk_index} cut at max_tokens=${args.max_tokens}; ${chunk.tokens - capped.tokens} more tokens in this chunk]`;
-  } else if (args.max_tokens !== undefined) {
-    const head = packBlocks(blocks, args.max_tokens, 1)[0]!;
-    const complete = head.end >= blocks.length;
-    view = { text: head.text, tokens: head.tokens, chunkIndex: 0, nextChunk: complete ? undefined : rangeContaining(chunks, head.end) };
-  } else {
-    const first = chunks[0]!;
-    view = { text: first.text, tokens: first.tokens, chunkIndex: 0, nextChunk: totalChunks > 1 ? 1 : undefined };
-  }
+  const view = selectView(chunked, args);
 
   const hasMore = view.nextChunk !== undefined;
   const source = page.version ? `${page.source_name} ${page.version}` : page.source_name;
@@ -130,7 +135,7 @@ export async function getPageMarkdown(deps: McpDeps, args: z.output<typeof input
       ? `Chunk ${view.chunkIndex + 1} of ${totalChunks} (chunk_index ${view.chunkIndex}, ${view.tokens} tokens; whole page ${totalTokens} tokens).`
       : `Whole page, ${totalTokens} tokens.`,
     hasMore
-      ? `More follows: call get_page_markdown with url="${page.url}", chunk_index=${view.nextChunk}, chunk_size=${args.chunk_size}.`
+      ? `More follows: call get_page_markdown with url="${page.url}", chunk_index=${view.nextChunk}, chunk_size=${chunkSize}.`
       : totalChunks > 1
         ? 'This is the last chunk.'
         : '',
@@ -144,6 +149,7 @@ export async function getPageMarkdown(deps: McpDeps, args: z.output<typeof input
       library: page.source_name,
       version: page.version,
       chunk_index: view.chunkIndex,
+      chunk_size: chunkSize,
       total_chunks: totalChunks,
       has_more: hasMore,
       ...(view.nextChunk === undefined ? {} : { next_chunk_index: view.nextChunk }),
@@ -159,6 +165,8 @@ const outputSchema = z.object({
   library: z.string(),
   version: z.string(),
   chunk_index: z.number().int(),
+  /** The chunk_size the chunk indexes refer to: pass it with next_chunk_index to read on. */
+  chunk_size: z.number().int(),
   total_chunks: z.number().int(),
   has_more: z.boolean(),
   next_chunk_index: z.number().int().optional(),
@@ -174,7 +182,7 @@ export function registerGetPageMarkdownTool(server: McpServer, deps: McpDeps): D
       'Returns the full markdown of an indexed documentation page, for the context around a snippet (prose, related examples, parameters). ' +
       'Pass the source URL of a get_content snippet. Long pages come in chunks of chunk_size tokens (default 4000) that break between paragraphs and headings, never inside a code block: ' +
       'the first call returns chunk 0 and says how many chunks there are; call again with chunk_index=1, 2, ... to read on. ' +
-      'max_tokens caps how much text one call returns.',
+      'max_tokens caps how much text one call returns; the answer says which chunk_index and chunk_size continue it.',
     inputSchema,
     outputSchema,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
