@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { currentMigrationVersion, latestMigrationId } from '../../core/db/migrate.js';
 import { BOSS_SCHEMA } from '../../core/db/connect.js';
-import { databaseUnavailableReason } from '../../core/db/unavailable.js';
+import { databaseUnavailableReason } from '../../core/db/errors.js';
 import type { DaemonDeps } from '../app.js';
 
 const Health = z

@@ -1,4 +1,4 @@
-import { UserError } from '../errors.js';
+import { UserError, ValidationError } from '../errors.js';
 
 /**
  * "The database cannot be reached or is going away", told apart from "this query failed". Callers answer the
@@ -77,4 +77,29 @@ export function databaseUnavailableError(error: unknown): UserError | null {
     hint: 'Retry in a moment; `docdex db status` shows whether PostgreSQL is running.',
     cause: error,
   });
+}
+
+/**
+ * SQLSTATEs that mean "the database refused this input", not "docdex is broken": the request carried text or
+ * a number the column or function cannot take. Validation should stop such input first; this is the net
+ * under it, so a gap answers 422 rather than 500.
+ */
+const INPUT_REASONS: Record<string, string> = {
+  '22021': 'text contains a character the database cannot store (such as NUL)',
+  '22P05': 'text contains a character the database cannot store',
+  '22P02': 'a value has the wrong format',
+  '22003': 'a number is out of range',
+  '22001': 'a value is too long',
+  '22007': 'a date or time has the wrong format',
+  '22008': 'a date or time is out of range',
+  '2201B': 'a pattern is not a valid regular expression',
+  '54000': 'a value is too large to index',
+};
+
+/** The ValidationError (HTTP 422) for a database error caused by the input itself; null for any other. */
+export function databaseInputError(error: unknown): ValidationError | null {
+  if (!error || typeof error !== 'object') return null;
+  const code = (error as { code?: unknown }).code;
+  const reason = typeof code === 'string' ? INPUT_REASONS[code] : undefined;
+  return reason ? new ValidationError(`Invalid input: ${reason}.`, { hint: 'Check the values sent and try again.' }) : null;
 }
