@@ -105,6 +105,21 @@ describe('bodies the daemon cannot parse', () => {
   });
 });
 
+describe('input the database refuses', () => {
+  it('answers NUL in a name with 422 on REST and validation_error on MCP', async () => {
+    for (const [method, route] of [['POST', '/api/sources/%00/recrawl'], ['GET', '/api/sources/a%00b'], ['GET', '/api/search?q=hello&source=a%00b']] as const) {
+      const res = await fetch(`${daemon.base}${route}`, { method });
+      expect(res.status, route).toBe(422);
+      expect(await res.json()).toMatchObject({ code: 'validation_error', error: expect.stringContaining('cannot store'), details: [] });
+    }
+    const mcp = new Client({ name: 'nul-test', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${daemon.base}/mcp`)));
+    const result = await mcp.callTool({ name: 'get_content', arguments: { library_id: 'a\u0000b', query: 'x' } });
+    expect(result._meta?.['docdex/error']).toMatchObject({ code: 'validation_error' });
+    await mcp.close();
+  });
+});
+
 describe('a database outage', () => {
   it('answers 503 database_unavailable on REST and MCP, /health names no path, and recovers', async () => {
     expect((await fetch(`${daemon.base}/api/search?q=hello`)).status).toBe(200);
