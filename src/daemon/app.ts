@@ -15,6 +15,7 @@ import type { Database } from '../core/db/connect.js';
 import { installAccessControl } from './access.js';
 import { MAX_JSON_BYTES, MAX_UPLOAD_BYTES, installErrorHandling } from './errors.js';
 import type { EventsHub } from './events-hub.js';
+import { installJsonBodyParser } from './json-body.js';
 import { registerWebSocket } from './ws.js';
 
 export interface DaemonDeps {
@@ -49,6 +50,7 @@ export async function buildApp(deps: DaemonDeps, routes: RouteModule[], options:
   // must never turn into a 500.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandling(app);
+  installJsonBodyParser(app);
 
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);

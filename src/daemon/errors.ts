@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { databaseInputError, databaseUnavailableError } from '../core/db/errors.js';
 import { ConflictError, NotFoundError, UserError, ValidationError } from '../core/errors.js';
 
 /** The one error body of every HTTP route: a human message, a machine code, and details (zod issues). */
@@ -59,6 +60,17 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
       return sendError(reply, error.statusCode, 'bad_request', error.message);
+    }
+    const invalid = databaseInputError(error);
+    if (invalid) {
+      request.log.warn({ err: error }, 'input refused by the database');
+      return sendError(reply, 422, invalid.code, `${invalid.message} ${invalid.hint ?? ''}`.trim());
+    }
+    const unavailable = databaseUnavailableError(error);
+    if (unavailable) {
+      request.log.warn({ err: error }, 'database unavailable');
+      void reply.header('retry-after', '5');
+      return sendError(reply, 503, unavailable.code, `${unavailable.message} ${unavailable.hint ?? ''}`.trim());
     }
     // Unexpected: log everything, send nothing that could leak a stack, SQL or a path.
     request.log.error({ err: error }, 'unhandled error');

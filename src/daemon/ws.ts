@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
+import { z } from 'zod';
 import type { JobEvent } from '../core/events/notify.js';
 import type { EventsHub } from './events-hub.js';
 
@@ -12,11 +13,62 @@ import type { EventsHub } from './events-hub.js';
  * Server → client: `{"type":"crawl_progress"|"upload_progress"|"job_complete", "job_id", "kind", "state",
  * "counters", "rate", "eta_seconds", "current_url", "error", "timestamp"}`, plus `{"type":"heartbeat"}`
  * every 15 s and `{"type":"subscribed", ...}` acknowledgements.
+ *
+ * A frame that is not one of the client messages (binary, too large, not JSON, JSON of another shape) is
+ * answered with `{"type":"error","code","error"}` and the connection stays open: a client's mistake must
+ * never reach the daemon's process (a `null` frame once threw in this handler and ended `docdex serve`).
+ * Frames beyond the WebSocket plugin's maxPayload are closed by the ws library with 1009.
  */
 
 // A client that stops reading must not grow the daemon's memory: past this much unsent data it is closed.
 export const MAX_BUFFERED_BYTES = 1024 * 1024;
 const HEARTBEAT_MS = 15_000;
+/** Client messages are a few dozen bytes; anything longer is refused before JSON.parse sees it. */
+export const MAX_CLIENT_FRAME_BYTES = 4096;
+
+const JobId = z.string().min(1).max(200);
+export const ClientMessage = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('subscribe'), job_id: JobId.optional(), all: z.boolean().optional() }).strict(),
+  z.object({ type: z.literal('unsubscribe'), job_id: JobId.optional() }).strict(),
+  z.object({ type: z.literal('ping') }).strict(),
+]);
+export type ClientMessage = z.infer<typeof ClientMessage>;
+
+export interface FrameError {
+  type: 'error';
+  code: 'binary_frame' | 'frame_too_large' | 'invalid_json' | 'invalid_message';
+  error: string;
+}
+
+const USAGE = 'Send {"type":"subscribe","job_id":"..."}, {"type":"subscribe","all":true}, {"type":"unsubscribe","job_id":"..."} or {"type":"ping"}.';
+
+function frameText(raw: RawData): string {
+  if (Array.isArray(raw)) return Buffer.concat(raw).toString('utf8');
+  return Buffer.from(raw as ArrayBuffer).toString('utf8');
+}
+
+function frameBytes(raw: RawData): number {
+  return Array.isArray(raw) ? raw.reduce((n, b) => n + b.length, 0) : raw.byteLength;
+}
+
+/** One client frame → the message it carries, or the error frame that answers it. Never throws. */
+export function parseClientFrame(raw: RawData, isBinary: boolean): ClientMessage | FrameError {
+  if (isBinary) return { type: 'error', code: 'binary_frame', error: `Binary frames are not accepted. ${USAGE}` };
+  if (frameBytes(raw) > MAX_CLIENT_FRAME_BYTES) {
+    return { type: 'error', code: 'frame_too_large', error: `Messages are limited to ${MAX_CLIENT_FRAME_BYTES} bytes. ${USAGE}` };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(frameText(raw));
+  } catch {
+    return { type: 'error', code: 'invalid_json', error: `Messages must be JSON. ${USAGE}` };
+  }
+  const parsed = ClientMessage.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+  return { type: 'error', code: 'invalid_message', error: `Invalid message (${where}${issue?.message ?? 'wrong shape'}). ${USAGE}` };
+}
 
 export function toWire(event: JobEvent): Record<string, unknown> {
   return {
@@ -36,9 +88,11 @@ export function toWire(event: JobEvent): Record<string, unknown> {
 export function registerWebSocket(app: FastifyInstance, hub: EventsHub, options: { heartbeatMs?: number; maxBufferedBytes?: number } = {}): void {
   const maxBuffered = options.maxBufferedBytes ?? MAX_BUFFERED_BYTES;
   app.get('/ws', { websocket: true, schema: { hide: true } }, (socket: WebSocket, request) => {
-    const query = request.query as { job_id?: string };
-    let all = !query.job_id;
-    const jobs = new Set<string>(query.job_id ? [query.job_id] : []);
+    // `?job_id=a&job_id=b` arrives as an array: only one plain id subscribes at connect.
+    const queried = (request.query as { job_id?: unknown }).job_id;
+    const initial = JobId.safeParse(queried).success ? (queried as string) : undefined;
+    let all = !initial;
+    const jobs = new Set<string>(initial ? [initial] : []);
     let alive = true;
 
     const send = (payload: Record<string, unknown>): void => {
@@ -54,15 +108,11 @@ export function registerWebSocket(app: FastifyInstance, hub: EventsHub, options:
       if (all || jobs.has(event.jobId)) send(toWire(event));
     });
 
-    socket.on('message', (raw) => {
-      let message: { type?: string; job_id?: string; all?: boolean };
-      try {
-        message = JSON.parse(String(raw)) as typeof message;
-      } catch {
-        send({ type: 'error', error: 'Messages must be JSON: {"type":"subscribe","job_id":"..."}', code: 'bad_request' });
-        return;
-      }
-      if (message.type === 'subscribe') {
+    socket.on('message', (raw, isBinary) => {
+      const message = parseClientFrame(raw, isBinary);
+      if (message.type === 'error') {
+        send({ ...message });
+      } else if (message.type === 'subscribe') {
         if (message.all || !message.job_id) all = true;
         else {
           all = false;
@@ -74,10 +124,8 @@ export function registerWebSocket(app: FastifyInstance, hub: EventsHub, options:
         else jobs.clear();
         if (jobs.size === 0) all = false;
         send({ type: 'subscribed', all, job_ids: [...jobs] });
-      } else if (message.type === 'ping') {
-        send({ type: 'pong' });
       } else {
-        send({ type: 'error', error: `Unknown message type ${JSON.stringify(message.type)}`, code: 'bad_request' });
+        send({ type: 'pong' });
       }
     });
 

@@ -8,10 +8,24 @@ export const ROBOTS_TOKEN = 'docdex';
 /** RFC 9309 asks crawlers to parse at least 500 KiB. */
 export const ROBOTS_MAX_BYTES = 512 * 1024;
 
+/**
+ * Rules longer than this are ignored. A path pattern this long is not a real rule, and each rule is matched
+ * against every URL of the host, so its length is work the site chooses for us.
+ */
+export const MAX_RULE_CHARS = 2000;
+/**
+ * Allow/Disallow lines beyond this many in one file are ignored (for the whole file, not per group, so
+ * many tiny groups cannot get round it). Real files have tens to hundreds; every rule costs time on every URL.
+ */
+export const MAX_RULES = 5000;
+
 interface Rule {
   allow: boolean;
   pattern: string;
-  re: RegExp;
+  /** The pattern split at `*`: literal pieces that must appear in order. */
+  pieces: string[];
+  /** The pattern ended in `$`: the last piece must end the path. */
+  anchored: boolean;
 }
 
 export interface RobotsRules {
@@ -23,14 +37,34 @@ export interface RobotsRules {
 export const ALLOW_ALL: RobotsRules = { allows: () => true, crawlDelaySeconds: null, sitemaps: [] };
 export const DISALLOW_ALL: RobotsRules = { allows: () => false, crawlDelaySeconds: null, sitemaps: [] };
 
-function patternToRegExp(pattern: string): RegExp {
+function compileRule(allow: boolean, pattern: string): Rule {
   const anchored = pattern.endsWith('$');
   const body = anchored ? pattern.slice(0, -1) : pattern;
-  const source = body
-    .split('*')
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${source}${anchored ? '$' : ''}`);
+  return { allow, pattern, pieces: body.split('*'), anchored };
+}
+
+/**
+ * Does `path` match the rule? `*` matches any run of characters, a final `$` anchors the end, and the rule
+ * otherwise matches a prefix. Each piece between stars is found at its leftmost place after the previous one:
+ * for star-only patterns the leftmost choice never loses a match, so nothing is ever retried and the time is
+ * linear in the path and the pattern. (A regex with `.*` per star backtracks, and a few dozen stars froze the
+ * daemon.)
+ */
+export function ruleMatches(rule: Pick<Rule, 'pieces' | 'anchored'>, path: string): boolean {
+  const { pieces, anchored } = rule;
+  const first = pieces[0]!;
+  if (pieces.length === 1) return anchored ? path === first : path.startsWith(first);
+  if (!path.startsWith(first)) return false;
+  let at = first.length;
+  const last = pieces.length - 1;
+  for (let i = 1; i < last; i++) {
+    const found = path.indexOf(pieces[i]!, at);
+    if (found < 0) return false;
+    at = found + pieces[i]!.length;
+  }
+  const tail = pieces[last]!;
+  if (!anchored) return path.indexOf(tail, at) >= 0;
+  return path.length - tail.length >= at && path.endsWith(tail);
 }
 
 // Compare percent-encoded forms so `/a%20b` in robots.txt matches the path a URL object yields.
@@ -48,6 +82,7 @@ export function parseRobots(text: string, token = ROBOTS_TOKEN): RobotsRules {
   const sitemaps: string[] = [];
   let current: Group | null = null;
   let lastWasAgent = false;
+  let ruleCount = 0;
   for (const rawLine of text.slice(0, ROBOTS_MAX_BYTES).split(/\r\n|\r|\n/)) {
     const line = rawLine.replace(/#.*$/, '').trim();
     const colon = line.indexOf(':');
@@ -71,9 +106,9 @@ export function parseRobots(text: string, token = ROBOTS_TOKEN): RobotsRules {
     if (!current) continue;
     if (key === 'allow' || key === 'disallow') {
       // An empty Disallow allows everything; it adds no rule.
-      if (value === '') continue;
-      const pattern = encodePath(value);
-      current.rules.push({ allow: key === 'allow', pattern, re: patternToRegExp(pattern) });
+      if (value === '' || value.length > MAX_RULE_CHARS || ruleCount >= MAX_RULES) continue;
+      ruleCount += 1;
+      current.rules.push(compileRule(key === 'allow', encodePath(value)));
     } else if (key === 'crawl-delay') {
       const n = Number(value);
       if (Number.isFinite(n) && n >= 0) current.delay = n;
@@ -90,12 +125,13 @@ export function parseRobots(text: string, token = ROBOTS_TOKEN): RobotsRules {
       if (path === '/robots.txt') return true;
       let best: Rule | null = null;
       for (const rule of rules) {
-        if (!rule.re.test(path)) continue;
+        if (!ruleMatches(rule, path)) continue;
         if (!best || rule.pattern.length > best.pattern.length || (rule.pattern.length === best.pattern.length && rule.allow)) best = rule;
       }
       return best ? best.allow : true;
     },
-    crawlDelaySeconds: delays.length > 0 ? Math.max(...delays) : null,
+    // reduce, not Math.max(...delays): a file of many tiny groups would overflow the argument list.
+    crawlDelaySeconds: delays.length > 0 ? delays.reduce((a, b) => Math.max(a, b)) : null,
     sitemaps,
   };
 }

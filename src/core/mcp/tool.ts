@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { ConnectionInfo } from '../db/connect.js';
+import { databaseInputError, databaseUnavailableError } from '../db/errors.js';
 import { isUserError } from '../errors.js';
 
 /** What every docdex MCP tool may use. The transports build it once and share it between sessions. */
@@ -70,6 +71,8 @@ export function validationErrorResult(tool: string, error: z.ZodError): CallTool
 }
 
 export function toolErrorResult(tool: string, error: unknown, deps: Pick<McpDeps, 'onError'>): CallToolResult {
+  const refused = databaseInputError(error) ?? databaseUnavailableError(error);
+  if (refused) return errorResult(`${refused.message}\n${refused.hint ?? ''}`.trim(), { code: refused.code, details: [] });
   if (isUserError(error)) {
     const text = error.hint ? `${error.message}\n${error.hint}` : error.message;
     return errorResult(text, { code: error.code, details: error.details ?? [] });

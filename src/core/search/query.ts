@@ -7,6 +7,11 @@
  *
  * The output is tsquery source for `to_tsquery('english', ...)`: the database applies the same stemming and
  * stop words to the query as to the documents, and drops stop-word operands by itself.
+ *
+ * A token with no letters or digits (`_`, `$`, `=>`, `::`, `$?`) has nothing the full-text index holds, so it
+ * is never a term (an empty operand made the tsquery a syntax error). Operators of two or more characters
+ * (`=>`, `::`, `$?`, `&&`) are code, though: they are kept as symbols, which rank a snippet up when its code
+ * holds them verbatim (like an identifier typed in full) but never select or exclude one.
  */
 
 export interface QueryTerm {
@@ -23,6 +28,8 @@ export interface QueryTerm {
 export interface ParsedQuery {
   raw: string;
   terms: QueryTerm[];
+  /** Operators typed as their own tokens (`=>`, `::`, `$?`): matched verbatim in code, for ranking only. */
+  symbols: string[];
 }
 
 /** Word corrections: lower-cased query word → close lexicon words that are matched as well. */
@@ -34,6 +41,9 @@ const PHRASE = /"([^"]*)"/g;
 // Query text is user input; anything beyond this is not a search, and would only make huge tsqueries.
 const MAX_QUERY_CHARS = 1000;
 const MAX_TERMS = 16;
+// A whitespace-separated chunk with no letter or digit: an operator when it is short, noise when it is long.
+const SYMBOL = /^[^\p{L}\p{N}\p{C}\s]{2,8}$/u;
+const MAX_SYMBOLS = 4;
 
 /** The parts code_search_text splits an identifier into, lower-cased (camelCase, `.`, `_`, `::`, `-`, `/`). */
 export function identifierParts(token: string): string[] {
@@ -50,16 +60,31 @@ function tokenTerm(token: string): QueryTerm {
   return { text: token, words, identifier: words.length > 1, phrase: false };
 }
 
+/** The tokens of `text` that hold a letter or digit (`_` and `$` alone hold none). */
+function wordTokens(text: string): string[] {
+  return (text.match(TOKEN) ?? []).filter((t) => identifierParts(t).length > 0);
+}
+
+function phraseTerm(inner: string): QueryTerm | null {
+  const tokens = wordTokens(inner);
+  const words = tokens.flatMap((t) => identifierParts(t));
+  if (words.length > 1) return { text: inner.trim(), words, identifier: false, phrase: true };
+  return tokens.length === 1 ? tokenTerm(tokens[0]!) : null;
+}
+
+function symbolsOf(text: string): string[] {
+  return [...new Set(text.split(/\s+/).filter((chunk) => SYMBOL.test(chunk)))].slice(0, MAX_SYMBOLS);
+}
+
 export function parseQuery(text: string): ParsedQuery {
   const raw = text.slice(0, MAX_QUERY_CHARS);
   const terms: QueryTerm[] = [];
   const rest = raw.replace(PHRASE, (_m, inner: string) => {
-    const words = (inner.match(TOKEN) ?? []).flatMap((t) => identifierParts(t));
-    if (words.length > 1) terms.push({ text: inner.trim(), words, identifier: false, phrase: true });
-    else if (words.length === 1) terms.push(tokenTerm(inner.match(TOKEN)![0]!));
+    const term = phraseTerm(inner);
+    if (term) terms.push(term);
     return ' ';
   });
-  for (const token of rest.match(TOKEN) ?? []) terms.push(tokenTerm(token));
+  for (const token of wordTokens(rest)) terms.push(tokenTerm(token));
   // The same term twice adds nothing but weight the user did not ask for.
   const seen = new Set<string>();
   const unique = terms.filter((t) => {
@@ -68,7 +93,7 @@ export function parseQuery(text: string): ParsedQuery {
     seen.add(key);
     return true;
   });
-  return { raw, terms: unique.slice(0, MAX_TERMS) };
+  return { raw, terms: unique.slice(0, MAX_TERMS), symbols: symbolsOf(rest) };
 }
 
 /** A tsquery operand: quoted, so the database's parser and dictionary see exactly this text. */
@@ -133,7 +158,10 @@ export function buildTsQueries(parsed: ParsedQuery, corrections?: Corrections): 
   };
 }
 
-/** Identifiers as typed (`json.dumps`, `readFileSync`): an exact occurrence in the code is a strong signal. */
+/**
+ * Identifiers as typed (`json.dumps`, `readFileSync`) and operators (`=>`, `$?`): an exact occurrence in the
+ * code is a strong signal.
+ */
 export function exactIdentifiers(parsed: ParsedQuery): string[] {
-  return parsed.terms.filter((t) => t.identifier && t.text.length >= 4).map((t) => t.text);
+  return [...parsed.terms.filter((t) => t.identifier && t.text.length >= 4).map((t) => t.text), ...parsed.symbols];
 }

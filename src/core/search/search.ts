@@ -508,7 +508,10 @@ async function prepareSearch(db: Db, options: SearchOptions, pool: pg.Pool): Pro
   const { limit, offset } = checkOptions(options);
   const parsed = parseQuery(options.query);
   if (parsed.terms.length === 0) {
-    throw new ValidationError('The search query has no words to search for.', { hint: 'Search for a function, a concept or an error message.' });
+    const hint = parsed.symbols.length > 0
+      ? `Operators such as ${parsed.symbols[0]} only rank results: add a word next to them (e.g. "echo $?").`
+      : 'Search for a function, a concept or an error message.';
+    throw new ValidationError('The search query has no words to search for.', { hint });
   }
   const words = parsed.terms.flatMap((t) => t.words);
   // On the search's own connection. A second connection from the pool, taken while this one is held, overlapped

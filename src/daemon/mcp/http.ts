@@ -11,6 +11,7 @@ import type { McpDeps, ToolErrorMeta } from '../../core/mcp/tool.js';
 import { rejectUnauthorized } from '../auth.js';
 import { clientGone } from '../client-gone.js';
 import { sendError } from '../errors.js';
+import { jsonNestingExceeds, tooDeepError } from '../json-body.js';
 
 /**
  * MCP over HTTP, as a Fastify plugin: streamable HTTP at /mcp (sessions, and stateless requests from clients
@@ -119,6 +120,10 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: MAX_MESSAGE_BYTES }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (jsonNestingExceeds(text)) {
+      done(null, new MalformedJson(tooDeepError().message));
+      return;
+    }
     try {
       done(null, JSON.parse(text));
     } catch (error) {

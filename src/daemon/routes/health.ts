@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { currentMigrationVersion, latestMigrationId } from '../../core/db/migrate.js';
 import { BOSS_SCHEMA } from '../../core/db/connect.js';
+import { databaseUnavailableReason } from '../../core/db/errors.js';
 import type { DaemonDeps } from '../app.js';
 
 const Health = z
@@ -39,7 +40,8 @@ export function registerHealthRoutes(app: FastifyInstance, deps: DaemonDeps): vo
         body.queue = { depth: queue.rows[0]?.depth ?? 0, active: queue.rows[0]?.active ?? 0 };
       } catch (error) {
         body.status = 'unavailable';
-        if (!body.database.reachable) body.database.error = (error as Error).message.split('\n')[0]!;
+        // A fixed reason, never the driver's message: that names the socket path in the data directory.
+        if (!body.database.reachable) body.database.error = databaseUnavailableReason(error) ?? 'query failed';
       }
       return reply.status(body.status === 'ok' ? 200 : 503).send(body);
     },
