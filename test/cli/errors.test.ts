@@ -61,6 +61,14 @@ describe('CLI errors: one format', () => {
     expect(String(result.stderr)).not.toMatch(/max_concurrent_crawls|max_depth|start_urls|url_patterns/);
   });
 
+  it('says a host could not be resolved, not that robots.txt is unreachable', async () => {
+    // .invalid never resolves (RFC 2606).
+    const result = await runCli(['crawl', 'start', 'http://no-such-host.invalid/docs/', '--wait', '--depth', '0'], { env: db.env, timeout: 120_000 });
+    expect(result.exitCode).toBe(1);
+    expect(String(result.stdout)).toContain('could not resolve host no-such-host.invalid');
+    expect(String(result.stdout)).not.toContain('robots.txt');
+  });
+
   it('adds stack traces, with their causes, under DEBUG=docdex*', async () => {
     const plain = await runCli(['crawl', 'start', 'ftp://x.test/'], { env: db.env });
     expect(String(plain.stderr)).not.toMatch(STACK);

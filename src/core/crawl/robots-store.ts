@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { UNRESOLVED_HOST } from './fetch.js';
 import type { PageFetcher } from './fetch.js';
 import { confirmHostRequest, waitForHostSlot } from './politeness.js';
 import { ALLOW_ALL, ROBOTS_MAX_BYTES, parseRobots, robotsFromResponse } from './robots.js';
@@ -72,7 +73,8 @@ export class RobotsStore {
         status = 404;
         break;
       case 'error':
-        throw new RobotsUnavailableError(`robots.txt unreachable: ${result.message}`);
+        // A host that does not resolve is not a robots.txt problem: the page itself cannot be fetched either.
+        throw new RobotsUnavailableError(result.message.startsWith(UNRESOLVED_HOST) ? result.message : `robots.txt unreachable: ${result.message}`);
     }
     const rules = robotsFromResponse(status, body);
     if (rules === 'unreachable') throw new RobotsUnavailableError(`robots.txt unreachable: HTTP ${status}`);
