@@ -19,7 +19,7 @@ let cwd: string;
 const running: Serve[] = [];
 
 function serve(args: string[], env: NodeJS.ProcessEnv = {}): Serve {
-  const base = { ...db.env, LOG_LEVEL: 'info', ...env };
+  const base: NodeJS.ProcessEnv = { ...db.env, LOG_LEVEL: 'info', ...env };
   if (!('WORKSPACE_PATH' in env)) delete base.WORKSPACE_PATH;
   const child = execa(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', ...args], { cwd, env: base, extendEnv: false, reject: false, all: true, stdin: 'pipe' });
   running.push(child);
