@@ -119,6 +119,9 @@ function commandWordCount(words: readonly string[], commandIds: readonly string[
 /** The error for a command that does not exist, with the closest ones as its hint. */
 export function unknownCommandError(typed: readonly string[], commandIds: readonly string[]): UserError {
   const words = typed.filter((w) => !w.startsWith('-'));
+  if (words.length === 0) {
+    return new UserError(`Unknown flag: ${typed.join(' ') || '(none)'}.`, { code: USAGE_ERROR, exitCode: 2, hint: 'Run `docdex --help` for the list of commands.' });
+  }
   const named = words.slice(0, commandWordCount(words, commandIds));
   const close = closestCommands(words, commandIds);
   const topic = named.slice(0, -1).join(' ');

@@ -107,6 +107,7 @@ describe('closest commands', () => {
     expect(closestCommands(['crawl', 'lsit'], ids)).toEqual(['crawl list']);
     expect(closestCommands(['agent', 'frob'], ids)).toEqual([]);
     expect(unknownCommandError(['manager', 'git-credentials', 'ad'], ids).message).toBe('Unknown command: docdex manager git-credentials ad.');
+    expect(unknownCommandError(['--frobnicate'], ids).message).toBe('Unknown flag: --frobnicate.');
   });
 
   it('never throws and never names an internal id, whatever is typed', () => {
