@@ -32,5 +32,12 @@ if (LONG_RUNNING.has(process.argv[2] ?? '') && typeof process.execve === 'functi
   });
 }
 
+// A reader that stops early (`docdex crawl list | head -3`) closes the pipe: like any Unix tool, end quietly
+// and successfully. Without this, oclif waits forever for the closed stdout to drain and Node exits 13.
+process.stdout.on('error', (error) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 const { execute } = await import('@oclif/core');
 await execute({ dir: import.meta.url });

@@ -4,6 +4,7 @@ import { loadConfig } from '../core/config.js';
 import { onSchemaUpdate } from '../core/db/schema-update.js';
 import type { Config } from '../core/config.js';
 import { isUserError } from '../core/errors.js';
+import { renderUserError, toUsageError } from './errors.js';
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
 export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
@@ -33,6 +34,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       enableJsonFlag: this.ctor.enableJsonFlag,
       args: this.ctor.args,
       strict: this.ctor.strict,
+    }).catch((error: unknown) => {
+      // Everything init's parse throws is about the command line (oclif's errors, a flag's own parse).
+      throw error instanceof Error ? toUsageError(error, this.id) : error;
     });
     this.flags = flags as CommandFlags<T>;
     this.args = args as CommandArgs<T>;
@@ -55,14 +59,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
     if (isUserError(error)) {
-      const debug = /(^|,)docdex/.test(process.env.DEBUG ?? '');
-      if (debug && error.stack) process.stderr.write(`${error.stack}\n`);
-      if (this.jsonEnabled()) {
-        this.logJson({ error: error.message, code: error.code, ...(error.hint ? { hint: error.hint } : {}), ...(error.details ? { details: error.details } : {}) });
-        this.exit(error.exitCode);
-      }
-      // One unwrapped line for the error and one for the next step, so scripts can grep them.
-      process.stderr.write(`Error: ${error.message}\n${error.hint ? `Hint: ${error.hint}\n` : ''}`);
+      renderUserError(error, { json: this.jsonEnabled() });
       this.exit(error.exitCode);
     }
     return super.catch(error);

@@ -33,7 +33,13 @@ export function summaryLine(job: CrawlJob): string {
   return `Crawl of ${job.name} ${job.status}: ${job.error ?? 'unknown error'} (${what}; job ${job.job_id}).`;
 }
 
-export async function followCrawl(db: Database, config: Config, job: CrawlJob, options: FollowOptions): Promise<CrawlJob> {
+/** The job as last seen; `stoppedFollowing` when Ctrl-C left it running on a worker elsewhere. */
+export interface FollowResult {
+  job: CrawlJob;
+  stoppedFollowing: boolean;
+}
+
+export async function followCrawl(db: Database, config: Config, job: CrawlJob, options: FollowOptions): Promise<FollowResult> {
   let workers: CrawlWorkers | null = null;
   if ((await liveWorkers(db.pool)).length === 0) {
     // Sized for this job: more slots than its concurrency cap would only hold idle connections.
@@ -64,6 +70,7 @@ export async function followCrawl(db: Database, config: Config, job: CrawlJob, o
     }
   };
   process.once('SIGINT', onSigint);
+  let stoppedFollowing = false;
   try {
     const final = await waitForJob(
       db,
@@ -76,11 +83,12 @@ export async function followCrawl(db: Database, config: Config, job: CrawlJob, o
     ).catch(async (error: unknown) => {
       if (!stopFollowing.signal.aborted) throw error;
       options.warn(`Stopped following; the crawl continues on its worker. Follow it with \`docdex crawl status ${job.job_id}\`.`);
+      stoppedFollowing = true;
       return latest;
     });
     display?.stop(fromCrawlJob(final));
     display = null;
-    return final;
+    return { job: final, stoppedFollowing };
   } finally {
     process.removeListener('SIGINT', onSigint);
     if (timer) clearInterval(timer);
@@ -94,7 +102,12 @@ export async function followCrawl(db: Database, config: Config, job: CrawlJob, o
  * exit code say whether the crawl completed (scripted CI indexing depends on it).
  */
 export async function followToEnd(db: Database, config: Config, job: CrawlJob, options: FollowOptions): Promise<CrawlJob> {
-  const final = await followCrawl(db, config, job, options);
+  const { job: final, stoppedFollowing } = await followCrawl(db, config, job, options);
+  if (stoppedFollowing) {
+    // Interrupted, not failed: the crawl goes on, as followCrawl has said; 130 is how shells report Ctrl-C.
+    process.exitCode = 130;
+    return final;
+  }
   if (!options.json) options.log(summaryLine(final));
   if (final.status !== 'completed') process.exitCode = 1;
   return final;

@@ -197,6 +197,8 @@ export interface Config {
   };
   agent: {
     workspacePath: string;
+    /** WORKSPACE_PATH was set: a request for the agent manager in `docdex serve`. */
+    workspacePathSet?: boolean;
     host: string;
     port: number;
     serverPassword?: string;
@@ -322,6 +324,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     agent: {
       workspacePath: path.resolve(env.WORKSPACE_PATH ?? 'workspace'),
+      ...(env.WORKSPACE_PATH === undefined ? {} : { workspacePathSet: true }),
       host: env.AGENT_HOST,
       port: env.AGENT_PORT ?? 4096,
       ...(env.OPENCODE_SERVER_PASSWORD === undefined ? {} : { serverPassword: env.OPENCODE_SERVER_PASSWORD }),

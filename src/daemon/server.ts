@@ -21,7 +21,10 @@ export interface BackgroundService {
   stop(): Promise<void>;
 }
 
-export type ServiceStarter = (db: Database, config: Config, log: Logger) => Promise<BackgroundService>;
+/** Starts a service that always runs once started (the pg-boss workers). */
+export type RequiredServiceStarter = (db: Database, config: Config, log: Logger) => Promise<BackgroundService>;
+/** Starts a service; null when it decided not to run (the agent manager when nobody asked for it). */
+export type ServiceStarter = (db: Database, config: Config, log: Logger) => Promise<BackgroundService | null>;
 
 export interface DaemonHandle {
   app: FastifyInstance;
@@ -58,6 +61,31 @@ function superviseDatabase(db: Database, config: Config, log: Logger): EmbeddedS
   return superviseEmbeddedPostgres(config.home, { onEvent: (event) => logSupervisorEvent(log, event) });
 }
 
+/** A bind failure a user can fix, said in their words; anything else is returned as it is. */
+export function listenError(error: unknown, host: string, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const hint = 'Pick another port with --port or API_PORT, or stop what is listening there.';
+  if (code === 'EADDRINUSE') return new UserError(`port ${port} is in use on ${host}.`, { code: 'port_in_use', hint, cause: error });
+  if (code === 'EACCES') return new UserError(`port ${port} on ${host} needs privileges this user does not have.`, { code: 'port_denied', hint, cause: error });
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    return new UserError(`cannot bind to ${host}: no such local address.`, { code: 'bad_host', hint: 'Use --host or API_HOST with an address of this machine, e.g. 127.0.0.1.', cause: error });
+  }
+  return error;
+}
+
+/** Starts each service in order; on a failure stops those already started and rethrows. */
+async function startServices(starters: ServiceStarter[], db: Database, config: Config, log: Logger, into: BackgroundService[]): Promise<void> {
+  try {
+    for (const start of starters) {
+      const service = await start(db, config, log);
+      if (service) into.push(service);
+    }
+  } catch (error) {
+    await Promise.allSettled(into.map((s) => s.stop()));
+    throw error;
+  }
+}
+
 export async function startDaemon(configured: Config, options: DaemonOptions): Promise<DaemonHandle> {
   // `serve --host` decides the bind, and with it the auth default and the Host check's own names.
   const config = configForBind(configured, options.host ?? configured.api.host);
@@ -69,15 +97,6 @@ export async function startDaemon(configured: Config, options: DaemonOptions): P
   await hub.start();
   const supervisor = superviseDatabase(db, config, log);
   const services: BackgroundService[] = [];
-  try {
-    for (const start of options.services ?? []) services.push(await start(db, config, log));
-  } catch (error) {
-    await Promise.allSettled(services.map((s) => s.stop()));
-    await hub.stop();
-    await supervisor?.stop();
-    await db.close();
-    throw error;
-  }
   const app = await buildApp(
     { db, config, hub, version: packageVersion(), workers: () => ({ running: services.length > 0, kinds: services.map((s) => s.name) }) },
     options.routes,
@@ -85,17 +104,24 @@ export async function startDaemon(configured: Config, options: DaemonOptions): P
   );
   const host = config.api.host;
   const port = options.port ?? config.api.port;
+  const release = async () => {
+    await app.close();
+    await hub.stop();
+    await supervisor?.stop();
+    await db.close();
+  };
   let address: string;
   try {
     address = await app.listen({ host, port });
   } catch (error) {
-    await app.close();
-    await Promise.allSettled(services.map((s) => s.stop()));
-    await hub.stop();
-    await supervisor?.stop();
-    await db.close();
-    throw error;
+    await release();
+    throw listenError(error, host, port);
   }
+  // Only once the port is ours: a daemon that cannot bind starts no worker and provisions nothing.
+  await startServices(options.services ?? [], db, config, log, services).catch(async (error: unknown) => {
+    await release();
+    throw error;
+  });
   let closing: Promise<void> | undefined;
   return {
     app,

@@ -22,6 +22,16 @@ describe('Jobs screen', () => {
     expect(frame.at(-1)).toMatch(/^↑↓ select {2}c cancel {2}r resume/);
   });
 
+  it('handles keys that arrive together: Down Down moves two jobs, and c acts on the job reached', async () => {
+    const data = createFakeData();
+    view = renderWithProviders(screen, { data });
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('fastapi'));
+    await view.type(`${KEYS.down}${KEYS.down}`);
+    await vi.waitFor(() => expect(lines(view!.lastFrame()).find((l) => l.startsWith('›'))).toMatch(/^› django/));
+    await view.type(`${KEYS.up}r`);
+    await vi.waitFor(() => expect(data.calls).toContainEqual(['resumeCrawl', 'j2']));
+  });
+
   it('moves the bars from the live event stream without a reload', async () => {
     const data = createFakeData();
     view = renderWithProviders(screen, { data });

@@ -24,6 +24,14 @@ describe('Search screen', () => {
     expect(lines(view.lastFrame()).find((l) => l.startsWith('›'))).toMatch(/^› Create an app +python +fastapi 0\.110 +fastapi\.example\/docs\/fir…$/);
   });
 
+  it('handles keys that arrive together: Down Enter opens the row it reached', async () => {
+    view = renderWithProviders(screen);
+    await view.type('e');
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('2 results'));
+    await view.type(`${KEYS.down}${KEYS.enter}`);
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('useState(0)'));
+  });
+
   it('filters by source and language', async () => {
     const data = createFakeData();
     view = renderWithProviders(screen, { data });

@@ -27,6 +27,16 @@ describe('Sources screen', () => {
     expect(frame.at(-1)).toBe('↑↓ select  / filter  enter open  r recrawl  e edit  d delete  tab screen  q quit');
   });
 
+  it('handles keys that arrive together: Down Down moves two rows, Down Enter opens the row it reached', async () => {
+    const data = await ready();
+    // One write: a fast typist, a paste or a slow terminal delivers several keys in one chunk.
+    await view!.type(`${KEYS.down}${KEYS.down}`);
+    await vi.waitFor(() => expect(selectedLine()).toContain('notes'));
+    await view!.type(`${KEYS.up}${KEYS.up}${KEYS.down}${KEYS.enter}`);
+    await vi.waitFor(() => expect(data.calls).toContainEqual(['sourceSnippets', 's2']));
+    expect(data.calls.filter((c) => c[0] === 'sourceSnippets')).toEqual([['sourceSnippets', 's2']]);
+  });
+
   it('filters as you type and clears with Esc', async () => {
     await ready();
     await view!.type('/', 'r', 'e');

@@ -2,6 +2,7 @@ import { approveAgentConfigState } from '../agent/agent-config-guard.js';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import type pg from 'pg';
+import { agentSettingsPresent } from '../agent/in-use.js';
 import { createAgentServices } from '../agent/services.js';
 import { ensureManagerToken } from '../agent/token.js';
 import { provisionWorkspace, workspaceLayout } from '../agent/workspace.js';
@@ -321,4 +322,24 @@ export function agentManagerServices(
         internalApiUrl(config, { ...(bind.host === undefined ? {} : { host: bind.host }), ...(bind.port === undefined ? {} : { port: bind.port }) }),
     }),
   ];
+}
+
+type AgentServiceStarter = ReturnType<typeof agentManagerServices>[number];
+
+/**
+ * The agent manager only for those who want it: asked for (`serve --agent`, WORKSPACE_PATH set) or already
+ * in use (agentSettingsPresent). Otherwise each starter starts nothing, so no workspace is provisioned. The
+ * database is asked once, by the first starter.
+ */
+export function agentManagerServicesWhenWanted(
+  starters: AgentServiceStarter[],
+  requested: boolean,
+): Array<(db: Database, config: Config, log: SupervisorLog) => Promise<{ name: string; stop(): Promise<void> } | null>> {
+  let wanted: Promise<boolean> | undefined;
+  return starters.map((start, index) => async (db, config, log) => {
+    wanted ??= requested ? Promise.resolve(true) : agentSettingsPresent(db.pool);
+    if (await wanted) return start(db, config, log);
+    if (index === 0) log.info({}, 'agent manager off: start it with `docdex serve --agent` or WORKSPACE_PATH');
+    return null;
+  });
 }

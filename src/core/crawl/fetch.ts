@@ -238,9 +238,18 @@ function errorCode(error: unknown): string | undefined {
   return e.code ?? e.cause?.code;
 }
 
+/** How a failed DNS lookup is described; robots-store reports it as it is rather than as a robots.txt problem. */
+export const UNRESOLVED_HOST = 'could not resolve host';
+
 function describeError(error: unknown): string {
   const code = errorCode(error);
   switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN': {
+      const e = error as { hostname?: string; cause?: { hostname?: string } };
+      const host = e.hostname ?? e.cause?.hostname;
+      return `${UNRESOLVED_HOST}${host ? ` ${host}` : ''}`;
+    }
     case 'UND_ERR_CONNECT_TIMEOUT':
       return 'connect timeout';
     case 'UND_ERR_HEADERS_TIMEOUT':

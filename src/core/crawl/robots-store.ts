@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { UNRESOLVED_HOST } from './fetch.js';
 import type { PageFetcher } from './fetch.js';
 import { confirmHostRequest, waitForHostSlot } from './politeness.js';
 import { ALLOW_ALL, ROBOTS_MAX_BYTES, parseRobots, robotsFromResponse } from './robots.js';
@@ -100,12 +101,13 @@ export class RobotsStore {
         break;
       case 'error':
         // A redirect to an address the policy refuses is not followed: like a missing file, the origin's own
-        // pages decide. A refused origin is the page's own failure, said plainly.
+        // pages decide. A refused origin is the page's own failure, said plainly, and so is a host that does
+        // not resolve: the page itself cannot be fetched either.
         if (result.refused && result.redirects.length > 0) {
           status = 404;
           break;
         }
-        throw new RobotsUnavailableError(result.refused ? result.message : `robots.txt unreachable: ${result.message}`);
+        throw new RobotsUnavailableError(result.refused || result.message.startsWith(UNRESOLVED_HOST) ? result.message : `robots.txt unreachable: ${result.message}`);
     }
     const rules = robotsFromResponse(status, body);
     if (rules === 'unreachable') throw new RobotsUnavailableError(`robots.txt unreachable: HTTP ${status}`);

@@ -1,3 +1,4 @@
+import { ValidationError } from '../errors.js';
 /**
  * Query text to tsquery text. Every token becomes one term; a term matches when any of its alternatives does.
  * Identifiers mirror `code_search_text` (migrations/001): `json.dumps`, `readFileSync` and `tokio::spawn` are
@@ -38,8 +39,11 @@ export type Corrections = ReadonlyMap<string, readonly string[]>;
 // A token is a run of letters, digits, `_` and `$`, joined by the separators identifiers use.
 const TOKEN = /[\p{L}\p{N}_$]+(?:(?:\.|::|->|\/|-|#)[\p{L}\p{N}_$]+)*/gu;
 const PHRASE = /"([^"]*)"/g;
-// Query text is user input; anything beyond this is not a search, and would only make huge tsqueries.
-const MAX_QUERY_CHARS = 1000;
+/**
+ * The one limit on search text, for the CLI, REST, MCP and the TUI: anything longer is not a search, and would
+ * only make huge tsqueries. Longer text is refused (checkQueryLength), never cut.
+ */
+export const MAX_QUERY_CHARS = 1000;
 const MAX_TERMS = 16;
 // A whitespace-separated chunk with no letter or digit: an operator when it is short, noise when it is long.
 const SYMBOL = /^[^\p{L}\p{N}\p{C}\s]{2,8}$/u;
@@ -76,8 +80,17 @@ function symbolsOf(text: string): string[] {
   return [...new Set(text.split(/\s+/).filter((chunk) => SYMBOL.test(chunk)))].slice(0, MAX_SYMBOLS);
 }
 
+/** Refuses search text over MAX_QUERY_CHARS: CLI exit 2, HTTP 422 (ValidationError). */
+export function checkQueryLength(text: string): void {
+  if (text.length <= MAX_QUERY_CHARS) return;
+  throw new ValidationError(`The query is ${text.length.toLocaleString('en-US')} characters long; the limit is ${MAX_QUERY_CHARS.toLocaleString('en-US')}.`, {
+    hint: 'Search for the key words or identifiers rather than a whole passage.',
+  });
+}
+
 export function parseQuery(text: string): ParsedQuery {
-  const raw = text.slice(0, MAX_QUERY_CHARS);
+  checkQueryLength(text);
+  const raw = text;
   const terms: QueryTerm[] = [];
   const rest = raw.replace(PHRASE, (_m, inner: string) => {
     const term = phraseTerm(inner);

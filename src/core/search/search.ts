@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { ValidationError } from '../errors.js';
 import { normalizeLanguage } from '../extract/language.js';
 import { resolveSources } from '../sources/resolve.js';
-import { buildTsQueries, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
+import { buildTsQueries, checkQueryLength, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
 import { scoreSql, termHitsSql } from './rank.js';
 import { correctWords, wordStats } from './typo.js';
@@ -95,6 +95,7 @@ function checkOptions(options: SearchOptions): { limit: number; offset: number }
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new ValidationError(`limit must be a whole number from 1 to ${MAX_LIMIT}, got ${limit}.`);
   if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) throw new ValidationError(`offset must be a whole number from 0 to ${MAX_OFFSET}, got ${offset}.`);
   if (typeof options.query !== 'string') throw new ValidationError('query must be a string.');
+  checkQueryLength(options.query);
   return { limit, offset };
 }
 

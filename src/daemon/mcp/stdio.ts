@@ -60,9 +60,15 @@ export async function runStdioServer(config: Config, options: StdioServerOptions
   const log = options.logger ?? createLogger({ pretty: false });
 
   const db = await openDatabase(config, { max: 10, applicationName: 'docdex-mcp' });
+  // An MCP client may start docdex with no environment at all: say which home and database this is, so a
+  // second, empty index (the default home) is noticed at once.
+  log.info({ home: config.home, database: db.info.display, mode: db.info.mode }, `docdex MCP server: DOCDEX_HOME ${config.home}, ${db.info.mode} database ${db.info.display}`);
   const services: BackgroundService[] = [];
   try {
-    for (const start of options.services ?? []) services.push(await start(db, config, log));
+    for (const start of options.services ?? []) {
+      const service = await start(db, config, log);
+      if (service) services.push(service);
+    }
   } catch (error) {
     await Promise.allSettled(services.map((s) => s.stop()));
     await db.close();

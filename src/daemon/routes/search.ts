@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { MAX_QUERY_CHARS } from '../../core/search/query.js';
 import { searchSnippetsShared } from '../../core/search/shared.js';
 import type { DaemonDeps } from '../app.js';
 import { clientGone } from '../client-gone.js';
@@ -14,7 +15,7 @@ const filters = {
 
 export const SearchRequest = z
   .object({
-    query: z.string().min(1).max(1000).describe('Search text'),
+    query: z.string().min(1).max(MAX_QUERY_CHARS).describe('Search text'),
     ...filters,
     limit: z.number().int().min(1).max(100).default(10).describe('Maximum results (1 to 100)'),
     offset: z.number().int().min(0).max(10_000).default(0),
@@ -22,7 +23,7 @@ export const SearchRequest = z
   .meta({ id: 'SearchRequest' });
 
 const SearchQuery = z.object({
-  q: z.string().min(1).max(1000).describe('Search text'),
+  q: z.string().min(1).max(MAX_QUERY_CHARS).describe('Search text'),
   ...filters,
   limit: z.coerce.number().int().min(1).max(100).default(10),
   offset: z.coerce.number().int().min(0).max(10_000).default(0),

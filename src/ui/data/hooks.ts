@@ -95,3 +95,23 @@ export function useThrottled(fn: () => void, ms: number): () => void {
     }, ms);
   }, [ms]);
 }
+
+export type LatestSetter<T> = (next: T | ((current: T) => T)) => void;
+
+/**
+ * useState whose newest value can also be read at once, through the returned ref. Keys that arrive together
+ * (a fast typist, a paste, a slow terminal) reach an input handler one after another before React renders
+ * again, so a handler that reads render-time state sees the value from before the previous key: `Down Down`
+ * would move one row and `Down Enter` open the row above. Handlers read `ref.current`; the setter updates it
+ * at once (functional updates see the newest value too) and re-renders.
+ */
+export function useLatestState<T>(initial: T): [T, LatestSetter<T>, { readonly current: T }] {
+  const [value, setValue] = useState(initial);
+  const ref = useRef(value);
+  const set = useCallback<LatestSetter<T>>((next) => {
+    const resolved = typeof next === 'function' ? (next as (current: T) => T)(ref.current) : next;
+    ref.current = resolved;
+    setValue(() => resolved);
+  }, []);
+  return [value, set, ref];
+}

@@ -6,7 +6,7 @@ import { JobProgress } from '../components/JobProgress.js';
 import { scrollOffset } from '../components/Table.js';
 import { useDashboard } from '../data/context.js';
 import { errorMessage } from '../data/connection.js';
-import { useJobEvents, useResource, useThrottled } from '../data/hooks.js';
+import { useJobEvents, useLatestState, useResource, useThrottled } from '../data/hooks.js';
 import type { JobProgressView, JobStarted } from '../data/types.js';
 import { applyJobEvent, isActive } from '../job-view.js';
 import { GLOBAL_KEYS } from '../keys.js';
@@ -35,7 +35,8 @@ export function Jobs({ active, width, height }: ScreenProps) {
   const { data } = useDashboard();
   const resource = useResource(() => data.jobs({ limit: JOB_LIMIT }), { intervalMs: POLL_MS, active });
   const [jobs, setJobs] = useState<JobProgressView[]>([]);
-  const [selectedId, setSelectedId] = useState<string | null>(null);
+  // Read by the key handler through its ref: keys that arrive together each see the one before.
+  const [selectedId, setSelectedId, selectedIdRef] = useLatestState<string | null>(null);
   const [notice, setNotice] = useState<Notice>(null);
   const reloadSoon = useThrottled(resource.reload, 500);
 
@@ -77,6 +78,10 @@ export function Jobs({ active, width, height }: ScreenProps) {
 
   useInput(
     (input, key) => {
+      // The selection as of the last key, not the last render.
+      const jobs = jobsRef.current;
+      const index = Math.max(0, jobs.findIndex((j) => j.id === selectedIdRef.current));
+      const selected = jobs[index];
       if (key.upArrow || input === 'k') setSelectedId(jobs[Math.max(0, index - 1)]?.id ?? null);
       else if (key.downArrow || input === 'j') setSelectedId(jobs[Math.min(jobs.length - 1, index + 1)]?.id ?? null);
       else if ((input === 'c' || input === 'r') && selected?.kind === 'upload') setNotice({ kind: 'error', message: uploadRefusal(selected) });

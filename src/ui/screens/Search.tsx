@@ -7,7 +7,7 @@ import { Table } from '../components/Table.js';
 import type { Column } from '../components/Table.js';
 import { TextField, editText } from '../components/TextField.js';
 import { useDashboard, useKeyMode } from '../data/context.js';
-import { useDebouncedValue, useResource } from '../data/hooks.js';
+import { useDebouncedValue, useLatestState, useResource } from '../data/hooks.js';
 import type { SnippetHit } from '../data/types.js';
 import { GLOBAL_KEYS, TEXT_GLOBAL_KEYS } from '../keys.js';
 import { theme } from '../theme.js';
@@ -29,9 +29,10 @@ export interface SearchProps extends ScreenProps {
 export function Search({ active, width, height, debounceMs = 250 }: SearchProps) {
   const { data } = useDashboard();
   const [fields, setFields] = useState<Record<FieldName, string>>({ query: '', source: '', language: '' });
-  const [focus, setFocus] = useState(0);
-  const [selected, setSelected] = useState(0);
-  const [detail, setDetail] = useState<SnippetHit | null>(null);
+  // Read by the key handler through their refs: keys that arrive together each see the one before.
+  const [focus, setFocus, focusRef] = useLatestState(0);
+  const [selected, setSelected, selectedRef] = useLatestState(0);
+  const [detail, setDetail, detailRef] = useLatestState<SnippetHit | null>(null);
   const [offset, setOffset] = useState(0);
   useKeyMode(detail ? 'navigate' : 'text', active);
 
@@ -52,6 +53,8 @@ export function Search({ active, width, height, debounceMs = 250 }: SearchProps)
 
   useInput(
     (input, key) => {
+      const detail = detailRef.current;
+      const focus = focusRef.current;
       if (detail) {
         const max = maxSnippetOffset(detail, height - 1);
         const page = Math.max(1, height - 8);
@@ -67,7 +70,7 @@ export function Search({ active, width, height, debounceMs = 250 }: SearchProps)
       else if (key.leftArrow) setFocus((f) => (f + FIELDS.length - 1) % FIELDS.length);
       else if (key.rightArrow) setFocus((f) => (f + 1) % FIELDS.length);
       else if (key.return) {
-        const hit = rows[selected];
+        const hit = rows[selectedRef.current];
         if (hit) {
           setOffset(0);
           setDetail(hit);

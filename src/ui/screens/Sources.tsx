@@ -11,7 +11,7 @@ import { TextField, editText } from '../components/TextField.js';
 import { useDashboard, useKeyMode } from '../data/context.js';
 import type { KeyMode } from '../data/context.js';
 import { errorMessage } from '../data/connection.js';
-import { useJobEvents, useResource, useThrottled } from '../data/hooks.js';
+import { useJobEvents, useLatestState, useResource, useThrottled } from '../data/hooks.js';
 import type { JobStarted, SnippetHit, SourceRow } from '../data/types.js';
 import { formatAgo, formatCount } from '../format.js';
 import { GLOBAL_KEYS, TEXT_GLOBAL_KEYS } from '../keys.js';
@@ -61,16 +61,17 @@ export function Sources({ active, width, height }: ScreenProps) {
     if (event.event === 'job_complete') reloadSoon();
   });
 
-  const [mode, setMode] = useState<Mode>('list');
-  const [filter, setFilter] = useState('');
-  const [selectedId, setSelectedId] = useState<string | null>(null);
+  // Read by the key handler through their refs: keys that arrive together each see the one before.
+  const [mode, setMode, modeRef] = useLatestState<Mode>('list');
+  const [filter, setFilter, filterRef] = useLatestState('');
+  const [selectedId, setSelectedId, selectedIdRef] = useLatestState<string | null>(null);
   const [notice, setNotice] = useState<Notice>(null);
-  const [form, setForm] = useState<SourceFormValues>({ name: '', version: '', urlPatterns: '' });
+  const [form, setForm, formRef] = useLatestState<SourceFormValues>({ name: '', version: '', urlPatterns: '' });
   const [formErrors, setFormErrors] = useState<SourceFormErrors>({});
-  const [field, setField] = useState(0);
+  const [field, setField, fieldRef] = useLatestState(0);
   const [saving, setSaving] = useState(false);
   const [loadingForm, setLoadingForm] = useState(false);
-  const [snippetIndex, setSnippetIndex] = useState(0);
+  const [snippetIndex, setSnippetIndex, snippetIndexRef] = useLatestState(0);
   const [snippetOffset, setSnippetOffset] = useState(0);
   useKeyMode(KEY_MODES[mode], active);
 
@@ -98,9 +99,9 @@ export function Sources({ active, width, height }: ScreenProps) {
     );
   };
 
-  const save = () => {
+  const save = (selected: SourceRow | undefined) => {
     if (!selected || saving || loadingForm) return;
-    const result = validateSourceForm(form);
+    const result = validateSourceForm(formRef.current);
     if (!result.ok) {
       setFormErrors(result.errors);
       return;
@@ -121,109 +122,136 @@ export function Sources({ active, width, height }: ScreenProps) {
     );
   };
 
+  /** The selection as of the last key, not the last render. */
+  const current = () => {
+    const rows = filterSources(sources.data ?? [], filterRef.current);
+    const index = Math.max(0, rows.findIndex((s) => s.id === selectedIdRef.current));
+    return { rows, index, selected: rows[index] };
+  };
+
+  const filterKey = (input: string, key: Key) => {
+    const { rows, index } = current();
+    if (key.return || key.escape) {
+      if (key.escape) setFilter('');
+      setMode('list');
+    } else if (key.upArrow || key.downArrow) setSelectedId(rows[moveIndex(index, rows.length, key, '', 1)]?.id ?? null);
+    else if (!key.tab) setFilter((f) => editText(f, input, key));
+  };
+
+  const editKey = (input: string, key: Key) => {
+    if (key.escape) {
+      setMode('list');
+      setNotice(null);
+    } else if (key.return) save(current().selected);
+    else if (key.tab || key.downArrow || key.upArrow) setField((f) => (f + (key.shift || key.upArrow ? FIELDS.length - 1 : 1)) % FIELDS.length);
+    else {
+      const name = FIELDS[fieldRef.current]!.name;
+      setForm((v) => ({ ...v, [name]: editText(v[name], input, key) }));
+      setFormErrors((e) => ({ ...e, [name]: undefined }));
+    }
+  };
+
+  const deleteKey = (input: string, key: Key) => {
+    const { selected } = current();
+    if (input === 'y' && selected) {
+      const target = selected;
+      setMode('list');
+      act(`Delete ${label(target)}`, () => data.deleteSource(target.id), () => setNotice({ kind: 'success', message: `Deleted ${label(target)}.` }));
+    } else if (input === 'n' || key.escape || key.return) {
+      setMode('list');
+      setNotice({ kind: 'info', message: 'Delete cancelled.' });
+    }
+  };
+
+  const snippetKey = (input: string, key: Key) => {
+    const max = snippet ? maxSnippetOffset(snippet, height - 1) : 0;
+    const page = Math.max(1, height - 8);
+    if (key.escape || key.backspace || key.delete) setMode('snippets');
+    else if (key.downArrow || input === 'j') setSnippetOffset((o) => Math.min(max, o + 1));
+    else if (key.upArrow || input === 'k') setSnippetOffset((o) => Math.max(0, o - 1));
+    else if (key.pageDown || input === ' ') setSnippetOffset((o) => Math.min(max, o + page));
+    else if (key.pageUp) setSnippetOffset((o) => Math.max(0, o - page));
+  };
+
+  const snippetsKey = (input: string, key: Key) => {
+    if (key.escape || key.backspace || key.delete) setMode('list');
+    else if (key.return && snippetRows[Math.min(snippetIndexRef.current, snippetRows.length - 1)]) {
+      setSnippetOffset(0);
+      setMode('snippet');
+    } else setSnippetIndex((i) => Math.max(0, moveIndex(i, snippetRows.length, key, input, tableHeight - 1)));
+  };
+
+  const recrawl = (selected: SourceRow) => {
+    if (selected.kind === 'upload') {
+      setNotice({ kind: 'error', message: `${label(selected)} was uploaded, not crawled; upload it again to refresh it.` });
+      return;
+    }
+    act(`Recrawl ${label(selected)}`, () => data.recrawlSource(selected.id), (result) => {
+      const started = result as JobStarted;
+      setNotice(
+        started.warning
+          ? { kind: 'info', message: `Recrawl of ${label(selected)} queued (job ${started.jobId.slice(0, 8)}). ${started.warning}` }
+          : { kind: 'success', message: `Recrawl of ${label(selected)} queued (job ${started.jobId.slice(0, 8)}). See screen 3.` },
+      );
+    });
+  };
+
+  const openEdit = (target: SourceRow) => {
+    setForm({ name: target.name, version: target.version, urlPatterns: '' });
+    setFormErrors({});
+    setField(0);
+    setNotice(null);
+    setLoadingForm(true);
+    setMode('edit');
+    // The patterns live in the stored crawl configuration, read fresh so the form edits what is saved.
+    data.sourceEdit(target.id).then(
+      (edit) => {
+        setLoadingForm(false);
+        setForm({ name: edit.name, version: edit.version, urlPatterns: edit.urlPatterns.join(', ') });
+      },
+      (error: unknown) => {
+        setLoadingForm(false);
+        setMode('list');
+        setNotice({ kind: 'error', message: `Could not load ${label(target)}: ${errorMessage(error)}` });
+      },
+    );
+  };
+
+  const listKey = (input: string, key: Key) => {
+    if (input === '/') {
+      setMode('filter');
+      return;
+    }
+    if (key.escape && filterRef.current) {
+      setFilter('');
+      return;
+    }
+    const { rows, index, selected } = current();
+    if (!selected) return;
+    const next = moveIndex(index, rows.length, key, input, tableHeight - 1);
+    if (next !== index) setSelectedId(rows[next]?.id ?? null);
+    else if (input === 'r') recrawl(selected);
+    else if (input === 'e') openEdit(selected);
+    else if (input === 'd') {
+      setNotice(null);
+      setMode('delete');
+    } else if (key.return) {
+      setSnippetIndex(0);
+      setMode('snippets');
+    }
+  };
+
+  const keyHandlers: Record<Mode, (input: string, key: Key) => void> = {
+    list: listKey,
+    filter: filterKey,
+    edit: editKey,
+    delete: deleteKey,
+    snippets: snippetsKey,
+    snippet: snippetKey,
+  };
+
   useInput(
-    (input, key) => {
-      if (mode === 'filter') {
-        if (key.return || key.escape) {
-          if (key.escape) setFilter('');
-          setMode('list');
-        } else if (key.upArrow || key.downArrow) setSelectedId(rows[moveIndex(index, rows.length, key, '', 1)]?.id ?? null);
-        else if (!key.tab) setFilter((f) => editText(f, input, key));
-        return;
-      }
-      if (mode === 'edit') {
-        if (key.escape) {
-          setMode('list');
-          setNotice(null);
-        } else if (key.return) save();
-        else if (key.tab || key.downArrow || key.upArrow) setField((f) => (f + (key.shift || key.upArrow ? FIELDS.length - 1 : 1)) % FIELDS.length);
-        else {
-          const name = FIELDS[field]!.name;
-          setForm((v) => ({ ...v, [name]: editText(v[name], input, key) }));
-          setFormErrors((e) => ({ ...e, [name]: undefined }));
-        }
-        return;
-      }
-      if (mode === 'delete') {
-        if (input === 'y' && selected) {
-          const target = selected;
-          setMode('list');
-          act(`Delete ${label(target)}`, () => data.deleteSource(target.id), () => setNotice({ kind: 'success', message: `Deleted ${label(target)}.` }));
-        } else if (input === 'n' || key.escape || key.return) {
-          setMode('list');
-          setNotice({ kind: 'info', message: 'Delete cancelled.' });
-        }
-        return;
-      }
-      if (mode === 'snippet') {
-        const max = snippet ? maxSnippetOffset(snippet, height - 1) : 0;
-        const page = Math.max(1, height - 8);
-        if (key.escape || key.backspace || key.delete) setMode('snippets');
-        else if (key.downArrow || input === 'j') setSnippetOffset((o) => Math.min(max, o + 1));
-        else if (key.upArrow || input === 'k') setSnippetOffset((o) => Math.max(0, o - 1));
-        else if (key.pageDown || input === ' ') setSnippetOffset((o) => Math.min(max, o + page));
-        else if (key.pageUp) setSnippetOffset((o) => Math.max(0, o - page));
-        return;
-      }
-      if (mode === 'snippets') {
-        if (key.escape || key.backspace || key.delete) setMode('list');
-        else if (key.return && snippet) {
-          setSnippetOffset(0);
-          setMode('snippet');
-        } else setSnippetIndex((i) => Math.max(0, moveIndex(i, snippetRows.length, key, input, tableHeight - 1)));
-        return;
-      }
-      // list
-      if (input === '/') {
-        setMode('filter');
-        return;
-      }
-      if (key.escape && filter) {
-        setFilter('');
-        return;
-      }
-      if (!selected) return;
-      const next = moveIndex(index, rows.length, key, input, tableHeight - 1);
-      if (next !== index) setSelectedId(rows[next]?.id ?? null);
-      else if (input === 'r') {
-        if (selected.kind === 'upload') setNotice({ kind: 'error', message: `${label(selected)} was uploaded, not crawled; upload it again to refresh it.` });
-        else
-          act(`Recrawl ${label(selected)}`, () => data.recrawlSource(selected.id), (result) => {
-            const started = result as JobStarted;
-            setNotice(
-              started.warning
-                ? { kind: 'info', message: `Recrawl of ${label(selected)} queued (job ${started.jobId.slice(0, 8)}). ${started.warning}` }
-                : { kind: 'success', message: `Recrawl of ${label(selected)} queued (job ${started.jobId.slice(0, 8)}). See screen 3.` },
-            );
-          });
-      } else if (input === 'e') {
-        const target = selected;
-        setForm({ name: target.name, version: target.version, urlPatterns: '' });
-        setFormErrors({});
-        setField(0);
-        setNotice(null);
-        setLoadingForm(true);
-        setMode('edit');
-        // The patterns live in the stored crawl configuration, read fresh so the form edits what is saved.
-        data.sourceEdit(target.id).then(
-          (edit) => {
-            setLoadingForm(false);
-            setForm({ name: edit.name, version: edit.version, urlPatterns: edit.urlPatterns.join(', ') });
-          },
-          (error: unknown) => {
-            setLoadingForm(false);
-            setMode('list');
-            setNotice({ kind: 'error', message: `Could not load ${label(target)}: ${errorMessage(error)}` });
-          },
-        );
-      } else if (input === 'd') {
-        setNotice(null);
-        setMode('delete');
-      } else if (key.return) {
-        setSnippetIndex(0);
-        setMode('snippets');
-      }
-    },
+    (input, key) => keyHandlers[modeRef.current](input, key),
     { isActive: active },
   );
 

@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { UserError } from '../../errors.js';
+import { MAX_QUERY_CHARS } from '../../search/query.js';
 import { searchSnippetsShared } from '../../search/shared.js';
 import { SEPARATOR, formatSnippets } from '../format.js';
 import type { SnippetForModel } from '../format.js';
@@ -24,7 +25,7 @@ const inputSchema = z.object({
     .describe('The library: its id from search_libraries, its name ("fastapi"; fuzzy, typos tolerated) or name@version ("react@18.2").'),
   query: z
     .string()
-    .max(500)
+    .max(MAX_QUERY_CHARS)
     .optional()
     .describe('What to look for inside the library, e.g. "dependency injection" or "useEffect cleanup". Omit to browse the library\'s snippets.'),
   limit: limitArg,

@@ -1,0 +1,77 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { execa } from 'execa';
+import type { ResultPromise } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { liveWorkers } from '../../src/core/crawl/jobs.js';
+import { BIN } from '../helpers/cli.js';
+import { createTestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+
+/**
+ * Ctrl-C while `crawl start --wait` follows a crawl that a `docdex worker` process runs: the crawl is the
+ * worker's, so the CLI says once that it goes on there and exits 130, the shell's code for an interrupt.
+ */
+
+function waitFor(child: ResultPromise, pattern: RegExp, timeoutMs = 60_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; output:\n${seen}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (pattern.test(seen)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+  });
+}
+
+describe('Ctrl-C during crawl start --wait with a worker running', () => {
+  let db: TestDatabase;
+  let site: http.Server;
+  let siteUrl: string;
+  let worker: ResultPromise | undefined;
+
+  beforeAll(async () => {
+    db = await createTestDatabase({ CRAWL_ALLOW_HOSTS: '127.0.0.1' });
+    // Every page answers slowly, so the crawl is still running when the interrupt comes.
+    site = http.createServer((req, res) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body><h1>Slow</h1></body></html>'), 20_000);
+      res.once('close', () => clearTimeout(timer));
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/docs/`;
+  });
+
+  afterAll(async () => {
+    worker?.kill('SIGKILL');
+    await worker?.catch(() => undefined);
+    site.closeAllConnections();
+    site.close();
+    await db.drop();
+  });
+
+  it('says once that the crawl continues on the worker, and exits 130', async () => {
+    worker = execa(process.execPath, [BIN, 'worker'], { env: db.env, extendEnv: false, reject: false });
+    for (let i = 0; i < 200 && (await liveWorkers(db.pool)).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await liveWorkers(db.pool)).length).toBeGreaterThan(0);
+
+    const follow = execa(process.execPath, [BIN, 'crawl', 'start', siteUrl, '--wait', '--depth', '0'], { env: db.env, extendEnv: false, reject: false, stdin: 'ignore' });
+    await waitFor(follow, /^crawl [0-9a-f]{8} /m);
+    const { rows } = await db.pool.query<{ status: string }>('SELECT status FROM crawl_jobs');
+    expect(rows.map((r) => r.status)).not.toContain('completed');
+    follow.kill('SIGINT');
+    const result = await follow;
+    expect(result.exitCode, String(result.stderr)).toBe(130);
+    const said = String(result.stderr).match(/continues on its worker/g) ?? [];
+    expect(said).toHaveLength(1);
+    expect(`${String(result.stdout)}${String(result.stderr)}`).not.toContain('unknown error');
+    // Interrupting the follower left the crawl alone.
+    const after = await db.pool.query<{ status: string }>('SELECT status FROM crawl_jobs');
+    expect(['queued', 'running']).toContain(after.rows[0]!.status);
+  });
+});

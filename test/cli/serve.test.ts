@@ -1,0 +1,117 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import type { ResultPromise } from 'execa';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BIN } from '../helpers/cli.js';
+import { createTestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+
+/** `docdex serve` as a user starts it: the real binary, in a directory of its own. */
+
+type Serve = ResultPromise<{ cwd: string; env: NodeJS.ProcessEnv; extendEnv: false; reject: false; all: true; stdin: 'pipe' }>;
+
+let db: TestDatabase;
+let cwd: string;
+const running: Serve[] = [];
+
+function serve(args: string[], env: NodeJS.ProcessEnv = {}): Serve {
+  const base: NodeJS.ProcessEnv = { ...db.env, LOG_LEVEL: 'info', ...env };
+  if (!('WORKSPACE_PATH' in env)) delete base.WORKSPACE_PATH;
+  const child = execa(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', ...args], { cwd, env: base, extendEnv: false, reject: false, all: true, stdin: 'pipe' });
+  running.push(child);
+  return child;
+}
+
+/** Resolves with everything the process printed once `pattern` shows up (or rejects when it exits first). */
+function waitForOutput(child: Serve, pattern: RegExp, timeoutMs = 60_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; output:\n${seen}`)), timeoutMs);
+    child.all!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (pattern.test(seen)) {
+        clearTimeout(timer);
+        resolve(seen);
+      }
+    });
+    void child.then(() => {
+      clearTimeout(timer);
+      if (!pattern.test(seen)) reject(new Error(`exited before ${pattern}; output:\n${seen}`));
+    });
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db.drop();
+});
+afterEach(async () => {
+  for (const child of running.splice(0)) {
+    child.kill('SIGTERM');
+    await child;
+  }
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+describe('docdex serve', () => {
+  it('provisions no agent workspace for a docs-only user', async () => {
+    cwd = mkdtempSync(path.join(os.tmpdir(), 'docdex-serve-'));
+    const child = serve(['--port', String(await freePort())]);
+    const output = await waitForOutput(child, /agent manager off/);
+    expect(output).toContain('docdex daemon listening');
+    expect(existsSync(path.join(cwd, 'workspace'))).toBe(false);
+    child.kill('SIGTERM');
+    expect((await child).exitCode).toBe(0);
+    expect(existsSync(path.join(cwd, 'workspace'))).toBe(false);
+  });
+
+  it('says a busy port in one Error: and one Hint: line, and provisions nothing', async () => {
+    cwd = mkdtempSync(path.join(os.tmpdir(), 'docdex-serve-'));
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as AddressInfo;
+    try {
+      const result = await serve(['--port', String(port), '--agent']);
+      expect(result.exitCode).toBe(1);
+      const lines = String(result.all).trimEnd().split('\n').filter((l) => /^(Error|Hint):/.test(l));
+      expect(lines).toEqual([`Error: port ${port} is in use on 127.0.0.1.`, 'Hint: Pick another port with --port or API_PORT, or stop what is listening there.']);
+      expect(String(result.all)).not.toContain('EADDRINUSE');
+      expect(existsSync(path.join(cwd, 'workspace'))).toBe(false);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('provisions ./workspace when asked with --agent', async () => {
+    cwd = mkdtempSync(path.join(os.tmpdir(), 'docdex-serve-'));
+    const child = serve(['--port', String(await freePort()), '--agent']);
+    await waitForOutput(child, /agent workspace ready/);
+    expect(existsSync(path.join(cwd, 'workspace'))).toBe(true);
+  });
+
+  it('with --mcp, says on stderr which home and database it uses', async () => {
+    cwd = mkdtempSync(path.join(os.tmpdir(), 'docdex-serve-'));
+    const child = serve(['--mcp', '--no-workers']);
+    const output = await waitForOutput(child, /DOCDEX_HOME/);
+    const line = output.split('\n').find((l) => l.includes('DOCDEX_HOME'))!;
+    expect(line).toContain(db.home);
+    expect(line).toContain(db.name);
+    child.stdin!.end();
+    expect((await child).exitCode).toBe(0);
+    expect(String((await child).stdout)).toBe('');
+  });
+});
