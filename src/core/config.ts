@@ -115,6 +115,8 @@ const envSchema = z.object({
 
   CRAWL_DELAY: number(1.0, 0, 3600, 'of seconds from 0 to 3600'),
   MAX_CONCURRENT_CRAWLS: number(20, 1, 20, 'from 1 to 20', true),
+  EXTRACT_THREADS: number(2, 1, 64, 'from 1 to 64', true),
+  EXTRACT_TIMEOUT_SECONDS: number(20, 0.01, 3600, 'of seconds from 0.01 to 3600'),
   // Two per core: a search alternates between PostgreSQL's CPU and the daemon's, so one per core leaves them idle.
   SEARCH_CONCURRENCY: number(2 * availableParallelism(), 1, 1000, 'from 1 to 1000', true),
 
@@ -158,6 +160,8 @@ export interface Config {
   api: { host: string; port: number; corsOrigins: string[]; auth: boolean; searchConcurrency: number };
   mcpAuth: { enabled: boolean; tokens: string[] };
   crawl: { delaySeconds: number; maxConcurrent: number };
+  /** Extraction of crawled pages and uploaded files in worker threads, with a time budget per document. */
+  extract: { threads: number; timeoutMs: number };
   llm: {
     enabled: boolean;
     apiKey?: string;
@@ -256,6 +260,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     mcpAuth: { enabled: env.MCP_AUTH_ENABLED, tokens },
     crawl: { delaySeconds: env.CRAWL_DELAY, maxConcurrent: env.MAX_CONCURRENT_CRAWLS },
+    extract: { threads: env.EXTRACT_THREADS, timeoutMs: Math.round(env.EXTRACT_TIMEOUT_SECONDS * 1000) },
     llm: {
       enabled: env.CODE_ENABLE_LLM_EXTRACTION,
       ...(env.CODE_LLM_API_KEY === undefined ? {} : { apiKey: env.CODE_LLM_API_KEY }),
