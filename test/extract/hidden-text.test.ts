@@ -67,6 +67,7 @@ describe('invisible and control characters', () => {
     );
     expect(r.page.title).toBe('Hidden text');
     expect(r.page.description).toBe('A library[31m');
+    // eslint-disable-next-line no-control-regex -- a control character is what this asserts is gone
     expect(r.page.markdown).not.toMatch(/[\u202A-\u202E\u2066-\u2069\u200B-\u200D\u2060\uFEFF\u0007]/);
     const s = r.snippets[0]!;
     expect(s.description).toBe('Call evil safely.');
@@ -86,6 +87,7 @@ describe('invisible and control characters', () => {
     const text = fc.array(fc.oneof(fc.string({ maxLength: 5 }), invisible), { maxLength: 40 }).map((a) => a.join(''));
     fc.assert(
       fc.property(text, text, (prose, code) => {
+        // eslint-disable-next-line no-control-regex -- control characters are what this asserts are gone
         expect(visibleText(prose)).not.toMatch(/[\u202A-\u202E\u2066-\u2069\u200B-\u200D\u2060\uFEFF\u0000-\u0008\u0080-\u009F]/);
         expect(visibleCode(code)).not.toMatch(/[\u202A-\u202E\u2066-\u2069\u200B-\u200D\u2060\uFEFF]/);
         const r = extract(`# ${prose}\n\n${prose}\n\n\`\`\`\n${code}\n\`\`\`\n`, 'https://docs.example.test/p.md');

@@ -287,7 +287,7 @@ async function storeOk(
   const isStart = job.startKeys.has(key);
   const keys = [key];
   let docKey = key;
-  let documentUrl = cleanUrl(result.url)!;
+  const documentUrl = cleanUrl(result.url)!;
   let aliasReason = '';
   const finalKey = normalizeUrl(result.url)!;
   if (finalKey !== key) {

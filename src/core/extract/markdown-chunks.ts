@@ -14,7 +14,7 @@ export const MARKDOWN_CHUNK_CHARS = 8 * 1024;
 /** Reference definitions copied into each chunk; chunks grow to twice their size so the copies stay a fraction. */
 const MAX_CARRIED_DEFINITIONS = 32 * 1024;
 // One-line link reference definitions: `[label]: destination "optional title"` (not `[^1]:` footnotes).
-const DEFINITION = /^ {0,3}\[(?!\^)(?:[^\]\[\\\n]|\\.){1,999}\]:[ \t]*(?:<[^>\n]*>|[^\s<]\S*)(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$/gm;
+const DEFINITION = /^ {0,3}\[(?!\^)(?:[^\][\\\n]|\\.){1,999}\]:[ \t]*(?:<[^>\n]*>|[^\s<]\S*)(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$/gm;
 
 const FRONTMATTER = /^(?:---|\+\+\+)\r?\n[\s\S]*?\r?\n(?:---|\+\+\+|\.\.\.)[ \t]*(?:\r?\n|$)/;
 const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})/;
