@@ -137,6 +137,8 @@ const envSchema = z.object({
   CRAWL_DELAY: number(1.0, 0, 3600, 'of seconds from 0 to 3600'),
   MAX_CONCURRENT_CRAWLS: number(20, 1, 20, 'from 1 to 20', true),
   CRAWL_ALLOW_HOSTS: allowHosts,
+  EXTRACT_THREADS: number(2, 1, 64, 'from 1 to 64', true),
+  EXTRACT_TIMEOUT_SECONDS: number(20, 0.01, 3600, 'of seconds from 0.01 to 3600'),
   // Two per core: a search alternates between PostgreSQL's CPU and the daemon's, so one per core leaves them idle.
   SEARCH_CONCURRENCY: number(2 * availableParallelism(), 1, 1000, 'from 1 to 1000', true),
 
@@ -182,6 +184,8 @@ export interface Config {
   crawl: { delaySeconds: number; maxConcurrent: number };
   /** The outbound policy's allow-list (src/core/net/outbound.ts). */
   outbound: { allowHosts: AllowEntry[] };
+  /** Extraction of crawled pages and uploaded files in worker threads, with a time budget per document. */
+  extract: { threads: number; timeoutMs: number };
   llm: {
     enabled: boolean;
     apiKey?: string;
@@ -311,6 +315,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     mcpAuth: { enabled: env.MCP_AUTH_ENABLED, tokens },
     crawl: { delaySeconds: env.CRAWL_DELAY, maxConcurrent: env.MAX_CONCURRENT_CRAWLS },
     outbound: { allowHosts: env.CRAWL_ALLOW_HOSTS },
+    extract: { threads: env.EXTRACT_THREADS, timeoutMs: Math.round(env.EXTRACT_TIMEOUT_SECONDS * 1000) },
     llm: {
       enabled: env.CODE_ENABLE_LLM_EXTRACTION,
       ...(env.CODE_LLM_API_KEY === undefined ? {} : { apiKey: env.CODE_LLM_API_KEY }),

@@ -1,6 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { extractDocument } from '../extract/index.js';
+import type { ExtractInput, ExtractResult } from '../extract/index.js';
+import { ExtractionError } from '../extract-pool/pool.js';
 import { fillSourceDescription } from '../sources/upsert.js';
 import { removePage, storePage, onPageWrite } from '../store/pages.js';
 import type { PageWrite, PageWriteResult } from '../store/pages.js';
@@ -65,6 +67,8 @@ export interface PageContext {
   afterStore?: (page: { jobId: string; sourceId: string; title: string; stored: PageWriteResult }) => Promise<void>;
   /** Foreground work of this process the crawl gives way to (see courtesy.ts). */
   giveWayTo?: ForegroundBusy;
+  /** Extracts a fetched page (the crawl worker's thread pool); in this thread when absent. Rejects with ExtractionError. */
+  extract?: (input: ExtractInput) => Promise<ExtractResult>;
 }
 
 // storePage runs registered hooks inside its transaction with the PageWrite object it was given; the crawler
@@ -264,6 +268,24 @@ async function handleOutcome(
   }
 }
 
+/** The page's extraction; null when it failed (over its time budget), after recording that on the page. */
+async function extractOrFail(
+  ctx: PageContext,
+  job: JobInfo,
+  token: string,
+  keys: string[],
+  result: Extract<FetchOutcome, { kind: 'ok' }>,
+): Promise<ExtractResult | null> {
+  const input: ExtractInput = { url: result.url, contentType: result.contentType, body: result.body };
+  try {
+    return ctx.extract ? await ctx.extract(input) : extractDocument(input);
+  } catch (error) {
+    if (!(error instanceof ExtractionError)) throw error;
+    await settle(ctx, job, token, keys.map((k) => ({ url: k, status: 'failed' as const, httpStatus: result.status, error: error.message })));
+    return null;
+  }
+}
+
 async function storeOk(
   ctx: PageContext,
   job: JobInfo,
@@ -276,7 +298,7 @@ async function storeOk(
   const isStart = job.startKeys.has(key);
   const keys = [key];
   let docKey = key;
-  let documentUrl = cleanUrl(result.url)!;
+  const documentUrl = cleanUrl(result.url)!;
   let aliasReason = '';
   const finalKey = normalizeUrl(result.url)!;
   if (finalKey !== key) {
@@ -314,11 +336,38 @@ async function storeOk(
     return 'unchanged';
   }
 
-  const extracted = extractDocument({ url: result.url, contentType: result.contentType, body: result.body });
+  const extracted = await extractOrFail(ctx, job, token, keys, result);
+  if (extracted === null) return 'failed';
+  return storeExtracted(ctx, job, token, { key, depth, keys, docKey, documentUrl, aliasReason, contentHash, isStart }, result, extracted);
+}
+
+/** Where a fetched page stands before it is stored: the frontier keys it answers for and its document URL. */
+interface FetchedDoc {
+  key: string;
+  depth: number;
+  keys: string[];
+  docKey: string;
+  documentUrl: string;
+  aliasReason: string;
+  contentHash: string;
+  isStart: boolean;
+}
+
+/** Stores an extracted page (after claiming its canonical URL) with its frontier rows and links, in one transaction. */
+async function storeExtracted(
+  ctx: PageContext,
+  job: JobInfo,
+  token: string,
+  doc: FetchedDoc,
+  result: Extract<FetchOutcome, { kind: 'ok' }>,
+  extracted: ExtractResult,
+): Promise<PageResult> {
+  const { key, depth, keys, contentHash } = doc;
+  let { docKey, documentUrl, aliasReason } = doc;
   const page = extracted.page;
   const canonical = page.canonicalUrl ? cleanUrl(page.canonicalUrl) : null;
   const canonicalKey = canonical ? normalizeUrl(canonical) : null;
-  if (canonical && canonicalKey && !keys.includes(canonicalKey) && sameOrigin(canonical, result.url) && (isStart || job.scope.allows(new URL(canonical)))) {
+  if (canonical && canonicalKey && !keys.includes(canonicalKey) && sameOrigin(canonical, result.url) && (doc.isStart || job.scope.allows(new URL(canonical)))) {
     const owned = await claimAlias(ctx.pool, { jobId: job.id, url: canonicalKey, fetchUrl: canonical, depth, workerId: ctx.workerId, token, from: key });
     if (!owned) {
       await settle(
@@ -336,6 +385,11 @@ async function storeOk(
   }
   const found = page.noFollow ? [] : [...new Set(page.links)];
   const links = found.slice(0, MAX_LINKS_PER_PAGE);
+  const record: FetchRecord = { documentUrl, contentHash, etag: result.etag, lastModified: result.lastModified, links };
+  const rows: SettleRow[] = keys
+    .filter((k) => k !== docKey)
+    .map((k) => ({ url: k, status: 'skipped' as const, httpStatus: result.status, skipReason: aliasReason }));
+  const done: SettleRow = { url: docKey, status: 'done', httpStatus: result.status, contentHash, etag: result.etag, lastModified: result.lastModified, documentUrl };
   const write: PageWrite = {
     sourceId: job.sourceId,
     url: documentUrl,
@@ -353,25 +407,7 @@ async function storeOk(
     // Links first, at the depth the page was claimed at, then the page's own row: a page lowering this page's
     // depth (its UPDATE waits for our row) then holds nothing we still wait for.
     await expandLinks(client, expandContext(ctx, job), depth, keys, links);
-    const d = await settleRows(
-      client,
-      job.id,
-      token,
-      [
-        ...aliasRows(aliasReason),
-        {
-          url: docKey,
-          status: 'done',
-          httpStatus: result.status,
-          contentHash,
-          etag: result.etag,
-          lastModified: result.lastModified,
-          documentUrl,
-          snippets: newSnippetIds.length,
-        },
-      ],
-      { sourceId: job.sourceId, urls: keys, value: record(links, documentUrl) },
-    );
+    const d = await settleRows(client, job.id, token, [...rows, { ...done, snippets: newSnippetIds.length }], { sourceId: job.sourceId, urls: keys, value: record });
     // Found at a shallower depth while this page was being fetched: its links go one level further now.
     if (d < depth) await expandLinks(client, expandContext(ctx, job), d, keys, links);
     if (keys.includes(job.firstStartKey)) await fillSourceDescription(client, job.sourceId, page.description);

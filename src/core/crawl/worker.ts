@@ -3,6 +3,8 @@ import { hostname } from 'node:os';
 import pg from 'pg';
 import type { Job, PgBoss } from 'pg-boss';
 import type { Config } from '../config.js';
+import { createExtractionPool } from '../extract-pool/pool.js';
+import type { ExtractionPool } from '../extract-pool/pool.js';
 import type { ConnectionInfo } from '../db/connect.js';
 import { SCHEMA } from '../db/migrate.js';
 import type { JobEvent } from '../events/notify.js';
@@ -55,6 +57,8 @@ export interface CrawlWorkerOptions {
   maxCrawlDelaySeconds?: number;
   /** Foreground work of this process that pages give way to (see courtesy.ts). Default: none, full speed. */
   giveWayTo?: ForegroundBusy;
+  /** Worker threads that extract pages. Default: a pool of this worker's own (EXTRACT_THREADS), closed with it. */
+  extraction?: ExtractionPool;
   onError?: (error: Error) => void;
   onEvent?: (event: WorkerEvent) => void;
 }
@@ -218,6 +222,8 @@ export async function startCrawlWorkers(
   const controllers = new Map<string, Promise<void>>();
 
   const fetcher = new PageFetcher({ allowHosts: config.outbound.allowHosts, ...options.fetch });
+  // Pages come from anywhere: their extraction runs in worker threads with a time budget, off this thread.
+  const extraction = options.extraction ?? createExtractionPool(config.extract);
   const robots = new RobotsStore(pool, fetcher, config.crawl.delaySeconds, options.maxCrawlDelaySeconds);
 
   const jobInfo = (jobId: string): Promise<JobInfo | null> => {
@@ -344,6 +350,7 @@ export async function startCrawlWorkers(
     enqueue,
     delaySeconds: config.crawl.delaySeconds,
     throttleWaitMs: options.throttleWaitMs ?? 100,
+    extract: (input) => extraction.extract(input),
     ...(options.giveWayTo ? { giveWayTo: options.giveWayTo } : {}),
     afterStore: (page) => queueEnhancementAfterStore(boss, config, { jobKind: 'crawl', ...page }, (error) => onError(error instanceof Error ? error : new Error(String(error)))),
   };
@@ -571,6 +578,7 @@ export async function startCrawlWorkers(
       presenceUp = false;
       await client?.end().catch(() => undefined);
       await fetcher.close();
+      if (options.extraction === undefined) await extraction.close();
       await pool.end().catch((error: unknown) => onError(error as Error));
       emit({ type: 'stopped', workerId });
     })();

@@ -37,10 +37,22 @@ const lineClass = new ClassMatcher(LINE_CLASS);
  * `<span style>`): the tree keeps its text and drops the element. Code blocks
  * hold about a third of a documentation page's elements.
  */
+// Inline styles that hide an element from a reader (but not from a program reading the text).
+const HIDDEN_STYLE =
+  /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|(?:opacity|font-size)\s*:\s*0(?:\.0*)?(?:[a-z%]+)?\s*(?:!important\s*)?(?:;|$)|clip\s*:\s*rect\(\s*0[a-z]*\s*,?\s*0|(?:left|top|right|text-indent|margin-left|margin-top)\s*:\s*-(?:9{3,}|\d{4,}))/i;
+const ZERO_SIZE = /(?:^|;)\s*(?:max-)?(?:width|height)\s*:\s*0(?:\.0*)?(?:[a-z%]+)?\s*(?:!important\s*)?(?:;|$)/i;
+const OVERFLOW_HIDDEN = /(?:^|;)\s*overflow\s*:\s*hidden/i;
+
+/** An inline style that hides the element: display, visibility, opacity, zero font size or box, or off-screen. */
+export function hiddenByStyle(style: string): boolean {
+  return HIDDEN_STYLE.test(style) || (ZERO_SIZE.test(style) && OVERFLOW_HIDDEN.test(style));
+}
+
 export function isPlainCodeSpan(attrs: Record<string, string>): boolean {
   if (attrs['aria-hidden'] !== undefined || attrs.hidden !== undefined || attrs['data-line-number'] !== undefined || attrs['data-linenos'] !== undefined) {
     return false;
   }
+  if (attrs.style !== undefined && hiddenByStyle(attrs.style)) return false;
   const cls = attrs.class;
   if (cls === undefined || cls.length === 0) return true;
   if (cls.length <= 3) return cls !== 'ln' && cls !== 'lnt' && cls !== 'gl';

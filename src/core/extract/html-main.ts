@@ -2,7 +2,7 @@
 // article in navigation, sidebars, breadcrumbs, "edit this page" links, copy
 // buttons and tab strips; none of that is context for a code example, and none
 // of it belongs in the page's markdown.
-import { ClassMatcher, codeJunkClass } from './code-classes.js';
+import { ClassMatcher, codeJunkClass, hiddenByStyle } from './code-classes.js';
 import { NO_ATTRS } from './html-parser.js';
 import { type HElement, type HtmlTree, Kind } from './html-tree.js';
 
@@ -100,6 +100,7 @@ export function isJunk(el: HElement): boolean {
   if (a === NO_ATTRS) return false;
   // Inactive tab panels carry `hidden` (Docusaurus, Starlight) and still hold real examples.
   if (a.hidden !== undefined && a.role !== 'tabpanel') return true;
+  if (a.style !== undefined && a.role !== 'tabpanel' && hiddenByStyle(a.style)) return true;
   if (a['aria-hidden'] === 'true' && tag !== 'pre' && tag !== 'code' && tag !== 'table' && tag !== 'div') return true;
   if (a.role !== undefined && JUNK_ROLES.has(a.role)) return true;
   const cls = a.class;
@@ -119,6 +120,7 @@ export function isCodeJunk(el: HElement): boolean {
   const a = el.attrs;
   if (a === NO_ATTRS) return false;
   if (a.hidden !== undefined) return true;
+  if (a.style !== undefined && hiddenByStyle(a.style)) return true;
   const cls = a.class;
   if (cls !== undefined && cls.length > 0) {
     // Highlighter token classes (Pygments `n`, `s1`, `gp`; Chroma `nx`) are short; only three short names are gutters.

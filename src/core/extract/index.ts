@@ -5,6 +5,7 @@
 import { extractAdoc } from './adoc.js';
 import { decodeBody, md5Hex } from './encoding.js';
 import { extractHtml } from './html.js';
+import { visibleResult } from './invisible.js';
 import { extractMarkdown } from './markdown.js';
 import { extractRst } from './rst.js';
 import type { ExtractInput, ExtractResult, PageFormat } from './types.js';
@@ -111,6 +112,10 @@ function safeHash(body: string | Uint8Array): string {
 }
 
 export function extractDocument(input: ExtractInput): ExtractResult {
+  return visibleResult(extractAny(input));
+}
+
+function extractAny(input: ExtractInput): ExtractResult {
   const url = String(input?.url ?? '');
   const body = input?.body ?? '';
   const contentHash = safeHash(typeof body === 'string' || body instanceof Uint8Array ? body : String(body));

@@ -21,6 +21,7 @@ import { parse as parseYaml } from 'yaml';
 import { resolveContexts, type StreamItem } from './context.js';
 import { asFilename } from './filename.js';
 import { htmlFragmentBlocks } from './html.js';
+import { markdownChunks } from './markdown-chunks.js';
 import { finaliseSnippets, type RawBlock } from './snippet.js';
 import type { ExtractedPage, ExtractResult } from './types.js';
 import { collapseSpaces } from './whitespace.js';
@@ -233,33 +234,68 @@ function markFenced(tree: Root, text: string): void {
   }
 }
 
-// micromark's container handling is quadratic in nesting depth (5,000 nested
-// list markers on one line took 24 s); no real document nests 32 deep.
+// mdast-util-from-markdown walks every event inside a list once for each list that encloses it
+// (prepareList), so a document costs its size times its list nesting depth: nested lists whose
+// indentation grows by two columns a line make that quadratic in the document's size. No real
+// document nests anywhere near this deep; deeper containers are flattened to this depth before
+// parsing.
 const MAX_CONTAINER_PREFIX = 32;
+// The leading indentation (columns) a list or block quote marker keeps. A list item's content starts
+// at least two columns right of its marker, so this bounds nesting by indentation to half of it.
+const MAX_MARKER_INDENT = 2 * MAX_CONTAINER_PREFIX;
 const DEEP_PREFIX = new RegExp(`^(?:[ \\t]{0,3}(?:>[ \\t]?|[-*+][ \\t]+|\\d{1,9}[.)][ \\t]+)){${MAX_CONTAINER_PREFIX + 1}}`, 'm');
 const CONTAINER = /^[ \t]{0,3}(?:>[ \t]?|[-*+][ \t]+|\d{1,9}[.)][ \t]+)/;
+// A marker after enough whitespace to be indented past MAX_MARKER_INDENT columns, were it all tabs
+// (four columns each); limitLineIndent counts the columns exactly.
+const DEEP_MARKER = new RegExp(`^[ \\t]{${Math.ceil((MAX_MARKER_INDENT + 1) / 4)},}(?:>|[-*+](?:[ \\t]|$)|\\d{1,9}[.)](?:[ \\t]|$))`, 'm');
+const MARKER_AFTER_INDENT = /^([ \t]+)(?=>|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$))/;
 
+/** Columns of leading whitespace, tabs to the next multiple of four as CommonMark counts them. */
+function indentColumns(indent: string): number {
+  let col = 0;
+  for (const ch of indent) col = ch === '\t' ? col + 4 - (col % 4) : col + 1;
+  return col;
+}
+
+/** Container markers on one line beyond MAX_CONTAINER_PREFIX are dropped. */
+function limitLinePrefix(line: string): string {
+  let rest = line;
+  let prefix = '';
+  for (let depth = 0; depth < MAX_CONTAINER_PREFIX; depth++) {
+    const m = CONTAINER.exec(rest);
+    if (m === null) return line;
+    prefix += m[0];
+    rest = rest.slice(m[0].length);
+  }
+  while (CONTAINER.test(rest)) rest = rest.replace(CONTAINER, '');
+  return prefix + rest;
+}
+
+/** A marker line indented past MAX_MARKER_INDENT columns keeps MAX_MARKER_INDENT of them. */
+function limitLineIndent(line: string): string {
+  const m = MARKER_AFTER_INDENT.exec(line);
+  if (m === null || indentColumns(m[1] as string) <= MAX_MARKER_INDENT) return line;
+  return ' '.repeat(MAX_MARKER_INDENT) + line.slice((m[1] as string).length);
+}
+
+/**
+ * Caps container nesting before parsing: at most MAX_CONTAINER_PREFIX markers on one line, and no
+ * marker indented past MAX_MARKER_INDENT columns. Documents within both limits come back unchanged.
+ */
 export function limitNesting(text: string): string {
-  if (!DEEP_PREFIX.test(text)) return text;
+  const manyMarkers = DEEP_PREFIX.test(text);
+  const deepIndent = DEEP_MARKER.test(text);
+  if (!manyMarkers && !deepIndent) return text;
   return text
     .split('\n')
     .map((line) => {
-      let rest = line;
-      let prefix = '';
-      for (let depth = 0; depth < MAX_CONTAINER_PREFIX; depth++) {
-        const m = CONTAINER.exec(rest);
-        if (m === null) return line;
-        prefix += m[0];
-        rest = rest.slice(m[0].length);
-      }
-      while (CONTAINER.test(rest)) rest = rest.replace(CONTAINER, '');
-      return prefix + rest;
+      const flat = manyMarkers ? limitLinePrefix(line) : line;
+      return deepIndent ? limitLineIndent(flat) : flat;
     })
     .join('\n');
 }
 
-function safeParse(source: string): Root {
-  const text = limitNesting(source);
+function parseChunk(text: string): Root {
   try {
     const tree = parseTree(text);
     markFenced(tree, text);
@@ -267,6 +303,16 @@ function safeParse(source: string): Root {
   } catch {
     return fallbackTree(text);
   }
+}
+
+function safeParse(source: string): Root {
+  const chunks = markdownChunks(limitNesting(source));
+  if (chunks.length === 1) return parseChunk(chunks[0] as string);
+  const children: Root['children'] = [];
+  for (const chunk of chunks) {
+    for (const node of parseChunk(chunk).children) children.push(node);
+  }
+  return { type: 'root', children };
 }
 
 function addBlock(st: MdState, block: RawBlock): void {

@@ -4,6 +4,9 @@ import type { Config } from '../config.js';
 import type { ConnectionInfo } from '../db/connect.js';
 import { publish } from '../events/notify.js';
 import { extractDocument } from '../extract/index.js';
+import type { ExtractInput, ExtractResult } from '../extract/index.js';
+import { createExtractionPool, ExtractionError } from '../extract-pool/pool.js';
+import type { ExtractionPool } from '../extract-pool/pool.js';
 import { createBoss } from '../queue/boss.js';
 import { onPageWrite, storePage } from '../store/pages.js';
 import type { PageWriteHook, PageWriteResult } from '../store/pages.js';
@@ -122,6 +125,8 @@ export type FileOutcome = 'done' | 'failed' | 'already-processed';
 export interface ProcessHooks {
   /** After the page is committed (the LLM stage queues it here). Must not throw. */
   afterStore?: (page: { jobId: string; sourceId: string; title: string; stored: PageWriteResult }) => Promise<void>;
+  /** Extracts the file (the upload worker's thread pool); in this thread when absent. Rejects with ExtractionError. */
+  extract?: (input: ExtractInput) => Promise<ExtractResult>;
 }
 
 export async function processUploadFile(pool: pg.Pool, fileId: number, hooks: ProcessHooks = {}): Promise<FileOutcome> {
@@ -145,7 +150,8 @@ export async function processUploadFile(pool: pg.Pool, fileId: number, hooks: Pr
     return 'failed';
   }
   try {
-    const { page, snippets } = extractDocument({ url: file.url, contentType: contentTypeFor(file.path) ?? 'text/plain', body: file.content ?? '' });
+    const input: ExtractInput = { url: file.url, contentType: contentTypeFor(file.path) ?? 'text/plain', body: file.content ?? '' };
+    const { page, snippets } = hooks.extract ? await hooks.extract(input) : extractDocument(input);
     const stored = await storePage(pool, {
       sourceId: file.source_id,
       url: file.url,
@@ -159,6 +165,10 @@ export async function processUploadFile(pool: pg.Pool, fileId: number, hooks: Pr
     return 'done';
   } catch (error) {
     if (isTransient(error)) throw error;
+    if (error instanceof ExtractionError) {
+      await recordFailure(pool, fileId, file.job_id, error.message);
+      return 'failed';
+    }
     await recordFailure(pool, fileId, file.job_id, `could not be stored: ${(error as Error).message}`);
     return 'failed';
   }
@@ -175,8 +185,17 @@ export interface UploadWorkers {
 export async function startUploadWorkers(
   db: { pool: pg.Pool; info: ConnectionInfo },
   config: Config,
-  options: { boss?: PgBoss; concurrency?: number; pollingIntervalSeconds?: number; onError?: (error: unknown) => void } = {},
+  options: {
+    boss?: PgBoss;
+    concurrency?: number;
+    pollingIntervalSeconds?: number;
+    onError?: (error: unknown) => void;
+    /** Worker threads that extract files. Default: a pool of these workers' own (EXTRACT_THREADS), closed with them. */
+    extraction?: ExtractionPool;
+  } = {},
 ): Promise<UploadWorkers> {
+  // Uploaded files are untrusted: their extraction runs in worker threads with a time budget, off this thread.
+  const extraction = options.extraction ?? createExtractionPool(config.extract);
   const own = options.boss === undefined;
   const boss = options.boss ?? createBoss(db.info, { max: 2, instanceName: 'docdex-upload-worker' });
   if (own) {
@@ -192,6 +211,7 @@ export async function startUploadWorkers(
       for (const job of jobs) {
         await processUploadFile(db.pool, job.data.fileId, {
           afterStore: (page) => queueEnhancementAfterStore(boss, config, { jobKind: 'upload', ...page }, options.onError),
+          extract: (input) => extraction.extract(input),
         });
       }
     },
@@ -200,6 +220,7 @@ export async function startUploadWorkers(
     async stop() {
       await boss.offWork(UPLOAD_QUEUE).catch(() => undefined);
       if (own) await boss.stop({ graceful: true, close: true, timeout: 10_000 }).catch(() => undefined);
+      if (options.extraction === undefined) await extraction.close();
       await settleWaitingSearchIndexes(db.pool);
     },
   };
