@@ -71,8 +71,9 @@ describe('docdex serve', () => {
   it('provisions no agent workspace for a docs-only user', async () => {
     cwd = mkdtempSync(path.join(os.tmpdir(), 'docdex-serve-'));
     const child = serve(['--port', String(await freePort())]);
-    const output = await waitForOutput(child, /agent manager off/);
-    expect(output).toContain('docdex daemon listening');
+    // Logged once startDaemon returns, after its services (and so the agent manager's decision) started.
+    const output = await waitForOutput(child, /docdex daemon listening/);
+    expect(output).toContain('agent manager off');
     expect(existsSync(path.join(cwd, 'workspace'))).toBe(false);
     child.kill('SIGTERM');
     expect((await child).exitCode).toBe(0);
