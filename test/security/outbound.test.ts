@@ -132,7 +132,8 @@ async function socketsDuring(fn: () => Promise<unknown>): Promise<number> {
   return count;
 }
 
-describe('the connector: checked at connect time, after DNS', () => {
+/** An "internal" HTTP server on 127.0.0.1 for one describe block, counting the TCP connections it accepts. */
+function internalListener(): { port: () => number; connections: () => number } {
   let server: http.Server;
   let port = 0;
   let connections = 0;
@@ -145,6 +146,11 @@ describe('the connector: checked at connect time, after DNS', () => {
   afterAll(async () => {
     await new Promise<void>((r) => server.close(() => r()));
   });
+  return { port: () => port, connections: () => connections };
+}
+
+describe('the connector: checked at connect time, after DNS', () => {
+  const listener = internalListener();
 
   const zone: Record<string, string[]> = {
     'intranet.test': ['10.0.0.1'],
@@ -172,7 +178,7 @@ describe('the connector: checked at connect time, after DNS', () => {
     const agent = createOutboundAgent(strict, { resolve });
     let code: string | undefined;
     const sockets = await socketsDuring(async () => {
-      code = await refusedCode(agent, `http://${name}:${port}/`);
+      code = await refusedCode(agent, `http://${name}:${listener.port()}/`);
     });
     await agent.close();
     expect(code).toBe(OUTBOUND_REFUSED);
@@ -180,22 +186,22 @@ describe('the connector: checked at connect time, after DNS', () => {
   });
 
   it('refuses a name that resolves to loopback for a REST/MCP crawl, and reaches it for a CLI crawl', async () => {
-    const before = connections;
+    const before = listener.connections();
     const apiAgent = createOutboundAgent(strict, { resolve });
-    expect(await refusedCode(apiAgent, `http://rebind.test:${port}/`)).toBe(OUTBOUND_REFUSED);
+    expect(await refusedCode(apiAgent, `http://rebind.test:${listener.port()}/`)).toBe(OUTBOUND_REFUSED);
     await apiAgent.close();
-    expect(connections).toBe(before);
+    expect(listener.connections()).toBe(before);
     const cliAgent = createOutboundAgent(cli, { resolve });
     let text = '';
     // The channel the refusals are counted on does see a socket when one is made.
     const sockets = await socketsDuring(async () => {
-      const res = await request(`http://rebind.test:${port}/`, { dispatcher: cliAgent });
+      const res = await request(`http://rebind.test:${listener.port()}/`, { dispatcher: cliAgent });
       text = await res.body.text();
     });
     expect(text).toBe('internal');
     expect(sockets).toBe(1);
     await cliAgent.close();
-    expect(connections).toBe(before + 1);
+    expect(listener.connections()).toBe(before + 1);
   });
 
   it('dials only the admitted addresses of a name with several', async () => {
@@ -206,28 +212,17 @@ describe('the connector: checked at connect time, after DNS', () => {
 
   it('refuses IP literals in the connector too (for callers that skip the URL check)', async () => {
     const agent = createOutboundAgent(strict);
-    const before = connections;
-    for (const url of [`http://127.0.0.1:${port}/`, `http://[::ffff:127.0.0.1]:${port}/`, `http://0.0.0.0:${port}/`, `http://2130706433:${port}/`]) {
+    const before = listener.connections();
+    for (const url of [`http://127.0.0.1:${listener.port()}/`, `http://[::ffff:127.0.0.1]:${listener.port()}/`, `http://0.0.0.0:${listener.port()}/`, `http://2130706433:${listener.port()}/`]) {
       expect(await refusedCode(agent, url), url).toBe(OUTBOUND_REFUSED);
     }
     await agent.close();
-    expect(connections).toBe(before);
+    expect(listener.connections()).toBe(before);
   });
 });
 
 describe('the node:http agent (for libraries that do not use undici)', () => {
-  let server: http.Server;
-  let port = 0;
-  let connections = 0;
-  beforeAll(async () => {
-    server = http.createServer((_req, res) => res.end('internal'));
-    server.on('connection', () => connections++);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    port = (server.address() as AddressInfo).port;
-  });
-  afterAll(async () => {
-    await new Promise<void>((r) => server.close(() => r()));
-  });
+  const listener = internalListener();
 
   function get(url: string, agent: http.Agent): Promise<string> {
     return new Promise((resolve, reject) => {
@@ -244,18 +239,18 @@ describe('the node:http agent (for libraries that do not use undici)', () => {
 
   it('refuses literals and names that resolve inside, before any socket; reaches loopback only when allowed', async () => {
     const strictAgent = createOutboundNodeAgent(strict, { resolve });
-    const before = connections;
+    const before = listener.connections();
     const sockets = await socketsDuring(async () => {
-      await expect(get(`http://127.0.0.1:${port}/`, strictAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
-      await expect(get(`http://[::ffff:127.0.0.1]:${port}/`, strictAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
+      await expect(get(`http://127.0.0.1:${listener.port()}/`, strictAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
+      await expect(get(`http://[::ffff:127.0.0.1]:${listener.port()}/`, strictAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
     });
     expect(sockets).toBe(0);
-    await expect(get(`http://intranet.test:${port}/`, strictAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
-    await expect(get(`http://loop.test:${port}/`, strictAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
-    expect(connections).toBe(before);
+    await expect(get(`http://intranet.test:${listener.port()}/`, strictAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
+    await expect(get(`http://loop.test:${listener.port()}/`, strictAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
+    expect(listener.connections()).toBe(before);
     const cliAgent = createOutboundNodeAgent(cli, { resolve });
-    expect(await get(`http://loop.test:${port}/`, cliAgent)).toBe('internal');
-    await expect(get(`http://intranet.test:${port}/`, cliAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
+    expect(await get(`http://loop.test:${listener.port()}/`, cliAgent)).toBe('internal');
+    await expect(get(`http://intranet.test:${listener.port()}/`, cliAgent)).rejects.toMatchObject({ code: OUTBOUND_REFUSED });
     strictAgent.destroy();
     cliAgent.destroy();
   });

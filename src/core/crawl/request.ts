@@ -85,6 +85,15 @@ const domain = z
     return host;
   });
 
+/** A whole number from 1 to `max`, with messages that say the range. */
+function wholeNumberUpTo(max: number) {
+  return z
+    .number({ message: `expected a whole number from 1 to ${max}` })
+    .int(`expected a whole number from 1 to ${max}`)
+    .min(1, `must be from 1 to ${max}`)
+    .max(max, `must be from 1 to ${max}`);
+}
+
 /** Free-form JSON, capped by its serialized size so a request cannot store megabytes with a source. */
 export function cappedJsonRecord(maxBytes = MAX_METADATA_BYTES) {
   return z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
@@ -122,19 +131,9 @@ export const crawlRequestSchema = z.object({
   domain_filter: domain.nullish(),
   url_patterns: z.array(glob).max(100).optional(),
   exclude_patterns: z.array(glob).max(100).optional(),
-  max_concurrent_crawls: z
-    .number({ message: `expected a whole number from 1 to ${MAX_CONCURRENCY}` })
-    .int(`expected a whole number from 1 to ${MAX_CONCURRENCY}`)
-    .min(1, `must be from 1 to ${MAX_CONCURRENCY}`)
-    .max(MAX_CONCURRENCY, `must be from 1 to ${MAX_CONCURRENCY}`)
-    .optional(),
+  max_concurrent_crawls: wholeNumberUpTo(MAX_CONCURRENCY).optional(),
   metadata: cappedJsonRecord().optional(),
-  max_pages: z
-    .number({ message: `expected a whole number from 1 to ${MAX_PAGES_CEILING}` })
-    .int(`expected a whole number from 1 to ${MAX_PAGES_CEILING}`)
-    .min(1, `must be from 1 to ${MAX_PAGES_CEILING}`)
-    .max(MAX_PAGES_CEILING, `must be from 1 to ${MAX_PAGES_CEILING}`)
-    .optional(),
+  max_pages: wholeNumberUpTo(MAX_PAGES_CEILING).optional(),
   /** Beyond the spec: seed the frontier from sitemap.xml (robots.txt's Sitemap lines, else /sitemap.xml). */
   use_sitemap: z.boolean().optional(),
 });
