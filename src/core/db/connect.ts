@@ -77,6 +77,10 @@ export function createPool(info: ConnectionInfo, options: { max?: number; applic
   });
   // An idle client losing its connection (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Nor may a client that is checked out: pg emits 'error' on it as well as rejecting its queries, and the pool
+  // listens only while the client is idle. The rejected query is the report; the pool drops the broken client
+  // when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
