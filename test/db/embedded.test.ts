@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { embeddedStatus, ensureEmbeddedPostgres, serverMallocEnvironment, socketDirectory, stopEmbeddedPostgres } from '../../src/core/db/embedded.js';
+import { embeddedServerState, embeddedStatus, ensureEmbeddedPostgres, serverMallocEnvironment, socketDirectory, stopEmbeddedPostgres } from '../../src/core/db/embedded.js';
 import { runCli } from '../helpers/cli.js';
 
 const homes: string[] = [];
@@ -75,6 +75,24 @@ describe('embedded PostgreSQL', () => {
     expect(stop.exitCode).toBe(0);
     expect(embeddedStatus(home).running).toBe(false);
     await expect(query(first, 'SELECT 1')).rejects.toThrow();
+    // A stop the user asked for is not a crash for `docdex serve`'s supervisor to undo; a start clears it.
+    expect(embeddedServerState(home)).toBe('stopped');
+    await ensureEmbeddedPostgres(home);
+    expect(embeddedServerState(home)).toBe('running');
+  });
+
+  it('counts a killed server as crashed at once, zombie or not, and even once its postmaster.pid is gone', async () => {
+    const home = freshHome();
+    await ensureEmbeddedPostgres(home);
+    const pid = embeddedStatus(home).pid!;
+    process.kill(pid, 'SIGKILL');
+    // Until its parent (often the machine's init) reaps it, the postmaster is a zombie: kill(0) still succeeds.
+    for (let i = 0; i < 100 && embeddedServerState(home) === 'running'; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(embeddedServerState(home)).toBe('crashed');
+    // Another process's start attempt removes the stale file before it fails, as one does while the dead
+    // server's backends still hold its shared memory.
+    rmSync(path.join(home, 'postgres', 'postmaster.pid'), { force: true });
+    expect(embeddedServerState(home)).toBe('crashed');
   });
 
   it('survives concurrent starts from several processes without corruption', async () => {

@@ -62,6 +62,9 @@ describe('embedded PostgreSQL under docdex serve', () => {
     };
     const up = await waitFor(healthy, 120_000);
     expect(up.value, output).not.toBeNull();
+    // serve binds before it starts its workers; it logs this line once they are up. A database lost while they
+    // start is a failed start (serve exits 1), not the crash of a running daemon this test is about.
+    expect((await waitFor(async () => (output.includes('docdex daemon listening') ? true : null), 60_000)).value, output).toBe(true);
 
     const pid = embeddedStatus(home).pid!;
     expect(pid).toBeGreaterThan(0);

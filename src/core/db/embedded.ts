@@ -26,6 +26,8 @@ export interface EmbeddedPaths {
   passwordFile: string;
   logFile: string;
   lockTarget: string;
+  /** Left by `db stop`: the server is down because the user wants it down. */
+  stoppedMarker: string;
 }
 
 export interface EmbeddedConnection {
@@ -74,6 +76,7 @@ export function embeddedPaths(home: string): EmbeddedPaths {
     passwordFile: path.join(home, 'postgres.password'),
     logFile: path.join(home, 'postgres.log'),
     lockTarget: path.join(home, 'postgres.lock'),
+    stoppedMarker: path.join(home, 'postgres.stopped'),
   };
 }
 
@@ -172,6 +175,12 @@ function isAlive(pid: number): boolean {
 
 function isPostgresProcess(pid: number): boolean {
   try {
+    // A killed postmaster whose parent has not reaped it yet is a zombie: kill(0) still succeeds and its name
+    // is still postgres, but it serves nothing. Init processes that reap slowly (some container and VM inits)
+    // left the supervisor waiting for a server that was gone.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.charAt(stat.lastIndexOf(')') + 2);
+    if (state === 'Z' || state === 'X') return false;
     return readFileSync(`/proc/${pid}/comm`, 'utf8').trim().startsWith('postgres');
   } catch {
     // No /proc (macOS): trust kill(0).
@@ -377,13 +386,16 @@ export async function rotateEmbeddedLog(logFile: string, maxBytes = LOG_ROTATE_B
 }
 
 /**
- * 'crashed' when the server is down but left its postmaster.pid behind (killed, or the machine lost power);
- * 'stopped' when it was shut down cleanly (`db stop` removes the file), which is not a supervisor's to undo.
+ * 'stopped' when the user stopped it (`db stop` leaves a marker, which is not a supervisor's to undo) or it was
+ * never set up; 'crashed' when it is down otherwise (killed, or the machine lost power). Its postmaster.pid
+ * cannot tell: a start attempted by another process right after a crash removes the stale file, and if that
+ * start fails (the dead server's backends still hold its shared memory) the file is gone with no server.
  */
 export function embeddedServerState(home: string): 'running' | 'crashed' | 'stopped' {
   const paths = embeddedPaths(home);
   if (runningServer(paths.dataDir)) return 'running';
-  return readPidFile(paths.dataDir) ? 'crashed' : 'stopped';
+  if (existsSync(paths.stoppedMarker) || !existsSync(path.join(paths.dataDir, 'PG_VERSION'))) return 'stopped';
+  return 'crashed';
 }
 
 /** Starts the cluster if needed (initialising it on first use) and returns how to connect. */
@@ -401,6 +413,8 @@ export async function startEmbeddedPostgres(home: string): Promise<EmbeddedConne
     const bin = await binaries();
     const already = runningServer(paths.dataDir);
     if (already) return connectionTo(already, paths);
+    // Starting is the user's wish that it runs, whoever stopped it before.
+    await fs.rm(paths.stoppedMarker, { force: true });
     if (!existsSync(path.join(paths.dataDir, 'PG_VERSION')) || !existsSync(paths.passwordFile)) {
       await initialise(paths, bin);
     }
@@ -445,6 +459,8 @@ export async function stopEmbeddedPostgres(home: string, timeoutMs = 30_000): Pr
   const paths = embeddedPaths(home);
   const running = runningServer(paths.dataDir);
   if (!running) return { stopped: true, wasRunning: false };
+  // Written before the signal, so a supervising `docdex serve` sees a wanted stop, not a crash to undo.
+  await fs.writeFile(paths.stoppedMarker, `stopped by pid ${process.pid}\n`);
   process.kill(running.pid, 'SIGINT');
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
