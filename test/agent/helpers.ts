@@ -1,5 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { agentRoutes } from '../../src/daemon/routes/agent.js';
 import type { ServiceStarter } from '../../src/daemon/server.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { startTestDaemon } from '../helpers/daemon.js';
+import { rawHttp } from '../helpers/raw-http.js';
 
 export interface AgentDaemon {
   base: string;
@@ -71,17 +72,7 @@ export async function startAgentDaemon(
 
 /** Raw HTTP, so that paths like `/a/../b` reach the server unnormalised (fetch would resolve them). */
 export function rawRequest(base: string, method: string, rawPath: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; body: string }> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method, path: rawPath, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) } }, (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (data += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+  return rawHttp(base, method, rawPath, { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body);
 }
 
 export interface RecordedRequest {

@@ -1,4 +1,3 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import fc from 'fast-check';
@@ -16,6 +15,7 @@ import { runCli } from '../helpers/cli.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { rawHttp } from '../helpers/raw-http.js';
 
 /**
  * The daemon's front door, attacked over real HTTP: DNS rebinding (foreign Host), cross-site writes (foreign
@@ -40,25 +40,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-interface Answer {
-  status: number;
-  body: string;
-}
-
-/** Raw HTTP with any Host header (fetch refuses to set it) and the path sent exactly as written. */
-function send(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<Answer> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method, path, setHost: !('host' in headers), headers }, (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (data += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const send = rawHttp;
 
 /** Opens /ws with the given headers; resolves with 101 when it opened, else the refusal's status. */
 function openWs(base: string, headers: Record<string, string>): Promise<number> {
