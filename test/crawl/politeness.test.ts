@@ -40,11 +40,9 @@ describe('politeness', () => {
     const a = await startCrawlWorkers(db, config, { ...FAST_WORKER, concurrency: 4 });
     const b = await startCrawlWorkers(db, config, { ...FAST_WORKER, concurrency: 4 });
     running.push(a, b);
-    const started = performance.now();
     // 127.0.0.1 and localhost are one server but two hosts for politeness.
     const job = await startCrawl(db, config, { name: 'polite', start_urls: [site.url('/'), site.url('/', 'localhost')], max_concurrent_crawls: 8 });
     const final = await waitJob(db, job.job_id, 30_000);
-    const elapsed = performance.now() - started;
     expect(final.status).toBe('completed');
     expect(final.pages_crawled).toBe(12);
 
@@ -55,8 +53,11 @@ describe('politeness', () => {
       const g = gaps(mine);
       expect(Math.min(...g), `${host} gaps ${g.map((x) => x.toFixed(1)).join(' ')}`).toBeGreaterThanOrEqual(DELAY_S * 1000);
     }
-    // Per host, not global: 14 requests in all, but the two hosts overlap.
-    expect(elapsed).toBeLessThan(13 * DELAY_S * 1000);
+    // Per host, not global: with one delay for all hosts, every two consecutive requests would be
+    // CRAWL_DELAY apart. The two hosts' streams run side by side, so some requests come closer together.
+    // (A bound on the elapsed time said the same, but failed on a loaded CI machine.)
+    const merged = gaps(arrivals.filter((r) => r.host.startsWith('127.0.0.1') || r.host.startsWith('localhost')));
+    expect(Math.min(...merged), `all gaps ${merged.map((x) => x.toFixed(1)).join(' ')}`).toBeLessThan(DELAY_S * 1000);
     const workersUsed = new Set((await frontier(db.pool, job.job_id)).map((r) => r.worker_id));
     expect(workersUsed.size).toBe(2);
     await a.stop();
