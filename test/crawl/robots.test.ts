@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_RULE_CHARS, MAX_RULES, parseRobots, ruleMatches } from '../../src/core/crawl/robots.js';
+import { MAX_RULE_CHARS, MAX_RULES, MAX_SITEMAPS, parseRobots, ruleMatches } from '../../src/core/crawl/robots.js';
 
 /**
  * robots.txt matching is the crawler's answer to a file a hostile site writes: it must be linear in the rule
@@ -98,5 +98,25 @@ describe('robots.txt matching', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('picks the group by its whole product token: an empty, partial or longer name is not docdex', () => {
+    for (const agent of ['', 'd', 'doc', 'docdexbot', 'xdocdex']) {
+      const r = parseRobots(`User-agent: ${agent}\nDisallow: /\n\nUser-agent: *\nDisallow: /star\n`);
+      expect(r.allows(new URL('https://x.org/page')), `User-agent: ${agent}`).toBe(true);
+      expect(r.allows(new URL('https://x.org/star')), `User-agent: ${agent}`).toBe(false);
+    }
+    for (const agent of ['docdex', 'DocDex', 'docdex/1.0', 'docdex (+https://x.org)']) {
+      const r = parseRobots(`User-agent: ${agent}\nDisallow: /\n\nUser-agent: *\nAllow: /\n`);
+      expect(r.allows(new URL('https://x.org/page')), `User-agent: ${agent}`).toBe(false);
+    }
+  });
+
+  it('keeps at most MAX_SITEMAPS Sitemap lines, each no longer than MAX_RULE_CHARS', () => {
+    const many = Array.from({ length: MAX_SITEMAPS + 20 }, (_, i) => `Sitemap: https://x.org/s${i}.xml`);
+    const long = `Sitemap: https://x.org/${'a'.repeat(MAX_RULE_CHARS)}.xml`;
+    const r = parseRobots([long, ...many].join('\n'));
+    expect(r.sitemaps).toHaveLength(MAX_SITEMAPS);
+    expect(r.sitemaps[0]).toBe('https://x.org/s0.xml');
   });
 });

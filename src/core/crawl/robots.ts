@@ -18,6 +18,11 @@ export const MAX_RULE_CHARS = 2000;
  * many tiny groups cannot get round it). Real files have tens to hundreds; every rule costs time on every URL.
  */
 export const MAX_RULES = 5000;
+/**
+ * Sitemap lines beyond this many are ignored, and so is a Sitemap value longer than MAX_RULE_CHARS: each one
+ * becomes a request when the job follows sitemaps, so the count is work the site chooses for us.
+ */
+export const MAX_SITEMAPS = 50;
 
 interface Rule {
   allow: boolean;
@@ -76,6 +81,16 @@ function encodePath(path: string): string {
   }
 }
 
+/**
+ * The product token a User-agent line names (RFC 9309 section 2.2.1): its leading letters, `_` and `-`,
+ * compared case-insensitively and whole. `docdex/1.0` names docdex; an empty value, `d` or `doc` does not.
+ * `*` stays `*`.
+ */
+function productToken(value: string): string {
+  if (value.startsWith('*')) return '*';
+  return (/^[A-Za-z_-]*/.exec(value)?.[0] ?? '').toLowerCase();
+}
+
 export function parseRobots(text: string, token = ROBOTS_TOKEN): RobotsRules {
   type Group = { agents: string[]; rules: Rule[]; delay: number | null };
   const groups: Group[] = [];
@@ -94,13 +109,13 @@ export function parseRobots(text: string, token = ROBOTS_TOKEN): RobotsRules {
         current = { agents: [], rules: [], delay: null };
         groups.push(current);
       }
-      current.agents.push(value.toLowerCase());
+      current.agents.push(productToken(value));
       lastWasAgent = true;
       continue;
     }
     lastWasAgent = false;
     if (key === 'sitemap') {
-      if (value) sitemaps.push(value);
+      if (value && value.length <= MAX_RULE_CHARS && sitemaps.length < MAX_SITEMAPS) sitemaps.push(value);
       continue;
     }
     if (!current) continue;
@@ -115,7 +130,7 @@ export function parseRobots(text: string, token = ROBOTS_TOKEN): RobotsRules {
     }
   }
   const ours = token.toLowerCase();
-  let chosen = groups.filter((g) => g.agents.some((a) => a !== '*' && (ours.startsWith(a) || a.startsWith(ours))));
+  let chosen = groups.filter((g) => g.agents.includes(ours));
   if (chosen.length === 0) chosen = groups.filter((g) => g.agents.includes('*'));
   const rules = chosen.flatMap((g) => g.rules);
   const delays = chosen.map((g) => g.delay).filter((d): d is number => d !== null);
