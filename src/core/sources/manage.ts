@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { SourceCrawlConfig } from '../crawl/request.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import { resolveSource } from './resolve.js';
 import { aliasOf, NAME_MATCH_THRESHOLD, nameScoreSql } from './match.js';
@@ -23,16 +24,8 @@ export interface SourceSummary {
   updated_at: string;
 }
 
-/** The stored crawl configuration recrawl reuses (sources.crawl_config). */
-export interface CrawlSettings {
-  start_urls?: string[];
-  max_depth?: number;
-  domain_filter?: string | null;
-  url_patterns?: string[];
-  exclude_patterns?: string[];
-  max_concurrent_crawls?: number;
-  max_pages?: number;
-}
+/** The stored crawl configuration recrawl reuses (sources.crawl_config); older sources may lack newer fields. */
+export type CrawlSettings = Partial<SourceCrawlConfig>;
 
 export interface SourceJob {
   id: string;
