@@ -114,7 +114,9 @@ describe('every crawl request field on every surface', () => {
       await client.close();
     }
   });
+});
 
+describe('the stored crawl configuration', () => {
   it('is stored with the source when it is about the crawl, and a recrawl reads every stored field back', async () => {
     const body = { name: 'stored-config', start_urls: ['https://docs.example.invalid/'], max_depth: 2, url_patterns: ['/guide/**'], max_pages: 7, use_sitemap: true };
     const res = await postCrawl(JSON.stringify(body));
