@@ -1,6 +1,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { UserError, isUserError } from '../core/errors.js';
 import { editDistance } from '../core/search/typo.js';
+import { cliFieldNames } from './request-flags.js';
 
 /**
  * The CLI's one error format, shared by the base command (errors of a command, including flag and argument
@@ -15,12 +16,8 @@ export const USAGE_ERROR = 'usage_error';
 const CLI_NAMES: Array<[RegExp, string | ((match: string, index?: string) => string)]> = [
   [/\bstart_urls\.(\d+)/g, (_match, index) => `URL ${Number(index) + 1}`],
   [/\bstart_urls\b/g, 'start URLs'],
-  [/\bmax_concurrent_crawls\b/g, '--concurrency'],
-  [/\bmax_depth\b/g, '--depth'],
-  [/\bdomain_filter\b/g, '--domain'],
-  [/\burl_patterns\b/g, '--url-patterns'],
-  [/\bexclude_patterns\b/g, '--exclude-patterns'],
-  [/\buse_sitemap\b/g, '--sitemap'],
+  // Every crawl request field the CLI takes as a flag, under its flag's name.
+  ...cliFieldNames().map(([field, flag]): [RegExp, string] => [new RegExp(`\\b${field}\\b`, 'g'), flag]),
 ];
 
 export function withCliNames(text: string): string {

@@ -74,7 +74,8 @@ describe('pages per job', () => {
     }
     const cli = await runCli(['crawl', 'start', 'https://example.com/', '--name', 'x', '--max-pages', '0'], { env: db.env });
     expect(cli.exitCode).toBe(2);
-    expect(String(cli.stderr)).toMatch(/max_pages/);
+    // The CLI names the field by its flag, as it does every crawl request field.
+    expect(String(cli.stderr)).toMatch(/^Error: Invalid crawl request: --max-pages: must be from 1 to 100000\.$/m);
   });
 });
 

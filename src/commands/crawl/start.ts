@@ -1,8 +1,9 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
+import { crawlRequestFlags, requestFromFlags } from '../../cli/request-flags.js';
 import { liveWorkers, startCrawl } from '../../core/crawl/jobs.js';
 import type { CrawlJob } from '../../core/crawl/jobs.js';
-import { DEFAULT_MAX_PAGES, MAX_PAGES_CEILING, parseCrawlRequest, splitList } from '../../core/crawl/request.js';
+import { parseCrawlRequest } from '../../core/crawl/request.js';
 import type { CrawlRequestInput } from '../../core/crawl/request.js';
 import { openDatabase } from '../../core/db/connect.js';
 
@@ -18,33 +19,15 @@ export default class CrawlStart extends BaseCommand<typeof CrawlStart> {
   static override strict = false;
   static override args = { url: Args.string({ description: 'Start URL (several may be given).', required: true }) };
   static override flags = {
-    name: Flags.string({ description: 'Library name (default: detected from the start page).' }),
-    version: Flags.string({ description: 'Version of the documented library.' }),
-    depth: Flags.integer({ description: 'Link depth 0-3 (default 1).' }),
-    domain: Flags.string({ description: 'Only follow links on this registrable domain and its subdomains.' }),
-    'url-patterns': Flags.string({ description: 'Only follow URLs matching these globs (repeatable or comma-separated).', multiple: true }),
-    'exclude-patterns': Flags.string({ description: 'Never follow URLs matching these globs (repeatable or comma-separated).', multiple: true }),
-    concurrency: Flags.integer({ description: 'Pages fetched at once, 1-20 (default 3; capped by MAX_CONCURRENT_CRAWLS).' }),
-    'max-pages': Flags.integer({ description: `Pages the crawl may admit, 1-${MAX_PAGES_CEILING} (default ${DEFAULT_MAX_PAGES}); links found after that are not followed.` }),
-    sitemap: Flags.boolean({ description: 'Also seed the crawl from the site\'s sitemap.xml.', default: false }),
+    // One flag per crawl request field, with the help text, bounds and defaults its schema states.
+    ...crawlRequestFlags(),
     wait: Flags.boolean({ description: 'Wait for the crawl to finish (running it here if no worker is running).', default: false }),
   };
 
   async run(): Promise<CrawlJob> {
     const { argv } = await this.parse(CrawlStart);
     const f = this.flags;
-    const request: CrawlRequestInput = {
-      start_urls: argv.map(String),
-      ...(f.name === undefined ? {} : { name: f.name }),
-      ...(f.version === undefined ? {} : { version: f.version }),
-      ...(f.depth === undefined ? {} : { max_depth: f.depth }),
-      ...(f.domain === undefined ? {} : { domain_filter: f.domain }),
-      ...(f['url-patterns'] === undefined ? {} : { url_patterns: splitList(f['url-patterns']) }),
-      ...(f['exclude-patterns'] === undefined ? {} : { exclude_patterns: splitList(f['exclude-patterns']) }),
-      ...(f.concurrency === undefined ? {} : { max_concurrent_crawls: f.concurrency }),
-      ...(f.sitemap ? { use_sitemap: true } : {}),
-      ...(f['max-pages'] === undefined ? {} : { max_pages: f['max-pages'] }),
-    };
+    const request: CrawlRequestInput = { start_urls: argv.map(String), ...requestFromFlags(f) };
     // Validated before the database is even opened: bad input exits 2 and creates nothing.
     parseCrawlRequest(request, { ceiling: this.settings.crawl.maxConcurrent });
     const db = await openDatabase(this.settings, { max: 8, applicationName: 'docdex-crawl' });

@@ -1,6 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 import { versionFlag } from '../../cli/index-flags.js';
+import { crawlRequestFlags, requestFromFlags } from '../../cli/request-flags.js';
 import { openDatabase } from '../../core/db/connect.js';
 import { ValidationError } from '../../core/errors.js';
 import { updateSource } from '../../core/sources/manage.js';
@@ -22,12 +23,13 @@ export default class SourcesUpdate extends BaseCommand<typeof SourcesUpdate> {
     'base-url': Flags.string({ description: 'New base URL (the recrawl start page when no start URLs are stored).' }),
     include: Flags.string({ description: 'Add an include URL pattern (repeatable).', multiple: true }),
     exclude: Flags.string({ description: 'Add an exclude URL pattern (repeatable).', multiple: true }),
-    depth: Flags.integer({ description: 'Crawl depth, 0-3.', min: 0, max: 3 }),
-    concurrency: Flags.integer({ description: 'Pages fetched at once, 1-20.', min: 1, max: 20 }),
+    // --depth and --concurrency: the crawl request's own fields, bounds enforced here as before.
+    ...crawlRequestFlags(['max_depth', 'max_concurrent_crawls'], { enforceBounds: true }),
   };
 
   async run(): Promise<SourceDetails> {
     const f = this.flags;
+    const crawl = requestFromFlags(f);
     const update: SourceUpdate = {
       ...(f.name === undefined ? {} : { name: f.name }),
       ...(f['set-version'] === undefined ? {} : { version: f['set-version'] }),
@@ -35,8 +37,8 @@ export default class SourcesUpdate extends BaseCommand<typeof SourcesUpdate> {
       ...(f['base-url'] === undefined ? {} : { baseUrl: f['base-url'] }),
       ...(f.include === undefined ? {} : { addIncludePatterns: f.include }),
       ...(f.exclude === undefined ? {} : { addExcludePatterns: f.exclude }),
-      ...(f.depth === undefined ? {} : { maxDepth: f.depth }),
-      ...(f.concurrency === undefined ? {} : { maxConcurrent: f.concurrency }),
+      ...(crawl.max_depth === undefined ? {} : { maxDepth: crawl.max_depth }),
+      ...(crawl.max_concurrent_crawls === undefined ? {} : { maxConcurrent: crawl.max_concurrent_crawls }),
     };
     if (Object.keys(update).length === 0) {
       throw new ValidationError('Nothing to update.', { hint: 'Pass --name, --set-version, --base-url, --include, --exclude, --depth or --concurrency.' });

@@ -5,10 +5,10 @@ import { BOSS_SCHEMA } from '../db/connect.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { publish } from '../events/notify.js';
 import { upsertSourceForCrawl } from '../sources/upsert.js';
-import type { SourceCrawlConfig, UpsertedSource } from '../sources/upsert.js';
+import type { UpsertedSource } from '../sources/upsert.js';
 import { frontierCounters, insertStartUrls } from './frontier.js';
 import { dropQueuedPages, PAGE_QUEUE, WAKE_CHANNEL } from './queue.js';
-import { parseCrawlRequest } from './request.js';
+import { parseCrawlRequest, storedCrawlConfig } from './request.js';
 import type { CrawlRequest, CrawlRequestInput } from './request.js';
 import { refusalForUrl } from '../net/outbound.js';
 import { assertLlmReady } from '../llm/preflight.js';
@@ -185,20 +185,6 @@ async function wakeWorkers(pool: pg.Pool, jobId: string): Promise<void> {
   await pool.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, jobId]);
 }
 
-/** The configuration stored with the source, so a recrawl repeats it. */
-function sourceCrawlConfig(request: CrawlRequest): SourceCrawlConfig {
-  return {
-    start_urls: request.start_urls,
-    max_depth: request.max_depth,
-    domain_filter: request.domain_filter,
-    url_patterns: request.url_patterns,
-    exclude_patterns: request.exclude_patterns,
-    max_concurrent_crawls: request.max_concurrent_crawls,
-    use_sitemap: request.use_sitemap,
-    max_pages: request.max_pages,
-  };
-}
-
 export interface StartCrawlOptions {
   /** Concurrency when the request gives none: 3 by default, the MCP tool passes 20. */
   defaultConcurrency?: number;
@@ -312,7 +298,7 @@ export async function startCrawl(
       version: request.version,
       description,
       baseUrl: request.start_urls[0]!,
-      crawlConfig: sourceCrawlConfig(request),
+      crawlConfig: storedCrawlConfig(request),
       metadata: request.metadata,
     });
     await assertNoActiveCrawl(client, source);

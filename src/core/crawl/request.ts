@@ -108,52 +108,194 @@ export function cappedJsonRecord(maxBytes = MAX_METADATA_BYTES) {
   });
 }
 
-export const crawlRequestSchema = z.object({
-  name: z.string().trim().min(1).max(200).optional(),
-  start_urls: z
-    .array(
-      z
-        .string()
-        .trim()
-        .superRefine((v, ctx) => {
-          if (!isHttpUrl(v)) ctx.addIssue({ code: 'custom', message: `not an http(s) URL: ${JSON.stringify(v)}` });
-        }),
-    )
-    .min(1, 'at least one start URL is required')
-    .max(100),
-  max_depth: z
-    .number({ message: 'expected a whole number from 0 to 3' })
-    .int('expected a whole number from 0 to 3')
-    .min(0, 'must be from 0 to 3')
-    .max(MAX_DEPTH, 'must be from 0 to 3')
-    .optional(),
-  version: z.string().trim().max(100).nullish(),
-  domain_filter: domain.nullish(),
-  url_patterns: z.array(glob).max(100).optional(),
-  exclude_patterns: z.array(glob).max(100).optional(),
-  max_concurrent_crawls: wholeNumberUpTo(MAX_CONCURRENCY).optional(),
-  metadata: cappedJsonRecord().optional(),
-  max_pages: wholeNumberUpTo(MAX_PAGES_CEILING).optional(),
-  /** Beyond the spec: seed the frontier from sitemap.xml (robots.txt's Sitemap lines, else /sitemap.xml). */
-  use_sitemap: z.boolean().optional(),
-});
+const startUrls = z
+  .array(
+    z
+      .string()
+      .trim()
+      .superRefine((v, ctx) => {
+        if (!isHttpUrl(v)) ctx.addIssue({ code: 'custom', message: `not an http(s) URL: ${JSON.stringify(v)}` });
+      }),
+  )
+  .min(1, 'at least one start URL is required')
+  .max(100);
+
+const linkDepth = z
+  .number({ message: `expected a whole number from 0 to ${MAX_DEPTH}` })
+  .int(`expected a whole number from 0 to ${MAX_DEPTH}`)
+  .min(0, `must be from 0 to ${MAX_DEPTH}`)
+  .max(MAX_DEPTH, `must be from 0 to ${MAX_DEPTH}`);
+
+/**
+ * One field of the crawl request: its rule (type, bounds, default) and what every surface derives from it.
+ * The CLI flags (`cli/request-flags.ts`), the REST body and its OpenAPI document (`daemon/routes/crawl.ts`),
+ * the MCP tool's arguments (`mcp/tools/init-crawl.ts`) and the source's stored configuration all come from
+ * this table, so a new crawl option is one entry here.
+ */
+export interface CrawlField {
+  schema: z.ZodType;
+  /** One line: the flag's help text, the OpenAPI description and the MCP argument's description. */
+  description: string;
+  /** The CLI flag's name; absent: the field name in kebab-case; false: the CLI takes it otherwise (arguments) or not at all. */
+  flag?: string | false;
+  /** False for what belongs to the source itself (name, version, metadata) rather than to how it is crawled. */
+  stored?: boolean;
+  /** The rule as the error hint states it, when bounds do not say it. */
+  rule?: string;
+  /** An example value, shown to models. */
+  example?: unknown;
+  /** The rule in a form every model provider's schema dialect accepts, when the rule itself is not portable. */
+  portable?: z.ZodType;
+}
+
+const globList = z.array(glob).max(100);
+
+export const CRAWL_FIELDS = {
+  name: {
+    schema: z.string().trim().min(1).max(200).optional(),
+    description: 'Library name; detected from the start page when absent.',
+    stored: false,
+    example: 'fastapi',
+  },
+  start_urls: {
+    schema: startUrls,
+    description: 'Documentation pages to start from (http or https).',
+    flag: false,
+    rule: 'must be http(s) URLs',
+    example: ['https://docs.example.com/'],
+  },
+  max_depth: {
+    schema: linkDepth.default(1),
+    description: 'How far to follow links: 0 only the start URLs, 1 also the pages they link to, up to 3.',
+    flag: 'depth',
+  },
+  version: {
+    schema: z.string().trim().max(100).optional(),
+    description: 'Version of the documented library; crawls of different versions are kept apart.',
+    stored: false,
+    example: '0.110',
+  },
+  domain_filter: {
+    schema: domain.optional(),
+    description: "Only crawl this registrable domain and its subdomains (not a public suffix, IP address or single-label name); default: the start URLs' hosts.",
+    flag: 'domain',
+    rule: 'a registrable domain',
+    example: 'example.com',
+  },
+  url_patterns: {
+    schema: globList.default([]),
+    description: 'Only crawl URLs matching one of these globs.',
+    rule: 'valid globs',
+    example: ['https://docs.example.com/guide/**'],
+  },
+  exclude_patterns: {
+    schema: globList.default([]),
+    description: 'Never crawl URLs matching these globs.',
+    example: ['**/changelog/**'],
+  },
+  max_concurrent_crawls: {
+    schema: wholeNumberUpTo(MAX_CONCURRENCY).default(DEFAULT_CONCURRENCY),
+    description: 'Pages fetched at once, capped by MAX_CONCURRENT_CRAWLS; the delay between requests to one host still applies.',
+    flag: 'concurrency',
+  },
+  metadata: {
+    schema: cappedJsonRecord().default({}),
+    description: `Free-form data stored with the library, e.g. repository and description; at most ${MAX_METADATA_BYTES} bytes as JSON.`,
+    flag: false,
+    stored: false,
+    rule: `at most ${MAX_METADATA_BYTES / 1024} KB`,
+    example: { repository: 'https://github.com/example/project' },
+    // String values only: a schema that accepts any value is not portable across model providers' dialects.
+    portable: z.record(z.string(), z.string().max(2000)).default({}),
+  },
+  use_sitemap: {
+    schema: z.boolean().default(false),
+    description: "Also seed the crawl from the site's sitemap.xml (robots.txt's Sitemap lines, else /sitemap.xml).",
+    flag: 'sitemap',
+  },
+  max_pages: {
+    schema: wholeNumberUpTo(MAX_PAGES_CEILING).default(DEFAULT_MAX_PAGES),
+    description: 'Pages the crawl may admit; links found after that are not followed.',
+  },
+} satisfies Record<string, CrawlField>;
+
+export type CrawlFieldName = keyof typeof CRAWL_FIELDS;
+type CrawlShape = { [K in CrawlFieldName]: (typeof CRAWL_FIELDS)[K]['schema'] };
+
+/** Every field with its name, in the table's order. */
+export function crawlFieldEntries(): Array<[CrawlFieldName, CrawlField]> {
+  return Object.entries(CRAWL_FIELDS) as Array<[CrawlFieldName, CrawlField]>;
+}
+
+function shapeOf(): CrawlShape {
+  return Object.fromEntries(crawlFieldEntries().map(([name, field]) => [name, field.schema.describe(field.description)])) as CrawlShape;
+}
+
+/** The crawl request's one schema, in the spec's snake_case. */
+export const crawlRequestSchema = z.object(shapeOf());
 
 export type CrawlRequestInput = z.input<typeof crawlRequestSchema>;
 
+/** What a request's bounds say, read from the schema itself: the input side of its JSON Schema. */
+export interface FieldFacts {
+  type: string | undefined;
+  itemType: string | undefined;
+  minimum: number | undefined;
+  maximum: number | undefined;
+  default: unknown;
+}
+
+export function fieldFacts(schema: z.ZodType): FieldFacts {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const items = json.items as Record<string, unknown> | undefined;
+  return {
+    type: json.type as string | undefined,
+    itemType: items?.type as string | undefined,
+    minimum: json.minimum as number | undefined,
+    maximum: json.maximum as number | undefined,
+    default: json.default,
+  };
+}
+
+/** The rules of every field in one line: the hint of an invalid request on every surface. */
+function requestHint(): string {
+  const rules = crawlFieldEntries().flatMap(([name, field]) => {
+    if (field.rule) return [`${name} ${field.rule}`];
+    const facts = fieldFacts(field.schema);
+    return facts.minimum !== undefined && facts.maximum !== undefined && facts.type !== 'string' ? [`${name} ${facts.minimum}-${facts.maximum}`] : [];
+  });
+  return `${rules.join(', ')}.`;
+}
+
+let cachedHint: string | undefined;
+
+/** The configuration a source stores so that a recrawl repeats it: every field about how it is crawled. */
+export type SourceCrawlConfig = { [K in StoredFieldName]: CrawlRequest[K] };
+type StoredFieldName = { [K in CrawlFieldName]: (typeof CRAWL_FIELDS)[K] extends { stored: false } ? never : K }[CrawlFieldName];
+
+export const STORED_FIELDS: readonly StoredFieldName[] = crawlFieldEntries()
+  .filter(([, field]) => field.stored !== false)
+  .map(([name]) => name as StoredFieldName);
+
+export function storedCrawlConfig(request: CrawlRequest): SourceCrawlConfig {
+  return Object.fromEntries(STORED_FIELDS.map((name) => [name, request[name]])) as SourceCrawlConfig;
+}
+
+/**
+ * A stored configuration as request fields: what the source kept of each field it knows (older sources lack
+ * newer fields; those take the request's defaults), without null values, which the request does not take.
+ */
+export function requestFromStored(stored: Record<string, unknown>): Pick<CrawlRequestInput, StoredFieldName> {
+  // Typed as request input; what the row holds is validated with the request when the recrawl starts.
+  return Object.fromEntries(STORED_FIELDS.filter((name) => stored[name] !== undefined && stored[name] !== null).map((name) => [name, stored[name]])) as Pick<CrawlRequestInput, StoredFieldName>;
+}
+
 /** A validated request with every default applied. */
-export interface CrawlRequest {
+export type CrawlRequest = Omit<z.output<typeof crawlRequestSchema>, 'name' | 'version' | 'domain_filter'> & {
   name: string | null;
-  start_urls: string[];
-  max_depth: number;
   version: string;
   domain_filter: string | null;
-  url_patterns: string[];
-  exclude_patterns: string[];
-  max_concurrent_crawls: number;
-  metadata: Record<string, unknown>;
-  use_sitemap: boolean;
-  max_pages: number;
-}
+};
 
 export interface ParseOptions {
   /** Concurrency when the request gives none: 3 for the CLI and REST, 20 for the MCP tool. */
@@ -162,31 +304,32 @@ export interface ParseOptions {
   ceiling?: number;
 }
 
+function concurrencyGiven(input: unknown): boolean {
+  return typeof input === 'object' && input !== null && (input as Record<string, unknown>).max_concurrent_crawls !== undefined;
+}
+
+/** Validates a request; throws the one ValidationError every surface reports (REST 422, CLI exit 2, MCP isError). */
 export function parseCrawlRequest(input: unknown, options: ParseOptions = {}): CrawlRequest {
   const result = crawlRequestSchema.safeParse(input);
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const field = issue.path.map(String).join('.') || 'request';
+    cachedHint ??= requestHint();
     throw new ValidationError(`Invalid crawl request: ${field}: ${issue.message}.`, {
-      hint: `start_urls must be http(s) URLs, max_depth 0-3, max_concurrent_crawls 1-20, max_pages 1-${MAX_PAGES_CEILING}, url_patterns valid globs, domain_filter a registrable domain, metadata at most ${MAX_METADATA_BYTES / 1024} KB.`,
+      hint: cachedHint,
       details: result.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
     });
   }
   const r = result.data;
   const ceiling = Math.max(1, Math.min(MAX_CONCURRENCY, options.ceiling ?? MAX_CONCURRENCY));
-  const requested = r.max_concurrent_crawls ?? options.defaultConcurrency ?? DEFAULT_CONCURRENCY;
+  const requested = concurrencyGiven(input) ? r.max_concurrent_crawls : (options.defaultConcurrency ?? r.max_concurrent_crawls);
   return {
+    ...r,
     name: r.name ?? null,
     start_urls: [...new Set(r.start_urls)],
-    max_depth: r.max_depth ?? 1,
     version: r.version ?? '',
     domain_filter: r.domain_filter ?? null,
-    url_patterns: r.url_patterns ?? [],
-    exclude_patterns: r.exclude_patterns ?? [],
     max_concurrent_crawls: Math.min(requested, ceiling),
-    metadata: r.metadata ?? {},
-    use_sitemap: r.use_sitemap ?? false,
-    max_pages: r.max_pages ?? DEFAULT_MAX_PAGES,
   };
 }
 

@@ -1,4 +1,7 @@
 import type pg from 'pg';
+import type { z } from 'zod';
+import { CRAWL_FIELDS, fieldFacts } from '../crawl/request.js';
+import type { SourceCrawlConfig } from '../crawl/request.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import { resolveSource } from './resolve.js';
 import { aliasOf, NAME_MATCH_THRESHOLD, nameScoreSql } from './match.js';
@@ -23,16 +26,8 @@ export interface SourceSummary {
   updated_at: string;
 }
 
-/** The stored crawl configuration recrawl reuses (sources.crawl_config). */
-export interface CrawlSettings {
-  start_urls?: string[];
-  max_depth?: number;
-  domain_filter?: string | null;
-  url_patterns?: string[];
-  exclude_patterns?: string[];
-  max_concurrent_crawls?: number;
-  max_pages?: number;
-}
+/** The stored crawl configuration recrawl reuses (sources.crawl_config); older sources may lack newer fields. */
+export type CrawlSettings = Partial<SourceCrawlConfig>;
 
 export interface SourceJob {
   id: string;
@@ -141,15 +136,18 @@ function checkUpdate(update: SourceUpdate): void {
       throw new ValidationError(`base URL must be an http(s) URL, got ${JSON.stringify(update.baseUrl)}.`);
     }
   }
-  if (update.maxDepth !== undefined && (!Number.isInteger(update.maxDepth) || update.maxDepth < 0 || update.maxDepth > 3)) {
-    throw new ValidationError(`depth must be 0 to 3, got ${update.maxDepth}.`);
-  }
-  if (update.maxConcurrent !== undefined && (!Number.isInteger(update.maxConcurrent) || update.maxConcurrent < 1 || update.maxConcurrent > 20)) {
-    throw new ValidationError(`concurrency must be 1 to 20, got ${update.maxConcurrent}.`);
-  }
+  checkCrawlSetting('depth', CRAWL_FIELDS.max_depth.schema, update.maxDepth);
+  checkCrawlSetting('concurrency', CRAWL_FIELDS.max_concurrent_crawls.schema, update.maxConcurrent);
   for (const p of [...(update.addIncludePatterns ?? []), ...(update.addExcludePatterns ?? [])]) {
     if (p.trim().length === 0 || p.length > 500) throw new ValidationError(`URL patterns must be 1 to 500 characters, got ${JSON.stringify(p)}.`);
   }
+}
+
+/** A crawl setting checked by the crawl request's own rule for that field, reported in its range. */
+function checkCrawlSetting(label: string, rule: z.ZodType, value: number | undefined): void {
+  if (value === undefined || rule.safeParse(value).success) return;
+  const { minimum, maximum } = fieldFacts(rule);
+  throw new ValidationError(`${label} must be ${minimum} to ${maximum}, got ${value}.`);
 }
 
 function merged(existing: unknown, added: string[] | undefined): string[] | undefined {

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Config } from '../config.js';
 import type { ConnectionInfo } from '../db/connect.js';
 import { startCrawl } from '../crawl/index.js';
+import { requestFromStored } from '../crawl/request.js';
 import type { CrawlJob, CrawlRequestInput } from '../crawl/index.js';
 import { ValidationError } from '../errors.js';
 import type { CrawlSettings } from './manage.js';
@@ -17,7 +18,7 @@ export async function recrawlRequest(pool: pg.Pool, ref: string, options: { vers
     version: string;
     kind: string;
     base_url: string | null;
-    crawl_config: CrawlSettings & { use_sitemap?: boolean };
+    crawl_config: CrawlSettings;
     metadata: Record<string, unknown>;
   }>('SELECT name, version, kind, base_url, crawl_config, metadata FROM sources WHERE id = $1', [id]);
   const s = rows[0]!;
@@ -29,22 +30,8 @@ export async function recrawlRequest(pool: pg.Pool, ref: string, options: { vers
   if (startUrls.length === 0) {
     throw new ValidationError(`${s.name} has no stored start URLs to recrawl.`, { hint: 'Set one with `docdex sources update --base-url URL`.' });
   }
-  return {
-    sourceId: id,
-    request: {
-      name: s.name,
-      start_urls: startUrls,
-      max_depth: c.max_depth ?? 1,
-      version: s.version,
-      domain_filter: c.domain_filter ?? null,
-      url_patterns: c.url_patterns ?? [],
-      exclude_patterns: c.exclude_patterns ?? [],
-      max_concurrent_crawls: c.max_concurrent_crawls ?? 3,
-      metadata: s.metadata,
-      ...(c.use_sitemap === undefined ? {} : { use_sitemap: c.use_sitemap }),
-      ...(c.max_pages === undefined ? {} : { max_pages: c.max_pages }),
-    },
-  };
+  // The stored fields as they were, the source's own name, version and metadata; defaults fill the rest.
+  return { sourceId: id, request: { ...requestFromStored(c), name: s.name, start_urls: startUrls, version: s.version, metadata: s.metadata } };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { SourceCrawlConfig } from '../crawl/request.js';
 import { allUnderBaseUrl, distinguishedName } from './site.js';
 
 /**
@@ -10,16 +11,8 @@ import { allUnderBaseUrl, distinguishedName } from './site.js';
  * does not erase it; the description is replaced only by a non-empty one.
  */
 
-export interface SourceCrawlConfig {
-  start_urls: string[];
-  max_depth: number;
-  domain_filter: string | null;
-  url_patterns: string[];
-  exclude_patterns: string[];
-  max_concurrent_crawls: number;
-  use_sitemap: boolean;
-  max_pages: number;
-}
+/** Derived from the crawl request's schema: every field about how the source is crawled (see STORED_FIELDS). */
+export type { SourceCrawlConfig };
 
 export interface SourceForCrawl {
   name: string;

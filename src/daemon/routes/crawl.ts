@@ -2,33 +2,26 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { cancelCrawl, getCrawlJob, listCrawlJobs, resumeCrawl, startCrawl } from '../../core/crawl/jobs.js';
-import { DEFAULT_MAX_PAGES, MAX_METADATA_BYTES, MAX_PAGES_CEILING } from '../../core/crawl/request.js';
+import { crawlRequestSchema, parseCrawlRequest } from '../../core/crawl/request.js';
+import type { CrawlRequestInput } from '../../core/crawl/request.js';
 import type { DaemonDeps } from '../app.js';
 import { ErrorBody } from '../errors.js';
 
-// Documentation shape of the crawl request; the crawler's own zod schema validates it in full (422 with its
-// issues), so a field's rules live in one place.
-export const CrawlRequestBody = z
-  .object({
-    name: z.string().optional().describe('Library name; detected from the start page when absent'),
-    start_urls: z.array(z.string()).min(1).describe('Crawl starting points (http or https)'),
-    max_depth: z.number().int().min(0).max(3).optional().describe('0: only the given URLs; 1 (default): plus their direct links; up to 3'),
-    version: z.string().optional().describe('Version of the documented library'),
-    domain_filter: z.string().optional().describe('Only crawl this registrable domain and its subdomains (not a public suffix, IP address or single-label name)'),
-    url_patterns: z.array(z.string()).optional().describe('Glob patterns: only matching URLs are included'),
-    exclude_patterns: z.array(z.string()).optional().describe('Glob patterns: matching URLs are skipped'),
-    max_concurrent_crawls: z.number().int().min(1).max(20).optional().describe('Pages fetched at once: default 3, max 20'),
-    metadata: z.record(z.string(), z.unknown()).optional().describe(`Free-form: e.g. repository, description; at most ${MAX_METADATA_BYTES} bytes as JSON`),
-    use_sitemap: z.boolean().optional().describe('Seed the frontier from sitemap.xml'),
-    max_pages: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_PAGES_CEILING)
-      .optional()
-      .describe(`Pages the job may admit: default ${DEFAULT_MAX_PAGES}, max ${MAX_PAGES_CEILING}; links found after that are not followed`),
-  })
-  .meta({ id: 'CrawlRequest' });
+/** The crawl request's own schema: the OpenAPI document shows its fields, bounds, defaults and descriptions. */
+export const CrawlRequestBody = crawlRequestSchema.meta({ id: 'CrawlRequest' });
+
+/**
+ * Validates the body with the crawl request's rules and reports a bad one as the crawler does (the same
+ * message as the CLI and MCP, 422 with its issues). The body goes on unchanged; startCrawl parses it.
+ */
+const crawlRequestValidator = () => (body: unknown) => {
+  try {
+    parseCrawlRequest(body);
+    return { value: body };
+  } catch (error) {
+    return { error: error as Error };
+  }
+};
 
 export const CrawlJobSchema = z
   .object({
@@ -81,7 +74,7 @@ const JobParams = z.object({ job_id: z.string() });
 
 export function registerCrawlRoutes(app: FastifyInstance, deps: DaemonDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const create = async (body: z.infer<typeof CrawlRequestBody>) => {
+  const create = async (body: CrawlRequestInput) => {
     return startCrawl(deps.db, deps.config, body);
   };
   const createSchema = (summary: string) => ({
@@ -90,10 +83,11 @@ export function registerCrawlRoutes(app: FastifyInstance, deps: DaemonDeps): voi
     body: CrawlRequestBody,
     response: { 202: CrawlJobSchema, 409: ErrorBody, 422: ErrorBody },
   });
-  r.post('/api/crawl-jobs', { schema: createSchema('Start a crawl (the job runs in the background)') }, async (request, reply) =>
+  const createOptions = (summary: string) => ({ schema: createSchema(summary), validatorCompiler: crawlRequestValidator });
+  r.post('/api/crawl-jobs', createOptions('Start a crawl (the job runs in the background)'), async (request, reply) =>
     reply.status(202).send(await create(request.body)),
   );
-  r.post('/crawl/init', { schema: createSchema('Start a crawl (alias of POST /api/crawl-jobs)') }, async (request, reply) =>
+  r.post('/crawl/init', createOptions('Start a crawl (alias of POST /api/crawl-jobs)'), async (request, reply) =>
     reply.status(202).send(await create(request.body)),
   );
 
