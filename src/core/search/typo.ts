@@ -14,11 +14,6 @@ import { refreshSearchTerms } from './lexicon.js';
  * query with a specific name the variant lookups.
  */
 
-export interface WordCorrection {
-  from: string;
-  to: string[];
-}
-
 // Shorter words have too many one-edit neighbours for a correction to be a good guess ("cat" → "car", "cut").
 const MIN_WORD = 4;
 // Two edits only on longer words: on a 5-letter word two edits can turn any word into many others.
