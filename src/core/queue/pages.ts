@@ -14,9 +14,6 @@ export async function dropQueuedPages(db: pg.ClientBase | pg.Pool, crawlJobIds: 
   if (crawlJobIds.length === 0) return 0;
   const table = await db.query<{ ok: boolean }>(`SELECT to_regclass('${BOSS_SCHEMA}.job') IS NOT NULL AS ok`);
   if (!table.rows[0]?.ok) return 0;
-  const deleted = await db.query(`DELETE FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND group_id = ANY($2::text[]) AND state IN ('created', 'retry')`, [
-    PAGE_QUEUE,
-    crawlJobIds,
-  ]);
+  const deleted = await db.query(`DELETE FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND group_id = ANY($2::text[]) AND state IN ('created', 'retry')`, [PAGE_QUEUE, crawlJobIds]);
   return deleted.rowCount ?? 0;
 }
