@@ -18,10 +18,15 @@ import { createPool, resolveConnection } from '../dist/core/db/connect.js';
 import type { ConnectionInfo } from '../dist/core/db/connect.js';
 import { latestMigrationId, migrate } from '../dist/core/db/migrate.js';
 import { installBossSchema } from '../dist/core/queue/boss.js';
-import { EVAL_SITES, indexEvalSites, siteFingerprint } from '../dist/core/search/corpus.js';
-import type { EvalSiteName, IndexedSite, IngestMode } from '../dist/core/search/corpus.js';
-import { correctionAccuracy, evaluate, loadQueries } from '../dist/core/search/relevance.js';
-import type { EvalSite, EvalSummary } from '../dist/core/search/relevance.js';
+import { startCrawl, startCrawlWorkers, waitForJob } from '../dist/core/crawl/index.js';
+import { extractDocument } from '../dist/core/extract/index.js';
+import { searchSnippets } from '../dist/core/search/search.js';
+import { correctWords } from '../dist/core/search/typo.js';
+import { storePage } from '../dist/core/store/pages.js';
+import { EVAL_SITES, indexEvalSites, siteFingerprint } from './harness/corpus.ts';
+import type { EvalSiteName, IndexedSite, IngestMode } from './harness/corpus.ts';
+import { correctionAccuracy, evaluate, loadQueries } from './harness/relevance.ts';
+import type { EvalSite, EvalSummary } from './harness/relevance.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const TARGETS = { mrr10: 0.8, hit5: 0.9, typoKept: 0.9 };
@@ -123,7 +128,7 @@ try {
       source_id uuid NOT NULL, base_url text NOT NULL, pages integer NOT NULL, snippets integer NOT NULL, seconds float8 NOT NULL)`);
     cached.clear();
     console.log(`Indexing ${EVAL_SITES.join(', ')} from ${corpusDir} by ${mode === 'crawl' ? 'crawling 127.0.0.1 at CRAWL_DELAY=0' : 'loading the HTML files directly'} into ${db.info.display} ...`);
-    await indexEvalSites(db, config, {
+    await indexEvalSites({ startCrawl, startCrawlWorkers, waitForJob, extractDocument, storePage }, db, config, {
       corpusDir,
       sites: EVAL_SITES,
       mode,
@@ -142,12 +147,12 @@ try {
 
   const sites: Record<string, EvalSite> = Object.fromEntries([...cached.values()].map((m) => [m.site as EvalSiteName, { sourceId: m.source_id, baseUrl: m.base_url }]));
   const queries = loadQueries(queryFile);
-  const clean = await evaluate(db.pool, queries, sites);
-  const typos = await evaluate(db.pool, queries, sites, { typos: true });
+  const clean = await evaluate({ searchSnippets }, db.pool, queries, sites);
+  const typos = await evaluate({ searchSnippets }, db.pool, queries, sites, { typos: true });
   printSummary('clean', clean, verbose);
   printSummary('typos', typos, verbose);
   const kept = clean.hit5 === 0 ? 0 : typos.hit5 / clean.hit5;
-  const spelling = await correctionAccuracy(db.pool, queries);
+  const spelling = await correctionAccuracy({ correctWords }, db.pool, queries);
   if (verbose) console.log(`\ntypos not corrected to the intended word (${spelling.misses.length}):\n  ${spelling.misses.join('\n  ')}`);
   const ms = clean.outcomes.map((o) => o.ms).sort((a, b) => a - b);
   console.log(`\nmedian search time ${ms[Math.floor(ms.length / 2)]?.toFixed(1)} ms`);

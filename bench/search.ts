@@ -12,10 +12,10 @@ import { createPool, resolveConnection } from '../dist/core/db/connect.js';
 import type { ConnectionInfo } from '../dist/core/db/connect.js';
 import { latestMigrationId, migrate } from '../dist/core/db/migrate.js';
 import { refreshSearchTerms } from '../dist/core/search/lexicon.js';
-import { typoAt } from '../dist/core/search/relevance.js';
 import { explainSearch, searchSnippets } from '../dist/core/search/search.js';
 import { clearWordStatsCache } from '../dist/core/search/typo.js';
 import type { SearchOptions } from '../dist/core/search/search.js';
+import { typoAt } from './harness/relevance.ts';
 
 type Row = Record<string, string | number>;
 

@@ -1,6 +1,6 @@
 import { stripVTControlCharacters } from 'node:util';
 import { UserError, isUserError } from '../core/errors.js';
-import { editDistance } from '../core/search/typo.js';
+import { editDistance } from '../core/edit-distance.js';
 import { cliFieldNames } from './request-flags.js';
 
 /**

@@ -2,8 +2,8 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../cli/base-command.js';
 import { forceFlag } from '../cli/flags.js';
 import { confirm } from '../cli/prompt.js';
-import { initDatabase } from '../core/db/admin.js';
-import type { InitResult } from '../core/db/admin.js';
+import { initDatabase } from '../core/init.js';
+import type { InitResult } from '../core/init.js';
 import { UserError } from '../core/errors.js';
 
 export default class Init extends BaseCommand<typeof Init> {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { initDatabase } from '../../src/core/db/admin.js';
+import { initDatabase } from '../../src/core/init.js';
 import { createPool } from '../../src/core/db/connect.js';
 import { currentMigrationVersion, latestMigrationId, listMigrations, migrate } from '../../src/core/db/migrate.js';
 import { isUserError } from '../../src/core/errors.js';

@@ -1,10 +1,15 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVAL_SITES, indexEvalSites } from '../../src/core/search/corpus.js';
-import type { IndexedSite } from '../../src/core/search/corpus.js';
-import { correctionAccuracy, evaluate, loadQueries } from '../../src/core/search/relevance.js';
-import type { EvalSite } from '../../src/core/search/relevance.js';
+import { EVAL_SITES, indexEvalSites } from '../../bench/harness/corpus.js';
+import type { IndexedSite } from '../../bench/harness/corpus.js';
+import { correctionAccuracy, evaluate, loadQueries } from '../../bench/harness/relevance.js';
+import type { EvalSite } from '../../bench/harness/relevance.js';
+import { startCrawl, startCrawlWorkers, waitForJob } from '../../src/core/crawl/index.js';
+import { extractDocument } from '../../src/core/extract/index.js';
+import { searchSnippets } from '../../src/core/search/search.js';
+import { correctWords } from '../../src/core/search/typo.js';
+import { storePage } from '../../src/core/store/pages.js';
 import { ROOT } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
@@ -34,7 +39,7 @@ describe.skipIf(missing !== null && !required)('relevance on the real documentat
   beforeAll(async () => {
     if (missing) throw new Error(`DOCDEX_REQUIRE_CORPUS=1 but ${missing}.`);
     db = await createTestDatabase();
-    const indexed: IndexedSite[] = await indexEvalSites({ pool: db.pool, info: db.info }, db.config, {
+    const indexed: IndexedSite[] = await indexEvalSites({ startCrawl, startCrawlWorkers, waitForJob, extractDocument, storePage }, { pool: db.pool, info: db.info }, db.config, {
       corpusDir: corpusDir!,
       sites: EVAL_SITES,
       mode: process.env.EVAL_INGEST === 'direct' ? 'direct' : 'crawl',
@@ -50,8 +55,8 @@ describe.skipIf(missing !== null && !required)('relevance on the real documentat
   it('ranks the relevant pages high, with and without typos', async () => {
     const queries = loadQueries(queryFile);
     expect(queries.length).toBeGreaterThanOrEqual(10);
-    const clean = await evaluate(db.pool, queries, sites);
-    const typos = await evaluate(db.pool, queries, sites, { typos: true });
+    const clean = await evaluate({ searchSnippets }, db.pool, queries, sites);
+    const typos = await evaluate({ searchSnippets }, db.pool, queries, sites, { typos: true });
     console.log(
       `clean MRR@10 ${clean.mrr10.toFixed(3)} Hit@1 ${clean.hit1.toFixed(2)} Hit@5 ${clean.hit5.toFixed(2)} nDCG@10 ${clean.ndcg10.toFixed(3)}; ` +
         `typos MRR@10 ${typos.mrr10.toFixed(3)} Hit@5 ${typos.hit5.toFixed(2)}`,
@@ -69,8 +74,8 @@ describe.skipIf(missing !== null && !required)('relevance on the real documentat
   it('ranks as well on held-out queries', async () => {
     const queries = loadQueries(holdoutFile);
     expect(queries.length).toBeGreaterThanOrEqual(30);
-    const clean = await evaluate(db.pool, queries, sites);
-    const typos = await evaluate(db.pool, queries, sites, { typos: true });
+    const clean = await evaluate({ searchSnippets }, db.pool, queries, sites);
+    const typos = await evaluate({ searchSnippets }, db.pool, queries, sites, { typos: true });
     console.log(`held-out: clean MRR@10 ${clean.mrr10.toFixed(3)} Hit@5 ${clean.hit5.toFixed(2)}; typos MRR@10 ${typos.mrr10.toFixed(3)} Hit@5 ${typos.hit5.toFixed(2)}`);
     expect(clean.mrr10).toBeGreaterThanOrEqual(0.6);
     expect(clean.hit5).toBeGreaterThanOrEqual(0.75);
@@ -78,7 +83,7 @@ describe.skipIf(missing !== null && !required)('relevance on the real documentat
   }, 120_000);
 
   it('reads single typos of the query words as the words meant', async () => {
-    const accuracy = await correctionAccuracy(db.pool, [...loadQueries(queryFile), ...loadQueries(holdoutFile)]);
+    const accuracy = await correctionAccuracy({ correctWords }, db.pool, [...loadQueries(queryFile), ...loadQueries(holdoutFile)]);
     console.log(`typo correction: ${accuracy.cases} typos, first guess ${(accuracy.top1 * 100).toFixed(1)}%, among the words added ${(accuracy.found * 100).toFixed(1)}%`);
     expect(accuracy.cases).toBeGreaterThan(1000);
     // Measured 95% with the crawled corpus; the floor leaves room for a changed corpus, not for a broken speller.

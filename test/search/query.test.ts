@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildTsQueries, exactIdentifiers, identifierParts, parseQuery, termQuery } from '../../src/core/search/query.js';
-import { firstRelevantRank, ndcgAt, pageKey, rankedPages, typoAt, typoVariant } from '../../src/core/search/relevance.js';
-import { chooseCorrections, editDistance, editsOne, isSwap } from '../../src/core/search/typo.js';
+import { firstRelevantRank, ndcgAt, pageKey, rankedPages, typoAt, typoVariant } from '../../bench/harness/relevance.js';
+import { editDistance } from '../../src/core/edit-distance.js';
+import { chooseCorrections, editsOne, isSwap } from '../../src/core/search/typo.js';
 
 describe('query parsing', () => {
   it('splits identifiers the way code_search_text does', () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getCrawlJob, resumeCrawl, startCrawlWorkers } from '../../src/core/crawl/index.js';
 import type { CrawlWorkers } from '../../src/core/crawl/index.js';
 import { listSources } from '../../src/core/sources/manage.js';
-import { recrawlSource } from '../../src/core/sources/recrawl.js';
+import { recrawlSource } from '../../src/core/crawl/recrawl.js';
 import { distinguishedName, isUnderBaseUrl, siteLabel } from '../../src/core/sources/site.js';
 import { crawlToEnd, FAST_WORKER } from '../crawl/helpers/crawl.js';
 import { createTestDatabase } from '../helpers/db.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/core/errors.js';
 import { searchSnippets } from '../../src/core/search/search.js';
 import { deleteSource, getSource, listSources, updateSource } from '../../src/core/sources/manage.js';
-import { recrawlRequest } from '../../src/core/sources/recrawl.js';
+import { recrawlRequest } from '../../src/core/crawl/recrawl.js';
 import { resolveSource, resolveSources } from '../../src/core/sources/resolve.js';
 import { removePage } from '../../src/core/store/pages.js';
 import { addPage, createSource } from '../search/fixtures.js';

@@ -3,7 +3,7 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { versionFlag } from '../../cli/index-flags.js';
 import type { CrawlJob } from '../../core/crawl/index.js';
 import { openDatabase } from '../../core/db/connect.js';
-import { recrawlSource } from '../../core/sources/recrawl.js';
+import { recrawlSource } from '../../core/crawl/recrawl.js';
 
 export default class SourcesRecrawl extends BaseCommand<typeof SourcesRecrawl> {
   static override summary = 'Re-fetch a source with its stored crawl settings; unchanged pages are skipped.';

@@ -24,8 +24,6 @@ import { renderMgrGuardSource } from '../agent/mgr-allowlist.js';
 
 export const MGR_MANAGER_PLUGIN = 'mgr-manager.js';
 export const MGR_CLI_ENV_PLUGIN = 'mgr-cli-env.js';
-/** Plugin files docdex owns in the plugin folder; anything else there is the user's. */
-export const GENERATED_PLUGINS = [MGR_MANAGER_PLUGIN, MGR_CLI_ENV_PLUGIN] as const;
 
 /** Hosting CLI variables (GitHub CLI) that mgr-cli-env.js manages. */
 export const CLI_TOKEN_VARIABLES = ['GH_TOKEN', 'GITHUB_TOKEN'] as const;

@@ -350,12 +350,3 @@ export async function writeAgentConfig(ws: Workspace, content: unknown, agentSer
   writeChain = run.catch(() => undefined);
   return run;
 }
-
-/** Puts the last-known-good copy back (for a server that fails to start on a broken file). */
-export async function restoreLastKnownGood(ws: Workspace): Promise<AgentConfigRecord> {
-  const { file } = await agentConfigPath(ws);
-  const good = await readParsed(lastKnownGoodPath(file));
-  if (!good || good.issues.length > 0) throw new NotFoundError('There is no valid last-known-good agent configuration.');
-  await writeAtomic(file, good.text);
-  return toRecord(file, (await readParsed(file))!);
-}

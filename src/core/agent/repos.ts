@@ -132,10 +132,6 @@ export async function findRepo(ctx: RepoContext, idOrName: string | number): Pro
   return toRepo(ctx.workspace, rows[0]);
 }
 
-export async function touchRepo(pool: pg.Pool, id: number): Promise<void> {
-  await pool.query('UPDATE agent_repos SET last_accessed_at = now() WHERE id = $1', [id]);
-}
-
 const SCP_LIKE = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)/;
 
 /** True for what git treats as a remote: a URL with a scheme, or scp-like `user@host:path`. */

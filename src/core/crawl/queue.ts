@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { JobInsert, PgBoss } from 'pg-boss';
-import { BOSS_SCHEMA } from '../db/connect.js';
+import { PAGE_QUEUE } from '../queue/pages.js';
 
 /**
  * Pages as pg-boss jobs. One queue for every crawl: a job's data names the crawl job and the page's key.
@@ -12,7 +12,9 @@ import { BOSS_SCHEMA } from '../db/connect.js';
  * - Priority 3 - depth: shallow pages first, so pages tend to be found at their shortest depth.
  */
 
-export const PAGE_QUEUE = 'docdex-crawl-page';
+// The queue's name and its one raw delete live in queue/pages.ts, below crawl and sources (deleting a source
+// drops its crawls' queued pages); re-exported here so the crawler's modules keep one place to import from.
+export { dropQueuedPages, PAGE_QUEUE } from '../queue/pages.js';
 
 export interface PageJobData {
   crawlJobId: string;
@@ -47,23 +49,6 @@ export function pageJob(crawlJobId: string, url: string, depth: number): JobInse
     priority: Math.max(0, 3 - depth),
     group: { id: crawlJobId },
   };
-}
-
-/**
- * Deletes the queued page jobs of crawls that will not run them (cancelled, or their source deleted); returns how
- * many. Left in the queue, they counted in `crawl health`'s queue depth until some worker took each one only to
- * drop it. A resume queues the crawl's pending pages again. Pages a crawl still had in flight may queue a few
- * links as they commit; those are dropped when taken, as before. A database where pg-boss never ran has none.
- */
-export async function dropQueuedPages(db: pg.ClientBase | pg.Pool, crawlJobIds: string[]): Promise<number> {
-  if (crawlJobIds.length === 0) return 0;
-  const table = await db.query<{ ok: boolean }>(`SELECT to_regclass('${BOSS_SCHEMA}.job') IS NOT NULL AS ok`);
-  if (!table.rows[0]?.ok) return 0;
-  const deleted = await db.query(`DELETE FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND group_id = ANY($2::text[]) AND state IN ('created', 'retry')`, [
-    PAGE_QUEUE,
-    crawlJobIds,
-  ]);
-  return deleted.rowCount ?? 0;
 }
 
 /** pg-boss runs its insert on our client, so page jobs commit (or roll back) with the frontier rows. */

@@ -40,7 +40,6 @@ export interface RobotsRules {
 }
 
 export const ALLOW_ALL: RobotsRules = { allows: () => true, crawlDelaySeconds: null, sitemaps: [] };
-export const DISALLOW_ALL: RobotsRules = { allows: () => false, crawlDelaySeconds: null, sitemaps: [] };
 
 function compileRule(allow: boolean, pattern: string): Rule {
   const anchored = pattern.endsWith('$');

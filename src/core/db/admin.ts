@@ -1,35 +1,9 @@
 import type { Config } from '../config.js';
 import { UserError } from '../errors.js';
-import { BOSS_SCHEMA, createPool, openDatabase, resolveConnection } from './connect.js';
+import { createPool, resolveConnection } from './connect.js';
 import { embeddedStatus, startEmbeddedPostgres, stopEmbeddedPostgres } from './embedded.js';
 import type { EmbeddedStatus } from './embedded.js';
-import { currentMigrationVersion, dropSchema, latestMigrationId, migrate } from './migrate.js';
-import { announceSchemaUpdate } from './schema-update.js';
-
-export interface InitResult {
-  mode: 'embedded' | 'external';
-  database: string;
-  dropped: boolean;
-  applied: string[];
-  version: number;
-}
-
-/** Creates or upgrades the schema (idempotent); with `drop`, first deletes every docdex table and queue. */
-export async function initDatabase(config: Config, options: { drop: boolean }): Promise<InitResult> {
-  const db = await openDatabase(config, { migrate: false, max: 2 });
-  try {
-    if (options.drop) await dropSchema(db.pool, BOSS_SCHEMA);
-    else announceSchemaUpdate(await currentMigrationVersion(db.pool));
-    const result = await migrate(db.pool);
-    // Loaded here, not at the top: pg-boss and its scheduling dependencies take about 170 ms to import, which
-    // `db status` and `db start` would pay on every cold start without using them.
-    const { installBossSchema } = await import('../queue/boss.js');
-    await installBossSchema(db.info);
-    return { mode: db.info.mode, database: db.info.display, dropped: options.drop, applied: result.applied, version: result.version };
-  } finally {
-    await db.close();
-  }
-}
+import { currentMigrationVersion, latestMigrationId } from './migrate.js';
 
 export type DatabaseStatus =
   | (EmbeddedStatus & { schemaVersion: number | null; latestVersion: number })

@@ -339,21 +339,3 @@ export function isAncestor(ancestor: HElement, node: HElement): boolean {
   }
   return false;
 }
-
-export function classOf(el: HElement): string {
-  return el.attrs.class ?? '';
-}
-
-export function hasClassToken(el: HElement, token: string): boolean {
-  const c = el.attrs.class;
-  if (c === undefined) return false;
-  const i = c.indexOf(token);
-  if (i < 0) return false;
-  return c.split(/\s+/).includes(token);
-}
-
-export function elementChildren(el: HElement): HElement[] {
-  const out: HElement[] = [];
-  for (const c of el.children) if (typeof c !== 'string') out.push(c);
-  return out;
-}

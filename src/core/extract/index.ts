@@ -12,16 +12,12 @@ import type { ExtractInput, ExtractResult, PageFormat } from './types.js';
 
 export type {
   ExtractInput,
-  ExtractedPage,
   ExtractedSnippet,
   ExtractResult,
-  LanguageConfidence,
   PageFormat,
-  SkippedBlock,
-  SkipReason,
 } from './types.js';
 export { normalizeLanguage, detectLanguage } from './language.js';
-export { codeHash, normalizeCode } from './snippet.js';
+export { normalizeCode } from './snippet.js';
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml', 'application/xml', 'text/xml', 'application/docbook+xml']);
 const MARKDOWN_TYPES = new Set(['text/markdown', 'text/x-markdown', 'text/mdx', 'text/x-mdx']);

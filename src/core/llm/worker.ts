@@ -21,7 +21,7 @@ import { resolveLlmSettings } from './settings.js';
 import { ensureQueue, LLM_QUEUE } from './queue.js';
 import type { PageEnhancementJob } from './queue.js';
 
-export { enqueuePageEnhancement, LLM_QUEUE } from './queue.js';
+export { enqueuePageEnhancement } from './queue.js';
 export type { PageEnhancementJob } from './queue.js';
 
 export interface LlmWorkers {

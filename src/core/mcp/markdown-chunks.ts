@@ -183,9 +183,3 @@ export function packBlocks(blocks: MarkdownBlock[], budget: number, maxRanges = 
   }
   return ranges;
 }
-
-/** Index of the range that contains block `blockIndex`. */
-export function rangeContaining(ranges: BlockRange[], blockIndex: number): number {
-  const i = ranges.findIndex((r) => blockIndex >= r.start && blockIndex < r.end);
-  return i === -1 ? ranges.length - 1 : i;
-}

@@ -1,4 +1,4 @@
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { SandboxUnavailableError } from './unavailable.js';
 
@@ -65,31 +65,4 @@ export async function requireImage(cacheDir: string, image: ImageRef): Promise<s
   throw new SandboxUnavailableError(`image ${image.ref} is not in the local store (${file})`, {
     hint: `Build it with "docdex sandbox image build --name ${image.name}"; the digest must match.`,
   });
-}
-
-export interface StoredImage extends ImageRef {
-  path: string;
-  sizeBytes: number;
-  tagged: boolean;
-}
-
-export async function listImages(cacheDir: string): Promise<StoredImage[]> {
-  const root = path.join(cacheDir, 'images');
-  const out: StoredImage[] = [];
-  let names: string[];
-  try {
-    names = (await readdir(root)).filter((n) => NAME.test(n) && n !== 'tags');
-  } catch {
-    return out;
-  }
-  for (const name of names.sort()) {
-    const tag = await readFile(path.join(root, 'tags', name), 'utf8').then((s) => s.trim(), () => '');
-    for (const digest of (await readdir(path.join(root, name))).filter((d) => /^[0-9a-f]{64}$/.test(d))) {
-      const image = { name, digest, ref: `${name}@sha256:${digest}` };
-      const file = imagePath(cacheDir, image);
-      const info = await stat(file).catch(() => undefined);
-      if (info) out.push({ ...image, path: file, sizeBytes: info.size, tagged: tag === image.ref });
-    }
-  }
-  return out;
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { withTransaction } from '../db/transaction.js';
+import { editDistance } from '../edit-distance.js';
 import { refreshSearchTerms } from './lexicon.js';
 
 /**
@@ -12,11 +13,6 @@ import { refreshSearchTerms } from './lexicon.js';
  * but never lose one. Words the lexicon knows are left alone, however rare: checking them would cost every
  * query with a specific name the variant lookups.
  */
-
-export interface WordCorrection {
-  from: string;
-  to: string[];
-}
 
 // Shorter words have too many one-edit neighbours for a correction to be a good guess ("cat" → "car", "cut").
 const MIN_WORD = 4;
@@ -43,27 +39,6 @@ export function editsOne(word: string): string[] {
   }
   out.delete(word);
   return [...out];
-}
-
-/** Optimal string alignment distance (Damerau-Levenshtein with adjacent swaps), capped at `max + 1`. */
-export function editDistance(a: string, b: string, max = 3): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
-  const rows: number[][] = [];
-  for (let i = 0; i <= a.length; i++) {
-    const row: number[] = [i];
-    for (let j = 1; j <= b.length; j++) {
-      if (i === 0) {
-        row.push(j);
-        continue;
-      }
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min(rows[i - 1]![j]! + 1, row[j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
-      row.push(d);
-    }
-    rows.push(row);
-  }
-  return Math.min(rows[a.length]![b.length]!, max + 1);
 }
 
 /** True when b is a with two neighbouring letters swapped: the most common typing slip. */

@@ -6,7 +6,7 @@ import { ConflictError, ValidationError } from '../errors.js';
 import { resolveSource } from './resolve.js';
 import { aliasOf, NAME_MATCH_THRESHOLD, nameScoreSql } from './match.js';
 import { withTransaction } from '../db/transaction.js';
-import { dropQueuedPages } from '../crawl/queue.js';
+import { dropQueuedPages } from '../queue/pages.js';
 
 /** Listing, showing, editing and deleting sources (a crawled site or an upload collection, per version). */
 

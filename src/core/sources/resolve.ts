@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { NotFoundError, ValidationError } from '../errors.js';
-import { editDistance } from '../search/typo.js';
+import { editDistance } from '../edit-distance.js';
 import { aliasOf, clearBestMatch, NAME_MATCH_THRESHOLD, nameScoreSql } from './match.js';
 
 /**

@@ -50,5 +50,3 @@ export function createUserAgentConfigRoutes(options: { agentServer?: (deps: Daem
     );
   };
 }
-
-export const registerUserAgentConfigRoutes: RouteModule = createUserAgentConfigRoutes();

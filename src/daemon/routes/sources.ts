@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { CrawlJob } from '../../core/crawl/jobs.js';
 import { deleteSource, getSource, listSources, updateSource } from '../../core/sources/manage.js';
-import { recrawlSource } from '../../core/sources/recrawl.js';
+import { recrawlSource } from '../../core/crawl/recrawl.js';
 import { resolveSource } from '../../core/sources/resolve.js';
 import { listSourceSnippets } from '../../core/store/snippets.js';
 import type { DaemonDeps } from '../app.js';

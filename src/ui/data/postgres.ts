@@ -5,7 +5,7 @@ import { cancelCrawl, listCrawlJobs, liveWorkers, resumeCrawl } from '../../core
 import { subscribe } from '../../core/events/notify.js';
 import { searchSnippets } from '../../core/search/search.js';
 import { deleteSource, getSource, listSources, MAX_PAGE_SIZE, updateSource } from '../../core/sources/manage.js';
-import { recrawlSource } from '../../core/sources/recrawl.js';
+import { recrawlSource } from '../../core/crawl/recrawl.js';
 import { setUrlPatterns } from '../../core/sources/url-patterns.js';
 import { dashboardStats } from '../../core/stats/dashboard.js';
 import { crawlJobErrors, uploadJobErrors } from '../../core/stats/job-errors.js';

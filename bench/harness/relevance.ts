@@ -1,13 +1,22 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';
-import { searchSnippets } from './search.js';
-import { correctWords } from './typo.js';
+import type { searchSnippets } from '../../src/core/search/search.js';
+import type { correctWords } from '../../src/core/search/typo.js';
 
 /**
  * Relevance measurement for `npm run eval` and its CI floor: graded queries run through searchSnippets, scored
  * by page (URL without fragment, relative to the site root, each page counted once at its best rank).
  */
+
+/**
+ * The product's search functions the harness measures, passed in by its caller: the benches pass the built
+ * `dist/`, the tests pass `src/`, so one harness serves both.
+ */
+export interface SearchParts {
+  searchSnippets: typeof searchSnippets;
+  correctWords: typeof correctWords;
+}
 
 export interface EvalQuery {
   id: string;
@@ -182,7 +191,11 @@ async function lexiconEntries(pool: pg.Pool, words: string[]): Promise<Map<strin
  * themselves indexed words are left out: they are not corrected, by design. A sharper measure than the typo
  * queries' ranking, where one typo in a query of four words often goes unnoticed.
  */
-export async function correctionAccuracy(pool: pg.Pool, queries: readonly EvalQuery[]): Promise<CorrectionAccuracy> {
+export async function correctionAccuracy(
+  parts: Pick<SearchParts, 'correctWords'>,
+  pool: pg.Pool,
+  queries: readonly EvalQuery[],
+): Promise<CorrectionAccuracy> {
   const words = [...new Set(queries.flatMap((q) => q.query.toLowerCase().match(/[a-z]{5,}/g) ?? []))];
   const typos = new Map<string, { word: string; kind: TypoKind }>();
   for (const word of words) {
@@ -197,7 +210,7 @@ export async function correctionAccuracy(pool: pg.Pool, queries: readonly EvalQu
   const cases = [...typos].filter(([t, { word }]) => info.get(word)?.known === true && info.get(word)?.stem !== null && info.get(t)?.known === false);
   // One typo per call, as a search would see it; the variant lookups of a call are one statement.
   const corrected: Array<{ typo: string; word: string; kind: TypoKind; corrections: string[] }> = [];
-  for (const [typo, { word, kind }] of cases) corrected.push({ typo, word, kind, corrections: (await correctWords(pool, [typo])).get(typo) ?? [] });
+  for (const [typo, { word, kind }] of cases) corrected.push({ typo, word, kind, corrections: (await parts.correctWords(pool, [typo])).get(typo) ?? [] });
   const newWords = [...new Set(corrected.flatMap((c) => c.corrections))].filter((w) => !info.has(w));
   for (const [w, entry] of await lexiconEntries(pool, newWords)) info.set(w, entry);
 
@@ -221,6 +234,7 @@ export async function correctionAccuracy(pool: pg.Pool, queries: readonly EvalQu
 }
 
 export async function evaluate(
+  parts: Pick<SearchParts, 'searchSnippets'>,
   pool: pg.Pool,
   queries: readonly EvalQuery[],
   sites: Readonly<Record<string, EvalSite>>,
@@ -233,7 +247,7 @@ export async function evaluate(
     const text = options.typos ? typoVariant(q.query) : q.query;
     const started = performance.now();
     // Deeper than the cut-off: several snippets of one page collapse into one ranked page.
-    const r = await searchSnippets(pool, { query: text, source: site.sourceId, limit: 50 });
+    const r = await parts.searchSnippets(pool, { query: text, source: site.sourceId, limit: 50 });
     const ms = performance.now() - started;
     const pages = rankedPages(
       r.items.map((i) => i.source_url),

@@ -1,12 +1,13 @@
 import type pg from 'pg';
 import type { Config } from '../config.js';
 import type { ConnectionInfo } from '../db/connect.js';
-import { startCrawl } from '../crawl/index.js';
-import { requestFromStored } from '../crawl/request.js';
-import type { CrawlJob, CrawlRequestInput } from '../crawl/index.js';
 import { ValidationError } from '../errors.js';
-import type { CrawlSettings } from './manage.js';
-import { resolveSource } from './resolve.js';
+import type { CrawlSettings } from '../sources/manage.js';
+import { resolveSource } from '../sources/resolve.js';
+import { startCrawl } from './jobs.js';
+import type { CrawlJob } from './jobs.js';
+import { requestFromStored } from './request.js';
+import type { CrawlRequestInput } from './request.js';
 
 /** The crawl request of the spec, rebuilt from a source's stored configuration. */
 export type RecrawlRequest = CrawlRequestInput & { name: string; start_urls: string[] };

@@ -5,17 +5,30 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type pg from 'pg';
 import picomatch from 'picomatch';
-import type { Config } from '../config.js';
-import { startCrawl, startCrawlWorkers, waitForJob } from '../crawl/index.js';
-import type { ConnectionInfo } from '../db/connect.js';
-import { extractDocument } from '../extract/index.js';
-import { storePage } from '../store/pages.js';
+import type { Config } from '../../src/core/config.js';
+import type { startCrawl, startCrawlWorkers, waitForJob } from '../../src/core/crawl/index.js';
+import type { ConnectionInfo } from '../../src/core/db/connect.js';
+import type { extractDocument } from '../../src/core/extract/index.js';
+import type { storePage } from '../../src/core/store/pages.js';
 
 /**
  * The real documentation corpus for relevance runs: a static server for one site on 127.0.0.1 (what the
  * crawler fetches), and a direct loader that feeds the same HTML files through extractDocument and storePage
  * without HTTP, for quick runs and for CI.
  */
+
+/**
+ * The product functions the harness drives, passed in by its caller: the benches pass the built `dist/`, the
+ * tests pass `src/`. Imported here, they would tie the harness to one of the two (and two copies of the store
+ * in one process would not share its state).
+ */
+export interface IndexingParts {
+  startCrawl: typeof startCrawl;
+  startCrawlWorkers: typeof startCrawlWorkers;
+  waitForJob: typeof waitForJob;
+  extractDocument: typeof extractDocument;
+  storePage: typeof storePage;
+}
 
 export const EVAL_SITES = ['python', 'postgres', 'node'] as const;
 export type EvalSiteName = (typeof EVAL_SITES)[number];
@@ -108,7 +121,8 @@ export function siteFingerprint(root: string, site: EvalSiteName): string {
  * Loads HTML files straight into the store, as if crawled (one synthetic completed crawl job). `files`
  * narrows the load to some pages. Two pages at a time: extraction is CPU-bound and the machine has 2 cores.
  */
-export async function ingestSiteDirect(
+async function ingestSiteDirect(
+  parts: Pick<IndexingParts, 'extractDocument' | 'storePage'>,
   pool: pg.Pool,
   options: { name: string; root: string; baseUrl: string; files: string[] },
 ): Promise<{ sourceId: string; pages: number; snippets: number }> {
@@ -131,8 +145,8 @@ export async function ingestSiteDirect(
     while (next < options.files.length) {
       const file = options.files[next++]!;
       const url = new URL(file, options.baseUrl).href;
-      const { page, snippets: found } = extractDocument({ url, contentType: 'text/html', body: readFileSync(path.join(options.root, file)) });
-      const stored = await storePage(pool, {
+      const { page, snippets: found } = parts.extractDocument({ url, contentType: 'text/html', body: readFileSync(path.join(options.root, file)) });
+      const stored = await parts.storePage(pool, {
         sourceId,
         url,
         title: page.title,
@@ -167,7 +181,8 @@ export interface IndexedSite {
  * Crawls one site of the corpus through the real crawler (served on 127.0.0.1, CRAWL_DELAY taken from
  * `config`, which relevance runs set to 0). Crawl workers must be running (startCrawlWorkers).
  */
-export async function crawlSite(
+async function crawlSite(
+  parts: Pick<IndexingParts, 'startCrawl' | 'waitForJob'>,
   db: { pool: pg.Pool; info: ConnectionInfo },
   config: Config,
   site: EvalSiteName,
@@ -177,14 +192,14 @@ export async function crawlSite(
   const started = performance.now();
   const server = await serveSite(root);
   try {
-    const job = await startCrawl(db, config, {
+    const job = await parts.startCrawl(db, config, {
       name: site,
       start_urls: SITE_START_PAGES[site].map((p) => new URL(p, server.baseUrl).href),
       max_depth: 3,
       exclude_patterns: SITE_EXCLUDES[site],
       max_concurrent_crawls: options.concurrency ?? 8,
     }, { allowLoopback: true });
-    const done = await waitForJob(db, job.id);
+    const done = await parts.waitForJob(db, job.id);
     if (done.status !== 'completed') throw new Error(`Crawl of ${site} ended ${done.status}: ${done.error ?? 'no error recorded'}`);
     return {
       site,
@@ -202,6 +217,7 @@ export async function crawlSite(
 
 /** Indexes the given sites, by crawling (the product path) or by loading the files directly (quick). */
 export async function indexEvalSites(
+  parts: IndexingParts,
   db: { pool: pg.Pool; info: ConnectionInfo },
   config: Config,
   options: { corpusDir: string; sites: readonly EvalSiteName[]; mode: IngestMode; onSite?: (site: IndexedSite) => void },
@@ -212,17 +228,17 @@ export async function indexEvalSites(
       const started = performance.now();
       const root = path.join(options.corpusDir, site);
       const baseUrl = `http://${site}.docs.test/`;
-      const r = await ingestSiteDirect(db.pool, { name: site, root, baseUrl, files: siteHtmlFiles(root, site) });
+      const r = await ingestSiteDirect(parts, db.pool, { name: site, root, baseUrl, files: siteHtmlFiles(root, site) });
       const indexed: IndexedSite = { site, sourceId: r.sourceId, baseUrl, pages: r.pages, snippets: r.snippets, seconds: (performance.now() - started) / 1000, mode: 'direct' };
       options.onSite?.(indexed);
       out.push(indexed);
     }
     return out;
   }
-  const workers = await startCrawlWorkers(db, config, { supervise: false, concurrency: 8, idlePollMs: 200, tickMs: 500 });
+  const workers = await parts.startCrawlWorkers(db, config, { supervise: false, concurrency: 8, idlePollMs: 200, tickMs: 500 });
   try {
     for (const site of options.sites) {
-      const indexed = await crawlSite(db, config, site, path.join(options.corpusDir, site));
+      const indexed = await crawlSite(parts, db, config, site, path.join(options.corpusDir, site));
       options.onSite?.(indexed);
       out.push(indexed);
     }
