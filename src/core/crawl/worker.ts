@@ -82,8 +82,6 @@ export interface CrawlWorkers {
   stop(): Promise<void>;
 }
 
-export { fairShare, pageFetchSkips } from './workers/caps.js';
-
 /** The worker's settings, from its options and the configuration. */
 function workerSettings(config: Config, options: CrawlWorkerOptions) {
   const concurrency = Math.max(1, options.concurrency ?? config.crawl.maxConcurrent);

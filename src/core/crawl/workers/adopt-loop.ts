@@ -5,9 +5,9 @@ import type { Doorbell } from '../doorbell.js';
 import type { KnownJobs } from './known-jobs.js';
 import type { Presence } from './presence.js';
 
-export type ControllerEnd = 'finished' | 'lost' | 'stopped';
+type ControllerEnd = 'finished' | 'lost' | 'stopped';
 
-export interface AdoptLoopOptions {
+interface AdoptLoopOptions {
   pool: pg.Pool;
   workerId: string;
   /** What a controller needs (see controller.ts). */

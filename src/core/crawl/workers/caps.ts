@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
 /** One running crawl as the page batching sees it: its cap, the pages other live workers fetch for it, whether any waits. */
-export interface CrawlCap {
+interface CrawlCap {
   cap: number;
   others: number;
   /** Some page of the crawl is pending: it wants a slot. */

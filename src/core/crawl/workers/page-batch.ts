@@ -6,7 +6,7 @@ import { crawlFull, fairShare, pageFetchSkips, runningCaps } from './caps.js';
 import type { Caps } from './caps.js';
 import type { PageRunner } from './page-runner.js';
 
-export interface PageBatchOptions {
+interface PageBatchOptions {
   pool: pg.Pool;
   workerId: string;
   boss: PgBoss;

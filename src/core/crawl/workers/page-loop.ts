@@ -2,7 +2,7 @@ import type { Doorbell } from '../doorbell.js';
 import type { PageBatch } from './page-batch.js';
 import type { PageRunner } from './page-runner.js';
 
-export interface PageLoopOptions {
+interface PageLoopOptions {
   concurrency: number;
   /** Longest wait between looks at an empty queue. */
   idlePollMs: number;

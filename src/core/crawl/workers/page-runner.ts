@@ -7,7 +7,7 @@ import type { PageJobData } from '../queue.js';
 import type { KnownJobs } from './known-jobs.js';
 import type { PageCompletions } from './page-completions.js';
 
-export interface PageRunnerOptions {
+interface PageRunnerOptions {
   boss: PgBoss;
   jobs: KnownJobs;
   /** What a page needs to be fetched, extracted and stored. */

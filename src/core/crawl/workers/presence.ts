@@ -4,7 +4,7 @@ import type { Doorbell } from '../doorbell.js';
 import { PAGES_QUEUED, WAKE_CHANNEL } from '../queue.js';
 import { sleep } from '../sleep.js';
 
-export interface PresenceOptions {
+interface PresenceOptions {
   /** How to reach the database (the session is a connection of its own, outside the worker's pool). */
   connection: pg.ClientConfig;
   workerId: string;
