@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCrawlWorkers } from '../../src/core/crawl/index.js';
-import type { CrawlWorkers, WorkerEvent } from '../../src/core/crawl/index.js';
+import type { CrawlWorkers } from '../../src/core/crawl/index.js';
+import type { WorkerEvent } from '../../src/core/crawl/worker.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { crawlToEnd, FAST_WORKER } from './helpers/crawl.js';
