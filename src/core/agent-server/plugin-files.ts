@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 /** Where the plugin sources are: `src/agent-plugins` under vitest, `dist/agent-plugins` when built. */
 export const PLUGIN_SOURCE_DIR = fileURLToPath(new URL('../../agent-plugins/', import.meta.url));
 /** The plugins' helper modules and generated configuration, below the plugin folder. */
-export const PLUGIN_LIB_DIR = 'docdex';
+const PLUGIN_LIB_DIR = 'docdex';
 /** Helper modules every plugin imports (relative to PLUGIN_SOURCE_DIR and to the plugin folder alike). */
 const PLUGIN_LIB_FILES = ['config.js', 'mgr-internal.js', 'mgr-guard.js'] as const;
 
