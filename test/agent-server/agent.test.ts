@@ -221,7 +221,7 @@ describe('the agent server with the mgr tool, driven by a stub model (real openc
     expect(filesContaining(path.join(workspace, 'schedule-worktrees'), token)).toEqual([]);
     expect(filesContaining(workspace, token)).toEqual([]);
     expect(filesContaining(workspace, GH_SECRET)).toEqual([]);
-    expect(readdirSync(path.join(workspace, '.config', 'opencode', 'plugin')).sort()).toEqual(['mgr-cli-env.js', 'mgr-manager.js']);
+    expect(readdirSync(path.join(workspace, '.config', 'opencode', 'plugin')).sort()).toEqual(['docdex', 'mgr-cli-env.js', 'mgr-manager.js']);
   });
 
   it('serves the hosting CLI environment to the agent host only, with the manager token', async () => {

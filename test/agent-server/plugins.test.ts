@@ -6,23 +6,24 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MGR_ALLOWLIST, MGR_EXCLUDED, resolveMgrRequest } from '../../src/core/agent/mgr-allowlist.js';
 import { NotificationInput } from '../../src/core/agent/notifications.js';
-import { notificationLimits, pluginPackageSources, renderMgrCliEnvPlugin, renderMgrManagerPlugin, seedPluginDependencies, writeGeneratedPlugins } from '../../src/core/agent-server/plugins.js';
+import { PLUGIN_SOURCE_DIR, pluginConfigPath } from '../../src/core/agent-server/plugin-files.js';
+import { CLI_TOKEN_VARIABLES, notificationLimits, pluginPackageSources, seedPluginDependencies, writeGeneratedPlugins } from '../../src/core/agent-server/plugins.js';
 import { removeDir, tempDir } from './helpers.js';
 
-/** The constant a generated plugin defines, parsed back out of its source. */
-function embedded(source: string, name: string): unknown {
-  const match = new RegExp(`^const ${name} = (?:Object\\.freeze\\()?(.*?)\\)?;$`, 'm').exec(source);
-  if (!match) throw new Error(`${name} not found in the generated plugin`);
-  return JSON.parse(match[1]!);
-}
-
-describe('generated mgr-manager.js', () => {
-  it('embeds exactly the core allow-list, exclusions and base (no hand copy can drift)', () => {
-    const source = renderMgrManagerPlugin();
-    expect(embedded(source, 'MGR_ALLOWLIST')).toEqual(MGR_ALLOWLIST);
-    expect(embedded(source, 'MGR_EXCLUDED')).toEqual(MGR_EXCLUDED);
-    expect(embedded(source, 'MGR_INTERNAL_BASE')).toBe('/api/internal');
-    expect(embedded(source, 'LIMITS')).toEqual(notificationLimits());
+describe('installed mgr-manager.js', () => {
+  it('is copied unchanged, and its configuration holds exactly the core allow-list, exclusions, base and limits', async () => {
+    const dir = tempDir('docdex-plugin-config-');
+    try {
+      const [manager, cliEnv] = await writeGeneratedPlugins(path.join(dir, 'plugin'));
+      expect(readFileSync(manager!, 'utf8')).toBe(readFileSync(path.join(PLUGIN_SOURCE_DIR, 'mgr-manager.js'), 'utf8'));
+      const config = JSON.parse(readFileSync(pluginConfigPath(path.join(dir, 'plugin'), 'mgr-manager.js'), 'utf8'));
+      expect(config).toEqual({ base: '/api/internal', allowlist: JSON.parse(JSON.stringify(MGR_ALLOWLIST)), excluded: MGR_EXCLUDED, limits: notificationLimits() });
+      expect(JSON.parse(readFileSync(pluginConfigPath(path.join(dir, 'plugin'), cliEnv!), 'utf8'))).toEqual({ managed: [...CLI_TOKEN_VARIABLES] });
+      // The guard the plugin imports is the very module the core imports.
+      expect(readFileSync(path.join(dir, 'plugin', 'docdex', 'mgr-guard.js'), 'utf8')).toBe(readFileSync(path.join(PLUGIN_SOURCE_DIR, 'docdex', 'mgr-guard.js'), 'utf8'));
+    } finally {
+      removeDir(dir);
+    }
   });
 
   it('takes the notification limits from the internal route schema', () => {
@@ -31,9 +32,11 @@ describe('generated mgr-manager.js', () => {
   });
 
   it('holds no token: the plugins read it from their process environment', () => {
-    for (const source of [renderMgrManagerPlugin(), renderMgrCliEnvPlugin()]) {
-      expect(source).toContain('process.env.MGR_INTERNAL_TOKEN');
-      expect(source).toContain('delete process.env.MGR_INTERNAL_TOKEN');
+    const source = readFileSync(path.join(PLUGIN_SOURCE_DIR, 'docdex', 'mgr-internal.js'), 'utf8');
+    expect(source).toContain('process.env.MGR_INTERNAL_TOKEN');
+    expect(source).toContain('delete process.env.MGR_INTERNAL_TOKEN');
+    for (const name of ['mgr-manager.js', 'mgr-cli-env.js', 'mgr-sandbox.js']) {
+      expect(readFileSync(path.join(PLUGIN_SOURCE_DIR, name), 'utf8')).toContain("from './docdex/mgr-internal.js'");
     }
   });
 });

@@ -1,7 +1,12 @@
-import vm from 'node:vm';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { MGR_ALLOWLIST, MGR_EXCLUDED, mgrAllowlistJson, renderMgrGuardSource, resolveMgrRequest } from '../../src/core/agent/mgr-allowlist.js';
-import type { MgrCheck } from '../../src/core/agent/mgr-allowlist.js';
+import type { checkMgrRequest } from '../../src/agent-plugins/docdex/mgr-guard.js';
+import { MGR_ALLOWLIST, MGR_EXCLUDED, mgrAllowlistJson, resolveMgrRequest } from '../../src/core/agent/mgr-allowlist.js';
+import type { MgrCheck, MgrRoute } from '../../src/core/agent/mgr-allowlist.js';
+import { writeGeneratedPlugins } from '../../src/core/agent-server/plugins.js';
 
 const ok = (method: string, path: string) => resolveMgrRequest(method, path);
 const expectAllowed = (method: string, path: string, normalised = path) => {
@@ -170,11 +175,13 @@ describe('mgr allow-list', () => {
     expect(data.excluded).toEqual(MGR_EXCLUDED);
   });
 
-  it('renders a self-contained guard that decides exactly like the module', () => {
-    const source = renderMgrGuardSource();
-    const context = vm.createContext({ URL });
-    vm.runInContext(`${source}\nglobalThis.guard = checkMgrRequest;`, context);
-    const guard = (context as { guard: (m: unknown, p: unknown) => MgrCheck }).guard;
+  it('installs a guard into the plugin folder that decides exactly like the module', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'docdex-guard-'));
+    await writeGeneratedPlugins(path.join(dir, 'plugin'));
+    const installed = (await import(pathToFileURL(path.join(dir, 'plugin', 'docdex', 'mgr-guard.js')).href)) as { checkMgrRequest: typeof checkMgrRequest };
+    const config = JSON.parse(await readFile(path.join(dir, 'plugin', 'docdex', 'mgr-manager.json'), 'utf8')) as { base: string; allowlist: MgrRoute[]; excluded: string[] };
+    await rm(dir, { recursive: true, force: true });
+    const guard = (m: unknown, p: unknown): MgrCheck => installed.checkMgrRequest(m, p, config.allowlist, config.excluded, config.base);
     const cases: Array<[unknown, unknown]> = [
       ['GET', '/settings'],
       ['PATCH', '/settings?userId=a'],

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureManagerToken } from '../../src/core/agent/token.js';
 import { loadConfig } from '../../src/core/config.js';
-import { renderMgrSandboxPlugin } from '../../src/core/sandbox/plugin.js';
+import { writeMgrSandboxPlugin } from '../../src/core/sandbox/plugin.js';
 import { sandboxRoots } from '../../src/core/sandbox/settings.js';
 import { UNAVAILABLE_PREFIX, outsideRootsMessage } from '../../src/core/sandbox/unavailable.js';
 import { createSandboxPlannerRoutes } from '../../src/daemon/routes/sandbox-planner.js';
@@ -17,7 +17,7 @@ import type { TestDatabase } from '../helpers/db.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 
 /**
- * The generated mgr-sandbox.js, loaded as plain JavaScript in node (as opencode loads it) and its hooks called
+ * The installed mgr-sandbox.js, loaded as plain JavaScript in node (as opencode loads it) and its hooks called
  * with the inputs opencode gives them. It talks to the real daemon's planner route through a recording proxy,
  * so the test sees exactly which HTTP calls a hook makes.
  */
@@ -87,15 +87,15 @@ describe('the generated mgr-sandbox.js plugin', () => {
   });
 
   /** A fresh copy of the plugin module, loaded with the given agent-server environment. */
-  async function load(env: Record<string, string | undefined>, source = renderMgrSandboxPlugin({ shimPath, plannerTimeoutMs: 5000, nonce, reportPath: path.join(dir, 'report.json') })): Promise<Hooks> {
+  async function load(env: Record<string, string | undefined>): Promise<Hooks> {
     // The token slot is per process and set by the first docdex plugin; every load here is a new "process".
     delete (globalThis as Record<symbol, unknown>)[Symbol.for('docdex.mgr.internal')];
     for (const [k, v] of Object.entries(env)) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
-    const file = path.join(dir, `mgr-sandbox-${++loads}.mjs`);
-    await writeFile(file, source);
+    // A folder per load: its modules (the plugin and the helpers it imports) are loaded afresh.
+    const file = await writeMgrSandboxPlugin(path.join(dir, `load-${++loads}`), { shimPath, plannerTimeoutMs: 5000, nonce, reportPath: path.join(dir, 'report.json') });
     const mod = (await import(pathToFileURL(file).href)) as { MgrSandboxPlugin: () => Promise<Hooks> };
     return mod.MgrSandboxPlugin();
   }

@@ -73,13 +73,13 @@ describe('sandbox enforcement on agent server start and stop', () => {
     expect(start.env).toEqual({ MGR_SANDBOX_ENFORCED: 'true', OPENCODE_CONFIG_CONTENT: JSON.stringify({ shell: shim }) });
     expect(start.plugins).toEqual([shim, plugin]);
     expect(start.stamp).toMatchObject({ enforced: true, shimPath: shim, pluginPath: plugin, hostShell: '/bin/sh' });
-    const shimText = await readFile(shim, 'utf8');
-    expect(shimText).toContain(`exec '/bin/sh' "$@"`);
-    expect(shimText).toContain(`'/usr/bin/env' 'node' '/opt/docdex/dist/core/sandbox/exec-main.js' sandbox exec -w "$MGR_SANDBOX_WORKDIR"`);
+    const shimConfig = await readFile(`${shim}.conf`, 'utf8');
+    expect(shimConfig).toMatch(/^host_shell=\/bin\/sh$/m);
+    expect(shimConfig).toContain('runner=/usr/bin/env\nrunner=node\nrunner=/opt/docdex/dist/core/sandbox/exec-main.js\n');
     expect((await stat(shim)).mode & 0o777).toBe(0o755);
-    const pluginText = await readFile(plugin, 'utf8');
-    expect(pluginText).toContain(JSON.stringify(shim));
-    expect(pluginText).toContain('process.env.MGR_SANDBOX_ENFORCED === "true"');
+    const pluginConfig = path.join(workspace.pluginDir, 'docdex', 'mgr-sandbox.json');
+    expect(JSON.parse(await readFile(pluginConfig, 'utf8'))).toMatchObject({ SHIM: shim, ENFORCED_VAR: 'MGR_SANDBOX_ENFORCED', NONCE: start.stamp.nonce });
+    expect(await readFile(plugin, 'utf8')).toContain('process.env[C.ENFORCED_VAR] === \'true\'');
     expect(stops).toBe(0);
 
     // The setting changing under a running child changes nothing: the stamp is the child's environment.
@@ -93,8 +93,7 @@ describe('sandbox enforcement on agent server start and stop', () => {
     // Restart into disabled: files removed, VM stopped.
     const restart = await e.prepareForStart(ctx());
     expect(restart.env.MGR_SANDBOX_ENFORCED).toBe('false');
-    await expect(stat(plugin)).rejects.toThrow();
-    await expect(stat(shim)).rejects.toThrow();
+    for (const file of [plugin, shim, `${shim}.conf`, pluginConfig]) await expect(stat(file)).rejects.toThrow();
     expect(stops).toBe(2);
   });
 
@@ -132,8 +131,8 @@ describe('sandbox enforcement on agent server start and stop', () => {
     expect(JSON.parse(first.env.OPENCODE_CONFIG_CONTENT!)).toEqual({ shell: shim, model: 'a/b' });
     const nonce = first.stamp.nonce!;
     expect(nonce).toMatch(/^[0-9a-f]{32}$/);
-    expect(await readFile(shim, 'utf8')).toContain(`nonce='${nonce}'`);
-    expect(await readFile(path.join(workspace.pluginDir, 'mgr-sandbox.js'), 'utf8')).toContain(JSON.stringify(nonce));
+    expect(await readFile(`${shim}.conf`, 'utf8')).toMatch(new RegExp(`^nonce=${nonce}$`, 'm'));
+    expect(JSON.parse(await readFile(path.join(workspace.pluginDir, 'docdex', 'mgr-sandbox.json'), 'utf8')).NONCE).toBe(nonce);
     // A report of the previous child is removed before the next one starts, and the nonce changes.
     const report = path.join(workspace.pluginDir, 'mgr-sandbox.report.json');
     await writeFile(report, JSON.stringify({ nonce }));

@@ -1,14 +1,19 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FORWARDED_ENV_NAMES } from '../../src/core/sandbox/credentials.js';
 import { UserError } from '../../src/core/errors.js';
-import { SHIM_NAME, SHIM_TEMPLATE, UNPLANNED_MESSAGE, renderShim, shellQuote, writeShim } from '../../src/core/sandbox/shim.js';
+import { SHIM_CONFIG_NAME, SHIM_NAME, SHIM_SOURCE, UNPLANNED_MESSAGE, renderShimConfig, writeShim } from '../../src/core/sandbox/shim.js';
+
+/** POSIX single-quoting, for the flags handed to the wrapper below. */
+function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
 
 /**
- * The generated shim against a fake runner and a fake host shell that record their exact argv (NUL-separated)
+ * The installed shim against a fake runner and a fake host shell that record their exact argv (NUL-separated)
  * and environment. The command is handed over from a file through a tiny wrapper, because Node cannot put
  * invalid UTF-8 into an argv itself.
  */
@@ -211,31 +216,82 @@ describe('the shell shim', () => {
   });
 });
 
-describe('renderShim and writeShim', () => {
-  const template = 'R=@RUNNER@ S=@HOST_SHELL@ N=@ENV_NAMES@ K=@NONCE@ M=@UNPLANNED_MESSAGE@';
-
-  it('quotes the runner words and the host shell, and lists the allow-list', () => {
-    expect(renderShim(template, { runner: ["/opt/it's/node", 'run.js'], hostShell: '/bin/bash', envNames: ['A', 'B_1'], nonce: NONCE })).toBe(
-      `R='/opt/it'\\''s/node' 'run.js' S='/bin/bash' N=A B_1 K='${NONCE}' M=${shellQuote(UNPLANNED_MESSAGE)}`,
-    );
-    expect(renderShim(template, { runner: ['x'], hostShell: '/bin/sh' })).toContain(`N=${FORWARDED_ENV_NAMES.join(' ')}`);
+describe('the shim script and its configuration', () => {
+  it('is a valid POSIX shell script, copied unchanged', async () => {
+    execFileSync('sh', ['-n', SHIM_SOURCE]);
+    expect(await readFile(shim, 'utf8')).toBe(await readFile(SHIM_SOURCE, 'utf8'));
   });
 
-  it('refuses names that are not plain variables, and the internal token', () => {
-    expect(() => renderShim(template, { runner: ['x'], hostShell: '/bin/sh', envNames: ['A;rm -rf /'] })).toThrow();
-    expect(() => renderShim(template, { runner: ['x'], hostShell: '/bin/sh', envNames: ['MGR_INTERNAL_TOKEN'] })).toThrow();
-    expect(() => renderShim(template, { runner: ['x'], hostShell: 'sh' })).toThrow(/absolute/);
+  it('passes shellcheck when shellcheck is installed', () => {
+    let installed = true;
+    try {
+      execFileSync('shellcheck', ['--version']);
+    } catch {
+      installed = false;
+    }
+    if (installed) execFileSync('shellcheck', ['--shell=sh', SHIM_SOURCE]);
   });
 
-  it('refuses a template without the marker check, and a nonce that is not plain letters and digits', async () => {
-    expect(() => renderShim('R=@RUNNER@ S=@HOST_SHELL@ N=@ENV_NAMES@', { runner: ['x'], hostShell: '/bin/sh' })).toThrow(/lacks @NONCE@/);
-    for (const nonce of ['short', "abc'def0123456789", 'a'.repeat(129)]) expect(() => renderShim(template, { runner: ['x'], hostShell: '/bin/sh', nonce })).toThrow(/nonce/);
-    // Without a nonce a random one is rendered: no plugin knows it, so every host spawn is refused.
-    const real = await readFile(SHIM_TEMPLATE, 'utf8');
-    const a = renderShim(real, { runner: ['x'], hostShell: '/bin/sh' });
-    const b = renderShim(real, { runner: ['x'], hostShell: '/bin/sh' });
-    expect(a).toMatch(/^nonce='[0-9a-f]{32}'$/m);
+  it('writes the runner words, the host shell and the allow-list as one line each', () => {
+    expect(renderShimConfig({ runner: ["/opt/it's/node", 'run.js'], hostShell: '/bin/bash', envNames: ['A', 'B_1'], nonce: NONCE }).split('\n').slice(1)).toEqual([
+      `nonce=${NONCE}`,
+      'host_shell=/bin/bash',
+      `unplanned=${UNPLANNED_MESSAGE}`,
+      "runner=/opt/it's/node",
+      'runner=run.js',
+      'env_name=A',
+      'env_name=B_1',
+      '',
+    ]);
+    expect(renderShimConfig({ runner: ['x'], hostShell: '/bin/sh' })).toContain(FORWARDED_ENV_NAMES.map((n) => `env_name=${n}`).join('\n'));
+  });
+
+  it('refuses names that are not plain variables, the internal token, and values that are not one line', () => {
+    expect(() => renderShimConfig({ runner: ['x'], hostShell: '/bin/sh', envNames: ['A;rm -rf /'] })).toThrow();
+    expect(() => renderShimConfig({ runner: ['x'], hostShell: '/bin/sh', envNames: ['MGR_INTERNAL_TOKEN'] })).toThrow();
+    expect(() => renderShimConfig({ runner: ['x'], hostShell: 'sh' })).toThrow(/absolute/);
+    expect(() => renderShimConfig({ runner: ['x\nnonce=0000000000000000'], hostShell: '/bin/sh' })).toThrow(/single line/);
+    expect(() => renderShimConfig({ runner: ['x'], hostShell: '/bin/sh\nhost_shell=/tmp/evil' })).toThrow(/single line/);
+    expect(() => renderShimConfig({ runner: [], hostShell: '/bin/sh' })).toThrow(/empty/);
+  });
+
+  it('refuses a nonce that is not plain letters and digits, and makes a random one by default', () => {
+    for (const nonce of ['short', "abc'def0123456789", 'a'.repeat(129)]) expect(() => renderShimConfig({ runner: ['x'], hostShell: '/bin/sh', nonce })).toThrow(/nonce/);
+    // Without a nonce a random one is written: no plugin knows it, so every host spawn is refused.
+    const a = renderShimConfig({ runner: ['x'], hostShell: '/bin/sh' });
+    const b = renderShimConfig({ runner: ['x'], hostShell: '/bin/sh' });
+    expect(a).toMatch(/^nonce=[0-9a-f]{32}$/m);
     expect(a).not.toBe(b);
+  });
+
+});
+
+describe('the shim without a usable configuration', () => {
+  it('fails closed without its configuration, or with an incomplete one: nothing runs, not even a planned host spawn', async () => {
+    const conf = path.join(dir, 'plugins', SHIM_CONFIG_NAME);
+    const saved = await readFile(conf);
+    try {
+      await rm(conf);
+      let result = await runShim({ MGR_SANDBOX_PLANNED: NONCE });
+      expect(result.code).toBe(125);
+      expect(result.stderr).toMatch(/^Sandbox enforcement is on but the sandbox is unavailable: the shell shim has no configuration/);
+      for (const broken of [saved.toString('utf8').replace(/^nonce=.*$/m, 'nonce='), saved.toString('utf8').replace(/^runner=.*$/gm, '')]) {
+        await writeFile(conf, broken);
+        result = await runShim({ MGR_SANDBOX_PLANNED: '' });
+        expect(result.code).toBe(125);
+        result = await runShim({ MGR_SANDBOX_WORKDIR: '/w' });
+        expect(result.code).toBe(125);
+        expect(result.stderr).toMatch(/configuration .* is incomplete/);
+      }
+      await writeFile(conf, `${saved.toString('utf8')}env_name=A;id\n`);
+      result = await runShim({ MGR_SANDBOX_WORKDIR: '/w' });
+      expect(result.code).toBe(125);
+      expect(result.stderr).toMatch(/invalid variable/);
+      expect(await recorded('fake-runner')).toBeUndefined();
+      expect(await recorded('fake-shell')).toBeUndefined();
+    } finally {
+      await writeFile(conf, saved);
+    }
   });
 
   it('throws a UserError when the shim cannot be written', async () => {

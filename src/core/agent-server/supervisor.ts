@@ -192,23 +192,8 @@ export class AgentServerSupervisor {
   private async launch(): Promise<void> {
     if (this.desired !== 'running') return;
     this.update({ state: 'starting', retryAt: null });
-    let plan: SpawnPlan;
-    try {
-      await this.openLog();
-      plan = await this.options.prepare();
-    } catch (error) {
-      if (isUserError(error)) {
-        // A configuration problem: retrying cannot fix it.
-        this.desired = 'stopped';
-        this.note(`not started: ${(error as Error).message}`);
-        this.update({ state: 'failed', lastError: (error as Error).message });
-        return;
-      }
-      this.note(`preparing the start failed: ${(error as Error).message}`);
-      this.update({ lastError: (error as Error).message });
-      this.scheduleRetry();
-      return;
-    }
+    const plan = await this.prepareLaunch();
+    if (plan === undefined) return;
     this.note(`starting ${plan.command} ${plan.args.join(' ')}`);
     let child: ChildProcess;
     try {
@@ -220,7 +205,34 @@ export class AgentServerSupervisor {
       return;
     }
     this.child = child;
-    const spawnedAt = Date.now();
+    this.recordOutput(child);
+    this.exited = this.watchExit(child, Date.now());
+    this.update({ pid: child.pid ?? null });
+    await this.settleStart(plan, child);
+  }
+
+  /** Opens the log and asks for the spawn plan; undefined when there is nothing to start (failed or retrying). */
+  private async prepareLaunch(): Promise<SpawnPlan | undefined> {
+    try {
+      await this.openLog();
+      return await this.options.prepare();
+    } catch (error) {
+      if (isUserError(error)) {
+        // A configuration problem: retrying cannot fix it.
+        this.desired = 'stopped';
+        this.note(`not started: ${(error as Error).message}`);
+        this.update({ state: 'failed', lastError: (error as Error).message });
+        return undefined;
+      }
+      this.note(`preparing the start failed: ${(error as Error).message}`);
+      this.update({ lastError: (error as Error).message });
+      this.scheduleRetry();
+      return undefined;
+    }
+  }
+
+  /** The child's stdout and stderr, line by line, into the log. */
+  private recordOutput(child: ChildProcess): void {
     for (const stream of [child.stdout, child.stderr]) {
       let pending = '';
       stream?.setEncoding('utf8');
@@ -234,8 +246,12 @@ export class AgentServerSupervisor {
         if (pending !== '') this.record(pending);
       });
     }
+  }
+
+  /** Resolves when the child has closed; an exit nobody asked for schedules a restart. */
+  private watchExit(child: ChildProcess, spawnedAt: number): Promise<void> {
     let spawnError: Error | undefined;
-    this.exited = new Promise<void>((resolve) => {
+    return new Promise<void>((resolve) => {
       child.once('error', (error) => {
         spawnError = error;
       });
@@ -255,7 +271,10 @@ export class AgentServerSupervisor {
         resolve();
       });
     });
-    this.update({ pid: child.pid ?? null });
+  }
+
+  /** Waits for the first health answer (and the start check), then marks it running, or kills it. */
+  private async settleStart(plan: SpawnPlan, child: ChildProcess): Promise<void> {
     const healthy = await this.waitHealthy(child, this.options.startTimeoutMs ?? 60_000);
     if (this.child !== child) return; // exited meanwhile: the close handler scheduled the retry
     if (!healthy) {
@@ -273,6 +292,7 @@ export class AgentServerSupervisor {
     this.options.log.info({ pid: child.pid, url: this.options.url }, 'agent server running');
     this.startHealth(child);
   }
+
 
   /** The plan's start check; false when the child was stopped (for good, or for a retry) instead. */
   private async verifyStart(plan: SpawnPlan, child: ChildProcess): Promise<boolean> {

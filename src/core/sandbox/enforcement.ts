@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseJsonc } from 'jsonc-parser';
 import type { ParseError } from 'jsonc-parser';
 import type pg from 'pg';
+import { pluginConfigPath } from '../agent-server/plugin-files.js';
 import type { AgentServerExtension } from '../agent-server/service.js';
 import type { AgentServerEndpoint } from '../agent-server/supervisor.js';
 import { readAgentConfig } from '../agent/agent-config.js';
@@ -12,12 +13,12 @@ import { DEFAULT_USER_ID, readSettings } from '../agent/settings.js';
 import type { Workspace } from '../agent/workspace.js';
 import type { Config } from '../config.js';
 import { UserError } from '../errors.js';
-import { ENFORCED_VAR, MGR_SANDBOX_PLUGIN, PLUGIN_REPORT_NAME, newSandboxNonce, renderMgrSandboxPlugin } from './plugin.js';
+import { ENFORCED_VAR, MGR_SANDBOX_PLUGIN, PLUGIN_REPORT_NAME, newSandboxNonce, writeMgrSandboxPlugin } from './plugin.js';
 import type { SandboxPluginReport } from './plugin.js';
 import { sandboxDown } from './service.js';
 import { sandboxSettings } from './settings.js';
 import type { SandboxSettings } from './settings.js';
-import { SHIM_NAME, writeShim } from './shim.js';
+import { SHIM_CONFIG_NAME, SHIM_NAME, writeShim } from './shim.js';
 import { unavailableMessage } from './unavailable.js';
 
 /**
@@ -83,7 +84,6 @@ export interface SandboxEnforcementOptions {
   userId?: string;
   /** Stops the VM; default `sandboxDown` (which never starts a runner just to stop it). */
   stopVm?: (settings: SandboxSettings) => Promise<unknown>;
-  shimTemplate?: string;
   log?: { warn(obj: object, msg: string): void };
   /** The environment the agent server inherits (for an OPENCODE_CONFIG_CONTENT of the user's); default process.env. */
   baseEnv?: NodeJS.ProcessEnv;
@@ -166,17 +166,6 @@ export async function rememberedHostShell(workspace: Workspace, shimPath: string
   return '/bin/sh';
 }
 
-async function writeAtomic(file: string, content: string): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    await writeFile(tmp, content, { mode: 0o600 });
-    await rename(tmp, file);
-  } catch (error) {
-    await rm(tmp, { force: true }).catch(() => undefined);
-    throw error;
-  }
-}
-
 export class SandboxEnforcement {
   private last: EnforcementStamp | undefined;
   private lastSettings: SandboxSettings | undefined;
@@ -197,9 +186,7 @@ export class SandboxEnforcement {
 
     if (preferences.sandbox.enabled !== true) {
       // A stale plugin would be inert without the stamp; removing it keeps the folder honest.
-      await rm(pluginPath, { force: true });
-      await rm(shimPath, { force: true });
-      await rm(reportPath, { force: true });
+      for (const file of [pluginPath, pluginConfigPath(ctx.pluginDir, MGR_SANDBOX_PLUGIN), shimPath, path.join(ctx.pluginDir, SHIM_CONFIG_NAME), reportPath]) await rm(file, { force: true });
       // Restart into disabled stops the VM. A runner that does not answer is not started just for this, so
       // this is cheap when none runs (also after a daemon that died while enforced).
       await this.stop(settings);
@@ -214,11 +201,11 @@ export class SandboxEnforcement {
     // One per start: a marker or report left from an earlier child never matches this one.
     const nonce = newSandboxNonce();
     // Throws a UserError when it cannot be written: the start is refused, never run unenforced.
-    await writeShim(ctx.pluginDir, { runner, hostShell, nonce, ...(this.options.shimTemplate === undefined ? {} : { template: this.options.shimTemplate }) });
+    await writeShim(ctx.pluginDir, { runner, hostShell, nonce });
     try {
       await mkdir(ctx.pluginDir, { recursive: true, mode: 0o700 });
       await rm(reportPath, { force: true });
-      await writeAtomic(pluginPath, renderMgrSandboxPlugin({ shimPath, plannerTimeoutMs: settings.startTimeoutMs + 30_000, nonce, reportPath }));
+      await writeMgrSandboxPlugin(ctx.pluginDir, { shimPath, plannerTimeoutMs: settings.startTimeoutMs + 30_000, nonce, reportPath });
     } catch (error) {
       throw new UserError(`Cannot write the sandbox plugin ${pluginPath}: ${(error as Error).message}`, {
         code: 'sandbox_plugin_unwritable',

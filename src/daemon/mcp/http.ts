@@ -4,7 +4,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { createDocdexMcpServer, createMcpServer } from '../../core/mcp/server.js';
 import { ERROR_META_KEY } from '../../core/mcp/tool.js';
 import type { McpDeps, ToolErrorMeta } from '../../core/mcp/tool.js';
@@ -107,16 +107,20 @@ function statusForToolError(code: string): number {
   }
 }
 
-export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (app, options) => {
-  const { deps } = options;
-  const sessions = new Map<string, Session>();
-  const idleMs = options.sessionIdleMs ?? 30 * 60_000;
-  const maxSessions = options.maxSessions ?? 1000;
-  const keepAliveMs = options.sseKeepAliveMs ?? 15_000;
-  const rebinding = (request: FastifyRequest): Partial<RebindingOptions> => options.rebinding?.(request) ?? {};
-  // The REST endpoint calls tools directly through their validated entry points; one instance serves all.
-  const rest = createDocdexMcpServer(deps);
+/** What the MCP routes share: the tools' dependencies, the open sessions and the plugin's limits. */
+interface McpHttpState {
+  deps: McpDeps;
+  sessions: Map<string, Session>;
+  idleMs: number;
+  maxSessions: number;
+  keepAliveMs: number;
+  rebinding: (request: FastifyRequest) => Partial<RebindingOptions>;
+  /** The REST endpoint calls tools directly through their validated entry points; one instance serves all. */
+  rest: ReturnType<typeof createDocdexMcpServer>;
+}
 
+/** Bodies become JSON or a MalformedJson, never a parser error, so each route answers in its own dialect. */
+function installJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: MAX_MESSAGE_BYTES }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
@@ -130,11 +134,11 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
       done(null, new MalformedJson(error instanceof Error ? error.message : 'invalid JSON'));
     }
   });
+}
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (options.auth && !(await options.auth(request))) return rejectUnauthorized(reply);
-  });
-
+/** Closes idle streamable sessions, and every session when the app closes. */
+function manageSessionLifetimes(app: FastifyInstance, state: McpHttpState): void {
+  const { sessions, idleMs } = state;
   const reaper = setInterval(() => {
     const cutoff = Date.now() - idleMs;
     for (const session of sessions.values()) {
@@ -146,92 +150,100 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
     clearInterval(reaper);
     await Promise.allSettled([...sessions.values()].map((s) => s.transport.close()));
     sessions.clear();
-    await rest.server.close().catch(() => undefined);
+    await state.rest.server.close().catch(() => undefined);
   });
+}
 
-  function track(session: StreamableSession, raw: ServerResponse): void {
-    session.open += 1;
+function track(session: StreamableSession, raw: ServerResponse): void {
+  session.open += 1;
+  session.lastActive = Date.now();
+  raw.once('close', () => {
+    session.open -= 1;
     session.lastActive = Date.now();
-    raw.once('close', () => {
-      session.open -= 1;
-      session.lastActive = Date.now();
-    });
+  });
+}
+
+/** A request with an Mcp-Session-Id: handed to its session's transport. */
+async function handleSessionRequest(state: McpHttpState, sessionId: string, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const session = state.sessions.get(sessionId);
+  if (!session) {
+    jsonRpcError(reply, 404, -32001, 'Session not found: start a new session with an initialize request.');
+    return;
+  }
+  if (session.kind !== 'streamable') {
+    jsonRpcError(reply, 400, -32000, 'Bad Request: this session uses the SSE transport; post its messages to /mcp/v1/messages.');
+    return;
+  }
+  track(session, reply.raw);
+  await session.transport.handleRequest(request.raw, hijack(reply), request.body);
+}
+
+/** An initialize request without a session id: a new session with its own server. */
+async function startStreamableSession(state: McpHttpState, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (state.sessions.size >= state.maxSessions) {
+    jsonRpcError(reply, 503, -32000, 'Too many open MCP sessions; try again later.');
+    return;
+  }
+  const server = createMcpServer(state.deps);
+  const session: StreamableSession = {
+    kind: 'streamable',
+    server,
+    lastActive: Date.now(),
+    open: 0,
+    transport: new StreamableHTTPServerTransport({
+      ...state.rebinding(request),
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        state.sessions.set(id, session);
+      },
+    }),
+  };
+  // The protocol layer wraps this callback and detaches the server itself; closing the server from here
+  // would close the transport again and recurse.
+  session.transport.onclose = () => {
+    if (session.transport.sessionId) state.sessions.delete(session.transport.sessionId);
+  };
+  await server.connect(session.transport);
+  track(session, reply.raw);
+  await session.transport.handleRequest(request.raw, hijack(reply), request.body);
+}
+
+async function handleStreamable(state: McpHttpState, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const body = request.body;
+  if (body instanceof MalformedJson) {
+    jsonRpcError(reply, 400, -32700, `Parse error: ${body.message}`);
+    return;
+  }
+  const header = request.headers[SESSION_HEADER];
+  const sessionId = Array.isArray(header) ? header[0] : header;
+  if (sessionId !== undefined) return handleSessionRequest(state, sessionId, request, reply);
+
+  if (request.method !== 'POST') {
+    // Without a session there is no stream to open or close; 405 is how the spec says so, and what clients
+    // probing for the optional GET stream expect.
+    void reply.header('allow', 'POST');
+    jsonRpcError(reply, 405, -32000, 'Method not allowed without an Mcp-Session-Id: send POST requests, or initialize a session first.');
+    return;
   }
 
-  async function handleStreamable(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const body = request.body;
-    if (body instanceof MalformedJson) {
-      jsonRpcError(reply, 400, -32700, `Parse error: ${body.message}`);
-      return;
-    }
-    const header = request.headers[SESSION_HEADER];
-    const sessionId = Array.isArray(header) ? header[0] : header;
+  if (isInitializeRequest(body)) return startStreamableSession(state, request, reply);
 
-    if (sessionId !== undefined) {
-      const session = sessions.get(sessionId);
-      if (!session) {
-        jsonRpcError(reply, 404, -32001, 'Session not found: start a new session with an initialize request.');
-        return;
-      }
-      if (session.kind !== 'streamable') {
-        jsonRpcError(reply, 400, -32000, 'Bad Request: this session uses the SSE transport; post its messages to /mcp/v1/messages.');
-        return;
-      }
-      track(session, reply.raw);
-      await session.transport.handleRequest(request.raw, hijack(reply), body);
-      return;
-    }
+  // Stateless: a client that keeps no session (or a one-off call). A throwaway server answers this one
+  // POST with plain JSON; the protocol needs no prior initialize on the server side for tools.
+  const server = createMcpServer(state.deps);
+  const transport = new StreamableHTTPServerTransport({ ...state.rebinding(request), sessionIdGenerator: undefined, enableJsonResponse: true });
+  reply.raw.once('close', () => void transport.close().catch(() => undefined));
+  await server.connect(transport);
+  await transport.handleRequest(request.raw, hijack(reply), body);
+}
 
-    if (request.method !== 'POST') {
-      // Without a session there is no stream to open or close; 405 is how the spec says so, and what clients
-      // probing for the optional GET stream expect.
-      void reply.header('allow', 'POST');
-      jsonRpcError(reply, 405, -32000, 'Method not allowed without an Mcp-Session-Id: send POST requests, or initialize a session first.');
-      return;
-    }
+const hidden = { schema: { hide: true } };
 
-    if (isInitializeRequest(body)) {
-      if (sessions.size >= maxSessions) {
-        jsonRpcError(reply, 503, -32000, 'Too many open MCP sessions; try again later.');
-        return;
-      }
-      const server = createMcpServer(deps);
-      const session: StreamableSession = {
-        kind: 'streamable',
-        server,
-        lastActive: Date.now(),
-        open: 0,
-        transport: new StreamableHTTPServerTransport({
-          ...rebinding(request),
-          sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: (id) => {
-            sessions.set(id, session);
-          },
-        }),
-      };
-      // The protocol layer wraps this callback and detaches the server itself; closing the server from here
-      // would close the transport again and recurse.
-      session.transport.onclose = () => {
-        if (session.transport.sessionId) sessions.delete(session.transport.sessionId);
-      };
-      await server.connect(session.transport);
-      track(session, reply.raw);
-      await session.transport.handleRequest(request.raw, hijack(reply), body);
-      return;
-    }
-
-    // Stateless: a client that keeps no session (or a one-off call). A throwaway server answers this one
-    // POST with plain JSON; the protocol needs no prior initialize on the server side for tools.
-    const server = createMcpServer(deps);
-    const transport = new StreamableHTTPServerTransport({ ...rebinding(request), sessionIdGenerator: undefined, enableJsonResponse: true });
-    reply.raw.once('close', () => void transport.close().catch(() => undefined));
-    await server.connect(transport);
-    await transport.handleRequest(request.raw, hijack(reply), body);
-  }
-
+/** POST, GET and DELETE /mcp: streamable HTTP. */
+function registerStreamableRoutes(app: FastifyInstance, state: McpHttpState): void {
   const mcpRoute = async (request: FastifyRequest, reply: FastifyReply) => {
     try {
-      await handleStreamable(request, reply);
+      await handleStreamable(state, request, reply);
     } catch (error) {
       request.log.error({ err: error }, 'MCP streamable HTTP request failed');
       if (!reply.raw.headersSent) {
@@ -240,21 +252,24 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
       }
     }
   };
-  const hidden = { schema: { hide: true } };
   app.post('/mcp', hidden, mcpRoute);
   app.get('/mcp', hidden, mcpRoute);
   app.delete('/mcp', hidden, mcpRoute);
+}
 
+/** The legacy HTTP+SSE transport: the stream at /mcp/v1/sse and its message endpoint /mcp/v1/messages. */
+function registerSseRoutes(app: FastifyInstance, state: McpHttpState): void {
+  const { sessions } = state;
   app.get('/mcp/v1/sse', hidden, async (request, reply) => {
-    if (sessions.size >= maxSessions) return sendError(reply, 503, 'unavailable', 'Too many open MCP sessions; try again later.');
+    if (sessions.size >= state.maxSessions) return sendError(reply, 503, 'unavailable', 'Too many open MCP sessions; try again later.');
     // The message endpoint sits next to this route, wherever the plugin is mounted.
     const endpoint = (request.routeOptions.url ?? '/mcp/v1/sse').replace(/sse$/, 'messages');
     const raw = hijack(reply);
-    const transport = new SSEServerTransport(endpoint, raw, rebinding(request));
-    const server = createMcpServer(deps);
+    const transport = new SSEServerTransport(endpoint, raw, state.rebinding(request));
+    const server = createMcpServer(state.deps);
     const keepAlive = setInterval(() => {
       if (!raw.writableEnded) raw.write(': keepalive\n\n');
-    }, keepAliveMs).unref();
+    }, state.keepAliveMs).unref();
     sessions.set(transport.sessionId, { kind: 'sse', transport, server, keepAlive });
     transport.onclose = () => {
       clearInterval(keepAlive);
@@ -285,7 +300,10 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
       if (!reply.raw.headersSent) reply.raw.writeHead(500).end();
     }
   });
+}
 
+/** REST access to the tools: GET /mcp/tools and POST /mcp/execute/{tool_name}. */
+function registerRestToolRoutes(app: FastifyInstance, { rest }: McpHttpState): void {
   app.get(
     '/mcp/tools',
     { schema: { tags: ['mcp'], summary: 'List the MCP tools', description: 'The MCP tools with their JSON Schemas and annotations, as tools/list returns them.' } },
@@ -324,4 +342,24 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
       return result;
     },
   );
+}
+
+export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (app, options) => {
+  const state: McpHttpState = {
+    deps: options.deps,
+    sessions: new Map<string, Session>(),
+    idleMs: options.sessionIdleMs ?? 30 * 60_000,
+    maxSessions: options.maxSessions ?? 1000,
+    keepAliveMs: options.sseKeepAliveMs ?? 15_000,
+    rebinding: (request) => options.rebinding?.(request) ?? {},
+    rest: createDocdexMcpServer(options.deps),
+  };
+  installJsonParser(app);
+  app.addHook('onRequest', async (request, reply) => {
+    if (options.auth && !(await options.auth(request))) return rejectUnauthorized(reply);
+  });
+  manageSessionLifetimes(app, state);
+  registerStreamableRoutes(app, state);
+  registerSseRoutes(app, state);
+  registerRestToolRoutes(app, state);
 };

@@ -19,6 +19,7 @@ import { agentServerLayout, agentServerUrl, isLoopbackHost } from '../../core/ag
 import { listAgentSessions } from '../../core/agent-server/sessions.js';
 import { AgentServerRecord, readAgentServerState, setDesiredState } from '../../core/agent-server/state.js';
 import type { DaemonDeps, RouteModule } from '../app.js';
+import type { ZodApp } from '../zod-app.js';
 import { bearerToken, createTokenChecker, rejectUnauthorized } from '../auth.js';
 import { ErrorBody, sendError } from '../errors.js';
 
@@ -52,14 +53,10 @@ function fromThisHost(request: FastifyRequest): boolean {
   return isLoopbackHost(peer) || (peer !== '' && peer === request.socket.localAddress);
 }
 
-export const registerAgentServerRoutes: RouteModule = (app: FastifyInstance, deps: DaemonDeps) => {
-  const r = app.withTypeProvider<ZodTypeProvider>();
-  const report = async () => ({
-    ...(await readAgentServerState(deps.db.pool)),
-    endpoint: agentServerUrl(deps.config),
-    logFile: agentServerLayout(workspaceLayout(deps.config)).logFile,
-  });
+type AgentServerReportValue = z.infer<typeof AgentServerReport>;
 
+/** GET /api/internal/git-credentials/cli-env: manager token and this host only. */
+function registerCliEnvRoute(r: ZodApp, deps: DaemonDeps): void {
   r.get(
     '/api/internal/git-credentials/cli-env',
     {
@@ -81,8 +78,12 @@ export const registerAgentServerRoutes: RouteModule = (app: FastifyInstance, dep
       return hostingCliEnv(deps.db.pool, request.query.repoId === undefined ? {} : { repoId: request.query.repoId });
     },
   );
+}
 
-  const tags = ['agent-server'];
+const tags = ['agent-server'];
+
+/** GET /api/agent-server and POST start, stop, restart (they record the desired state). */
+function registerAgentServerStateRoutes(r: ZodApp, deps: DaemonDeps, report: () => Promise<AgentServerReportValue>): void {
   r.get('/api/agent-server', { schema: { summary: 'The agent server: desired state and what its supervising daemon reports', tags, response: { 200: AgentServerReport } } }, report);
 
   for (const action of ['start', 'stop', 'restart'] as const) {
@@ -102,7 +103,10 @@ export const registerAgentServerRoutes: RouteModule = (app: FastifyInstance, dep
       },
     );
   }
+}
 
+/** GET /api/agent-server/sessions and /logs. */
+function registerAgentServerReadRoutes(r: ZodApp, deps: DaemonDeps): void {
   r.get(
     '/api/agent-server/sessions',
     {
@@ -140,8 +144,12 @@ export const registerAgentServerRoutes: RouteModule = (app: FastifyInstance, dep
     },
     async (request) => readAgentServerLog(deps.config, request.query.lines ?? 200),
   );
+}
 
-  const credentialTags = ['agent-settings'];
+const credentialTags = ['agent-settings'];
+
+/** /api/settings/git-credentials: list, store, make default, remove. Tokens go in, never out. */
+function registerGitCredentialRoutes(r: ZodApp, deps: DaemonDeps): void {
   r.get(
     '/api/settings/git-credentials',
     { schema: { summary: 'Git credentials (tokens are never returned)', tags: credentialTags, response: { 200: z.object({ credentials: z.array(GitCredentialRecord) }) } } },
@@ -184,6 +192,19 @@ export const registerAgentServerRoutes: RouteModule = (app: FastifyInstance, dep
     },
     async (request) => ({ deleted: true as const, credential: await removeGitCredential(deps.db.pool, request.params.id) }),
   );
+}
+
+export const registerAgentServerRoutes: RouteModule = (app: FastifyInstance, deps: DaemonDeps) => {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const report = async () => ({
+    ...(await readAgentServerState(deps.db.pool)),
+    endpoint: agentServerUrl(deps.config),
+    logFile: agentServerLayout(workspaceLayout(deps.config)).logFile,
+  });
+  registerCliEnvRoute(r, deps);
+  registerAgentServerStateRoutes(r, deps, report);
+  registerAgentServerReadRoutes(r, deps);
+  registerGitCredentialRoutes(r, deps);
 };
 
 export const agentServerRoutes: RouteModule[] = [registerAgentServerRoutes];

@@ -14,6 +14,7 @@ import { UserId } from '../../core/agent/settings.js';
 import { ensureManagerToken, rotateManagerToken } from '../../core/agent/token.js';
 import { workspaceLayout } from '../../core/agent/workspace.js';
 import type { DaemonDeps } from '../app.js';
+import type { ZodApp } from '../zod-app.js';
 import { ErrorBody } from '../errors.js';
 
 /**
@@ -42,11 +43,10 @@ const ManagerToken = z
 // POST bodies validate the name in the handler, so that a bad name is the same 400 as in a path.
 const SkillCreateBody = SkillCreate.extend({ name: z.string().max(1000) });
 
-export function registerAgentSettingsRoutes(app: FastifyInstance, deps: DaemonDeps): void {
-  const workspace = workspaceLayout(deps.config);
-  const ctx = { pool: deps.db.pool, workspace };
-  const r = app.withTypeProvider<ZodTypeProvider>();
+type SkillContext = { pool: DaemonDeps['db']['pool']; workspace: ReturnType<typeof workspaceLayout> };
 
+/** GET /api/settings/skills, GET /api/settings/skills/:name and POST /api/settings/skills. */
+function registerSkillListCreateRoutes(r: ZodApp, ctx: SkillContext): void {
   r.get(
     '/api/settings/skills',
     {
@@ -86,7 +86,10 @@ export function registerAgentSettingsRoutes(app: FastifyInstance, deps: DaemonDe
       return reply.status(201).send(skill);
     },
   );
+}
 
+/** PUT and DELETE /api/settings/skills/:name. */
+function registerSkillChangeRoutes(r: ZodApp, ctx: SkillContext): void {
   r.put(
     '/api/settings/skills/:name',
     {
@@ -122,7 +125,10 @@ export function registerAgentSettingsRoutes(app: FastifyInstance, deps: DaemonDe
       return { deleted: true as const, skill };
     },
   );
+}
 
+/** The internal API's token: read and rotate (secret access). */
+function registerManagerTokenRoutes(r: ZodApp, deps: DaemonDeps): void {
   r.get(
     '/api/settings/manager-token',
     {
@@ -151,7 +157,10 @@ export function registerAgentSettingsRoutes(app: FastifyInstance, deps: DaemonDe
     },
     async () => rotateManagerToken(deps.db.pool),
   );
+}
 
+/** Web push: the VAPID key, subscribe, unsubscribe, list. */
+function registerPushRoutes(r: ZodApp, deps: DaemonDeps): void {
   r.get(
     '/api/settings/push/vapid-public-key',
     {
@@ -209,4 +218,14 @@ export function registerAgentSettingsRoutes(app: FastifyInstance, deps: DaemonDe
     },
     async (request) => ({ subscriptions: await listPushSubscriptions(deps.db.pool, request.query.userId) }),
   );
+}
+
+export function registerAgentSettingsRoutes(app: FastifyInstance, deps: DaemonDeps): void {
+  const workspace = workspaceLayout(deps.config);
+  const ctx = { pool: deps.db.pool, workspace };
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  registerSkillListCreateRoutes(r, ctx);
+  registerSkillChangeRoutes(r, ctx);
+  registerManagerTokenRoutes(r, deps);
+  registerPushRoutes(r, deps);
 }

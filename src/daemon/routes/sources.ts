@@ -7,6 +7,7 @@ import { recrawlSource } from '../../core/crawl/recrawl.js';
 import { resolveSource } from '../../core/sources/resolve.js';
 import { listSourceSnippets } from '../../core/store/snippets.js';
 import type { DaemonDeps } from '../app.js';
+import type { ZodApp } from '../zod-app.js';
 import { ErrorBody } from '../errors.js';
 import { CrawlJobSchema } from './crawl.js';
 import { Snippet } from './snippets.js';
@@ -71,8 +72,8 @@ const Paging = z.object({
   offset: z.coerce.number().int().min(0).default(0),
 });
 
-export function registerSourceRoutes(app: FastifyInstance, deps: DaemonDeps): void {
-  const r = app.withTypeProvider<ZodTypeProvider>();
+/** GET /api/sources, /api/sources/:source_id and its snippets. */
+function registerSourceReadRoutes(r: ZodApp, deps: DaemonDeps): void {
   r.get(
     '/api/sources',
     {
@@ -110,6 +111,10 @@ export function registerSourceRoutes(app: FastifyInstance, deps: DaemonDeps): vo
       });
     },
   );
+}
+
+/** PUT and DELETE /api/sources/:source_id, and POST its recrawl. */
+function registerSourceChangeRoutes(r: ZodApp, deps: DaemonDeps): void {
   r.put(
     '/api/sources/:source_id',
     {
@@ -161,4 +166,10 @@ export function registerSourceRoutes(app: FastifyInstance, deps: DaemonDeps): vo
         return reply.status(202).send((await recrawlSource(deps.db, deps.config, request.params.source_id)) as unknown as CrawlJob);
     },
   );
+}
+
+export function registerSourceRoutes(app: FastifyInstance, deps: DaemonDeps): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  registerSourceReadRoutes(r, deps);
+  registerSourceChangeRoutes(r, deps);
 }
