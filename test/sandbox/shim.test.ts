@@ -222,14 +222,19 @@ describe('the shim script and its configuration', () => {
     expect(await readFile(shim, 'utf8')).toBe(await readFile(SHIM_SOURCE, 'utf8'));
   });
 
-  it('passes shellcheck when shellcheck is installed', () => {
-    let installed = true;
+  // shellcheck is an optional host tool: without it this check is skipped and says why, unless the run
+  // requires the sandbox's tools (CI sets DOCDEX_REQUIRE_SANDBOX=1 and installs it), where its absence fails.
+  const shellcheck = (() => {
     try {
       execFileSync('shellcheck', ['--version']);
+      return true;
     } catch {
-      installed = false;
+      return false;
     }
-    if (installed) execFileSync('shellcheck', ['--shell=sh', SHIM_SOURCE]);
+  })();
+  if (!shellcheck && process.env.DOCDEX_REQUIRE_SANDBOX !== '1') console.log('skipping the shellcheck test: shellcheck is not installed (apt-get install shellcheck)');
+  it.skipIf(!shellcheck && process.env.DOCDEX_REQUIRE_SANDBOX !== '1')('passes shellcheck', () => {
+    execFileSync('shellcheck', ['--shell=sh', SHIM_SOURCE]);
   });
 
   it('writes the runner words, the host shell and the allow-list as one line each', () => {

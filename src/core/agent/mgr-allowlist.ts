@@ -11,7 +11,7 @@ import { checkMgrRequest, type MgrCheck, type MgrMethod, type MgrRoute } from '.
 
 export const MGR_INTERNAL_BASE = '/api/internal';
 
-export type { MgrCheck, MgrMethod, MgrRoute };
+export type { MgrCheck, MgrRoute };
 
 function routes(methods: MgrMethod[], path: string): MgrRoute[] {
   return methods.map((method) => ({ method, path }));
