@@ -4,8 +4,10 @@ import { extractDocument } from '../extract/index.js';
 import type { ExtractInput, ExtractResult } from '../extract/index.js';
 import { ExtractionError } from '../extract-pool/pool.js';
 import { fillSourceDescription } from '../sources/upsert.js';
-import { removePage, storePage, onPageWrite } from '../store/pages.js';
-import type { PageWrite, PageWriteResult } from '../store/pages.js';
+import { removePage, storePage } from '../store/pages.js';
+import type { InTransactionStep, PageWrite } from '../store/pages.js';
+import { inTransactionSteps, runPostCommitStages } from '../pipeline/stages.js';
+import type { PostCommitStage, StageServices } from '../pipeline/stages.js';
 import { giveWay } from './courtesy.js';
 import type { ForegroundBusy } from './courtesy.js';
 import type { FetchOutcome, PageFetcher } from './fetch.js';
@@ -63,21 +65,14 @@ export interface PageContext {
   delaySeconds: number;
   /** How long a throttled page waits before asking for a slot again. */
   throttleWaitMs: number;
-  /** After a page commits (the LLM stage queues it here). Must not throw. */
-  afterStore?: (page: { jobId: string; sourceId: string; title: string; stored: PageWriteResult }) => Promise<void>;
+  /** What follows each committed page (core/pipeline/stages.ts), and what they are lent to do it. */
+  stages: readonly PostCommitStage[];
+  services: StageServices;
   /** Foreground work of this process the crawl gives way to (see courtesy.ts). */
   giveWayTo?: ForegroundBusy;
   /** Extracts a fetched page (the crawl worker's thread pool); in this thread when absent. Rejects with ExtractionError. */
   extract?: (input: ExtractInput) => Promise<ExtractResult>;
 }
-
-// storePage runs registered hooks inside its transaction with the PageWrite object it was given; the crawler
-// finds the frontier work for that write here, keyed by the very object.
-const pageHooks = new WeakMap<PageWrite, (client: pg.ClientBase, newSnippetIds: number[]) => Promise<void>>();
-onPageWrite(async (client, write, newSnippetIds) => {
-  const hook = pageHooks.get(write);
-  if (hook) await hook(client, newSnippetIds);
-});
 
 /**
  * Links taken from one page. A documentation page rarely has more than a few hundred (an API index may); a
@@ -402,8 +397,8 @@ async function storeExtracted(
     snippets: extracted.snippets,
   };
   // The frontier update, the fetch record and the new links commit with the page: a crash leaves either all
-  // of them or none, and the page is fetched again. storePage runs this hook last before it commits.
-  pageHooks.set(write, async (client, newSnippetIds) => {
+  // of them or none, and the page is fetched again. storePage runs this step last before it commits.
+  const settleWithPage: InTransactionStep = async (client, _write, newSnippetIds) => {
     // Links first, at the depth the page was claimed at, then the page's own row: a page lowering this page's
     // depth (its UPDATE waits for our row) then holds nothing we still wait for.
     await expandLinks(client, expandContext(ctx, job), depth, keys, links);
@@ -411,14 +406,9 @@ async function storeExtracted(
     // Found at a shallower depth while this page was being fetched: its links go one level further now.
     if (d < depth) await expandLinks(client, expandContext(ctx, job), d, keys, links);
     if (keys.includes(job.firstStartKey)) await fillSourceDescription(client, job.sourceId, page.description);
-  });
-  let stored: PageWriteResult;
-  try {
-    stored = await retryTransaction(() => storePage(ctx.pool, write));
-  } finally {
-    pageHooks.delete(write);
-  }
+  };
+  const stored = await retryTransaction(() => storePage(ctx.pool, write, inTransactionSteps(ctx.stages, [settleWithPage])));
   if (found.length > links.length) await addIgnoredLinks(ctx.pool, job.id, found.length - links.length);
-  await ctx.afterStore?.({ jobId: job.id, sourceId: job.sourceId, title: write.title, stored });
+  await runPostCommitStages(ctx.stages, { job: write.job, sourceId: job.sourceId, title: write.title, stored }, ctx.services);
   return 'stored';
 }
