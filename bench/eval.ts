@@ -23,6 +23,7 @@ import { extractDocument } from '../dist/core/extract/index.js';
 import { searchSnippets } from '../dist/core/search/search.js';
 import { correctWords } from '../dist/core/search/typo.js';
 import { storePage } from '../dist/core/store/pages.js';
+import { settleSearchIndexes } from '../dist/core/search/settle.js';
 import { EVAL_SITES, indexEvalSites, siteFingerprint } from './harness/corpus.ts';
 import type { EvalSiteName, IndexedSite, IngestMode } from './harness/corpus.ts';
 import { correctionAccuracy, evaluate, loadQueries } from './harness/relevance.ts';
@@ -128,7 +129,7 @@ try {
       source_id uuid NOT NULL, base_url text NOT NULL, pages integer NOT NULL, snippets integer NOT NULL, seconds float8 NOT NULL)`);
     cached.clear();
     console.log(`Indexing ${EVAL_SITES.join(', ')} from ${corpusDir} by ${mode === 'crawl' ? 'crawling 127.0.0.1 at CRAWL_DELAY=0' : 'loading the HTML files directly'} into ${db.info.display} ...`);
-    await indexEvalSites({ startCrawl, startCrawlWorkers, waitForJob, extractDocument, storePage }, db, config, {
+    await indexEvalSites({ startCrawl, startCrawlWorkers, waitForJob, extractDocument, storePage, settleSearchIndexes }, db, config, {
       corpusDir,
       sites: EVAL_SITES,
       mode,

@@ -10,6 +10,7 @@ import type { startCrawl, startCrawlWorkers, waitForJob } from '../../src/core/c
 import type { ConnectionInfo } from '../../src/core/db/connect.js';
 import type { extractDocument } from '../../src/core/extract/index.js';
 import type { storePage } from '../../src/core/store/pages.js';
+import type { settleSearchIndexes } from '../../src/core/search/settle.js';
 
 /**
  * The real documentation corpus for relevance runs: a static server for one site on 127.0.0.1 (what the
@@ -28,6 +29,7 @@ export interface IndexingParts {
   waitForJob: typeof waitForJob;
   extractDocument: typeof extractDocument;
   storePage: typeof storePage;
+  settleSearchIndexes: typeof settleSearchIndexes;
 }
 
 export const EVAL_SITES = ['python', 'postgres', 'node'] as const;
@@ -122,7 +124,7 @@ export function siteFingerprint(root: string, site: EvalSiteName): string {
  * narrows the load to some pages. Two pages at a time: extraction is CPU-bound and the machine has 2 cores.
  */
 async function ingestSiteDirect(
-  parts: Pick<IndexingParts, 'extractDocument' | 'storePage'>,
+  parts: Pick<IndexingParts, 'extractDocument' | 'storePage' | 'settleSearchIndexes'>,
   pool: pg.Pool,
   options: { name: string; root: string; baseUrl: string; files: string[] },
 ): Promise<{ sourceId: string; pages: number; snippets: number }> {
@@ -160,6 +162,8 @@ async function ingestSiteDirect(
     }
   };
   await Promise.all([work(), work()]);
+  // storePage does no index upkeep of its own (that is a post-commit stage): fold and merge once, at the end.
+  await parts.settleSearchIndexes(pool);
   await pool.query(`UPDATE sources SET last_crawled_at = now() WHERE id = $1`, [sourceId]);
   return { sourceId, pages, snippets };
 }

@@ -4,6 +4,7 @@ import type { CrawlJob, CrawlWorkers } from '../core/crawl/index.js';
 import type { Database } from '../core/db/connect.js';
 import { fromCrawlJob } from '../ui/job-view.js';
 import type { LiveJobDisplay } from '../ui/live-job.js';
+import { documentStages } from '../core/pipeline/stages.js';
 
 /**
  * `--wait` for crawl start/resume. When no worker process is connected, the crawl runs here, so crawling
@@ -46,6 +47,7 @@ export async function followCrawl(db: Database, config: Config, job: CrawlJob, o
     workers = await startCrawlWorkers(db, config, {
       concurrency: job.max_concurrent_crawls,
       supervise: false,
+      stages: documentStages(config),
       onError: (error) => options.warn(`worker: ${error.message}`),
     });
   }

@@ -10,6 +10,7 @@ import { extractDocument } from '../../src/core/extract/index.js';
 import { searchSnippets } from '../../src/core/search/search.js';
 import { correctWords } from '../../src/core/search/typo.js';
 import { storePage } from '../../src/core/store/pages.js';
+import { settleSearchIndexes } from '../../src/core/search/settle.js';
 import { ROOT } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
@@ -39,7 +40,7 @@ describe.skipIf(missing !== null && !required)('relevance on the real documentat
   beforeAll(async () => {
     if (missing) throw new Error(`DOCDEX_REQUIRE_CORPUS=1 but ${missing}.`);
     db = await createTestDatabase();
-    const indexed: IndexedSite[] = await indexEvalSites({ startCrawl, startCrawlWorkers, waitForJob, extractDocument, storePage }, { pool: db.pool, info: db.info }, db.config, {
+    const indexed: IndexedSite[] = await indexEvalSites({ startCrawl, startCrawlWorkers, waitForJob, extractDocument, storePage, settleSearchIndexes }, { pool: db.pool, info: db.info }, db.config, {
       corpusDir: corpusDir!,
       sites: EVAL_SITES,
       mode: process.env.EVAL_INGEST === 'direct' ? 'direct' : 'crawl',

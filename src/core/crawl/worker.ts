@@ -17,7 +17,8 @@ import type { PageContext } from './page.js';
 import { createEnqueue, ensurePageQueue } from './queue.js';
 import type { Enqueue } from './queue.js';
 import { RobotsStore } from './robots-store.js';
-import { queueEnhancementAfterStore } from '../llm/after-store.js';
+import { documentStages } from '../pipeline/stages.js';
+import type { PostCommitStage } from '../pipeline/stages.js';
 import { Controllers } from './workers/adopt-loop.js';
 import { createWorkerPool, warmPool } from './workers/db-pool.js';
 import { KnownJobs } from './workers/known-jobs.js';
@@ -65,6 +66,8 @@ export interface CrawlWorkerOptions {
   giveWayTo?: ForegroundBusy;
   /** Worker threads that extract pages. Default: a pool of this worker's own (EXTRACT_THREADS), closed with it. */
   extraction?: ExtractionPool;
+  /** What follows each committed page (core/pipeline/stages.ts). Default: documentStages(config). */
+  stages?: readonly PostCommitStage[];
   onError?: (error: Error) => void;
   onEvent?: (event: WorkerEvent) => void;
 }
@@ -165,7 +168,8 @@ function pageContext(parts: WorkerParts, boss: PgBoss, enqueue: Enqueue, config:
     throttleWaitMs: options.throttleWaitMs ?? 100,
     extract: (input) => extraction.extract(input),
     ...(options.giveWayTo ? { giveWayTo: options.giveWayTo } : {}),
-    afterStore: (page) => queueEnhancementAfterStore(boss, config, { jobKind: 'crawl', ...page }, (error) => onError(error instanceof Error ? error : new Error(String(error)))),
+    stages: options.stages ?? documentStages(config),
+    services: { pool, boss, onError: (error) => onError(error instanceof Error ? error : new Error(String(error))) },
   };
 }
 
@@ -214,7 +218,8 @@ function startLoops(parts: WorkerParts, boss: PgBoss, config: Config, options: C
   const loops = Promise.all([pageLoop, controllers.adoptLoop()]).catch((error: unknown) => onError(error as Error));
   const ownExtraction = options.extraction === undefined ? parts.extraction : null;
   const { stopGraceMs } = settings;
-  return { stopping, bells, loops, batch, controllers, runner, stopGraceMs, pagesStop, completions, pool, boss, presence, fetcher, ownExtraction, onError };
+  const { stages } = page;
+  return { stopping, bells, loops, batch, controllers, runner, stopGraceMs, pagesStop, completions, pool, boss, presence, fetcher, ownExtraction, stages, onError };
 }
 
 export async function startCrawlWorkers(

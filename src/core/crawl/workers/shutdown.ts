@@ -4,7 +4,8 @@ import type { ExtractionPool } from '../../extract-pool/pool.js';
 import type { Doorbell } from '../doorbell.js';
 import type { PageFetcher } from '../fetch.js';
 import { sleep } from '../sleep.js';
-import { settleWaitingSearchIndexes } from '../../search/settle.js';
+import { settleStages } from '../../pipeline/stages.js';
+import type { PostCommitStage } from '../../pipeline/stages.js';
 import type { Controllers } from './adopt-loop.js';
 import type { PageBatch } from './page-batch.js';
 import type { PageCompletions } from './page-completions.js';
@@ -27,6 +28,8 @@ export interface RunningWorker {
   completions: PageCompletions;
   pool: pg.Pool;
   boss: PgBoss;
+  /** The post-commit stages the pages went through: their waiting work is settled before the pool closes. */
+  stages: readonly PostCommitStage[];
   presence: Presence;
   fetcher: PageFetcher;
   /** The extraction pool, when the worker made its own (then it closes it). */
@@ -61,7 +64,7 @@ export async function stopWorker(worker: RunningWorker): Promise<void> {
   await worker.controllers.allEnded();
   await drainPages(worker);
   await worker.completions.flush();
-  await settleWaitingSearchIndexes(worker.pool);
+  await settleStages(worker.stages, worker.pool);
   await worker.boss.stop({ graceful: false, close: true, timeout: 5000 }).catch((error: unknown) => onError(error as Error));
   await worker.presence.close();
   await worker.fetcher.close();
