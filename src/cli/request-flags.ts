@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
-import { crawlFieldEntries, fieldFacts, splitList } from '../core/crawl/request.js';
-import type { CrawlField, CrawlFieldName, CrawlRequestInput } from '../core/crawl/request.js';
+import { crawlFieldEntries, fieldFacts, splitList } from '../core/crawl-request.js';
+import type { CrawlField, CrawlFieldName, CrawlRequestInput } from '../core/crawl-request.js';
 
 /**
  * oclif flags derived from the crawl request's fields (`core/crawl/request.ts`): name, kind, help text with

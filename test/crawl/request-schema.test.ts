@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flagHelp, flagName } from '../../src/cli/request-flags.js';
 import CrawlStart from '../../src/commands/crawl/start.js';
-import { crawlFieldEntries, fieldFacts, parseCrawlRequest, STORED_FIELDS } from '../../src/core/crawl/request.js';
+import { crawlFieldEntries, fieldFacts, parseCrawlRequest, STORED_FIELDS } from '../../src/core/crawl-request.js';
 import { recrawlRequest } from '../../src/core/crawl/recrawl.js';
 import { mcpRoutes } from '../../src/daemon/mcp/routes.js';
 import { docsIndexRoutes } from '../../src/daemon/routes/index.js';

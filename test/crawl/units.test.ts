@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyContentType, parseRetryAfter } from '../../src/core/crawl/fetch.js';
 import { slotSpacingSeconds } from '../../src/core/crawl/politeness.js';
 import { fairShare, pageFetchSkips } from '../../src/core/crawl/workers/caps.js';
-import { parseCrawlRequest, splitList } from '../../src/core/crawl/request.js';
+import { parseCrawlRequest, splitList } from '../../src/core/crawl-request.js';
 import { parseRobots, robotsFromResponse } from '../../src/core/crawl/robots.js';
 import { createScope } from '../../src/core/crawl/scope.js';
 import { parseSitemap } from '../../src/core/crawl/sitemap.js';

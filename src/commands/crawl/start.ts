@@ -3,8 +3,8 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { crawlRequestFlags, requestFromFlags } from '../../cli/request-flags.js';
 import { liveWorkers, startCrawl } from '../../core/crawl/jobs.js';
 import type { CrawlJob } from '../../core/crawl/jobs.js';
-import { parseCrawlRequest } from '../../core/crawl/request.js';
-import type { CrawlRequestInput } from '../../core/crawl/request.js';
+import { parseCrawlRequest } from '../../core/crawl-request.js';
+import type { CrawlRequestInput } from '../../core/crawl-request.js';
 import { openDatabase } from '../../core/db/connect.js';
 
 export default class CrawlStart extends BaseCommand<typeof CrawlStart> {

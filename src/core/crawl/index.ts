@@ -7,5 +7,5 @@ export type { CrawlJob } from './jobs.js';
 export { startCrawlWorkers } from './worker.js';
 export type { CrawlWorkers, CrawlWorkerOptions } from './worker.js';
 export { waitForJob } from './progress.js';
-export { parseCrawlRequest } from './request.js';
-export type { CrawlRequestInput } from './request.js';
+export { parseCrawlRequest } from '../crawl-request.js';
+export type { CrawlRequestInput } from '../crawl-request.js';

@@ -6,8 +6,8 @@ import type { CrawlSettings } from '../sources/manage.js';
 import { resolveSource } from '../sources/resolve.js';
 import { startCrawl } from './jobs.js';
 import type { CrawlJob } from './jobs.js';
-import { requestFromStored } from './request.js';
-import type { CrawlRequestInput } from './request.js';
+import { requestFromStored } from '../crawl-request.js';
+import type { CrawlRequestInput } from '../crawl-request.js';
 
 /** The crawl request of the spec, rebuilt from a source's stored configuration. */
 export type RecrawlRequest = CrawlRequestInput & { name: string; start_urls: string[] };

@@ -1,4 +1,4 @@
-import { compileGlob } from './request.js';
+import { compileGlob } from '../crawl-request.js';
 
 /**
  * Which discovered URLs a job follows. Without a domain filter a crawl stays on the hosts of its start URLs

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { z } from 'zod';
-import { CRAWL_FIELDS, fieldFacts } from '../crawl/request.js';
-import type { SourceCrawlConfig } from '../crawl/request.js';
+import { CRAWL_FIELDS, fieldFacts } from '../crawl-request.js';
+import type { SourceCrawlConfig } from '../crawl-request.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import { resolveSource } from './resolve.js';
 import { aliasOf, NAME_MATCH_THRESHOLD, nameScoreSql } from './match.js';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { SourceCrawlConfig } from '../crawl/request.js';
+import type { SourceCrawlConfig } from '../crawl-request.js';
 import { allUnderBaseUrl, distinguishedName } from './site.js';
 
 /**

@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { cancelCrawl, getCrawlJob, listCrawlJobs, resumeCrawl, startCrawl } from '../../core/crawl/jobs.js';
-import { crawlRequestSchema, parseCrawlRequest } from '../../core/crawl/request.js';
-import type { CrawlRequestInput } from '../../core/crawl/request.js';
+import { crawlRequestSchema, parseCrawlRequest } from '../../core/crawl-request.js';
+import type { CrawlRequestInput } from '../../core/crawl-request.js';
 import type { DaemonDeps } from '../app.js';
 import { ErrorBody } from '../errors.js';
 

@@ -1,8 +1,8 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { startCrawl } from '../../crawl/jobs.js';
-import { crawlFieldEntries } from '../../crawl/request.js';
-import type { CrawlField, CrawlFieldName, CrawlRequestInput } from '../../crawl/request.js';
+import { crawlFieldEntries } from '../../crawl-request.js';
+import type { CrawlField, CrawlFieldName, CrawlRequestInput } from '../../crawl-request.js';
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
 import { crawlJobOutput, crawlJobStructured, describeCrawlJob, libraryRef } from './crawl-job.js';

@@ -1,7 +1,7 @@
 import picomatch from 'picomatch';
 import { parse as parseHost } from 'tldts';
 import { z } from 'zod';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from './errors.js';
 
 /**
  * The crawl request of the spec (init_crawl, POST /crawl/init, POST /api/crawl-jobs, `crawl start`), in the
