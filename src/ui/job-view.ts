@@ -28,7 +28,7 @@ export interface JobProgressView {
 export const TERMINAL_STATES = new Set(['completed', 'failed', 'cancelled']);
 
 export function isActive(job: Pick<JobProgressView, 'status'>): boolean {
-  return job.status === 'queued' || job.status === 'running' || job.status === 'processing';
+  return job.status === 'queued' || job.status === 'running' || job.status === 'processing' || job.status === 'enhancing';
 }
 
 function num(value: unknown): number {

@@ -19,7 +19,7 @@ import { withTransaction } from '../db/transaction.js';
  * fails only when every file failed.
  */
 
-export type UploadStatus = 'queued' | 'processing' | 'completed' | 'failed';
+export type UploadStatus = 'queued' | 'processing' | 'enhancing' | 'completed' | 'failed';
 
 export interface UploadJob {
   id: string;

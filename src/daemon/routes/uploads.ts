@@ -12,7 +12,7 @@ export const UploadJobSchema = z
     name: z.string(),
     source_type: z.string(),
     source_id: z.string().nullable(),
-    status: z.enum(['queued', 'processing', 'completed', 'failed']),
+    status: z.enum(['queued', 'processing', 'enhancing', 'completed', 'failed']),
     file_count: z.number(),
     processed_files: z.number(),
     failed_files: z.number(),
