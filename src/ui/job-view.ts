@@ -63,6 +63,8 @@ export interface CrawlJobLike {
   eta_seconds?: number | null;
   error?: string | null;
   created_at?: string | Date | null;
+  llm_pages_total?: number;
+  llm_pages_done?: number;
 }
 
 export function fromCrawlJob(job: CrawlJobLike): JobProgressView {
@@ -77,8 +79,10 @@ export function fromCrawlJob(job: CrawlJobLike): JobProgressView {
     crawled,
     failed,
     skipped,
-    done: crawled + failed + skipped,
-    total: num(job.pages_found),
+    // While enhancing, the bar follows the LLM stage through the job's pages.
+    ...(job.status === 'enhancing'
+      ? { done: num(job.llm_pages_done), total: num(job.llm_pages_total) }
+      : { done: crawled + failed + skipped, total: num(job.pages_found) }),
     snippets: num(job.snippets_stored),
     rate: optionalNum(job.pages_per_second),
     etaSeconds: optionalNum(job.eta_seconds),

@@ -83,9 +83,8 @@ export interface CrawlJob {
 }
 
 /** The crawl_jobs row as pg returns it: CrawlJob's fields, with Date timestamps and the column name max_concurrent. */
-type CrawlJobRow = Omit<CrawlJob, 'job_id' | 'max_concurrent_crawls' | 'created_at' | 'started_at' | 'completed_at' | 'heartbeat_at' | 'updated_at' | 'llm_pages_total'> & {
+type CrawlJobRow = Omit<CrawlJob, 'job_id' | 'max_concurrent_crawls' | 'created_at' | 'started_at' | 'completed_at' | 'heartbeat_at' | 'updated_at'> & {
   max_concurrent: number;
-  llm_pages_pending: number;
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
@@ -116,7 +115,7 @@ function toCrawlJob(r: CrawlJobRow): CrawlJob {
     links_ignored: r.links_ignored,
     crawl_delay_clamped: r.crawl_delay_clamped === null ? null : Number(r.crawl_delay_clamped),
     llm_enhance: r.llm_enhance,
-    llm_pages_total: r.llm_pages_pending + r.llm_pages_done,
+    llm_pages_total: r.llm_pages_total,
     llm_pages_done: r.llm_pages_done,
     llm_pages_failed: r.llm_pages_failed,
     llm_snippets_enhanced: r.llm_snippets_enhanced,

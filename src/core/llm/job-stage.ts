@@ -36,8 +36,8 @@ export const NO_LLM_PROGRESS: LlmStageProgress = { llm_pages_total: 0, llm_pages
  */
 export const LLM_PROGRESS_LATERAL = `LEFT JOIN LATERAL (
    SELECT count(*)::int AS llm_pages_done, count(f.error)::int AS llm_pages_failed, coalesce(sum(f.snippets_enhanced), 0)::int AS llm_snippets_enhanced,
-          CASE WHEN j.llm_enhance AND j.status IN ('running', 'processing', 'enhancing')
-               THEN (SELECT count(*)::int FROM llm_pages_pending(j.id)) ELSE 0 END AS llm_pages_pending
+          count(*)::int + CASE WHEN j.llm_enhance AND j.status IN ('running', 'processing', 'enhancing')
+                               THEN (SELECT count(*)::int FROM llm_pages_pending(j.id)) ELSE 0 END AS llm_pages_total
      FROM llm_pages_done f WHERE f.job_id = j.id) llm ON true`;
 
 export async function readLlmProgress(pool: pg.Pool | pg.ClientBase, jobId: string): Promise<LlmStageProgress> {
