@@ -19,6 +19,11 @@ import type { PageEnhancementJob } from './queue.js';
 
 // Only these two names are ever interpolated into SQL.
 const TABLE: Record<LlmJobKind, string> = { crawl: 'crawl_jobs', upload: 'upload_jobs' };
+// The counters each kind's job_complete event carries, as the crawl controller and upload worker send them.
+const JOB_COUNTERS: Record<LlmJobKind, string> = {
+  crawl: 'pages_found, pages_crawled, pages_skipped, pages_failed, snippets_stored',
+  upload: 'file_count, processed_files, failed_files, snippets_extracted',
+};
 
 /** How far the LLM stage of one job has got, in pages, with the snippets it changed and the pages it gave up on. */
 export interface LlmStageProgress {
@@ -89,22 +94,15 @@ export async function completeEnhancedJob(pool: pg.Pool, kind: LlmJobKind, jobId
   if (waiting.rowCount === 0) return false;
   // As when a crawl completes: the model's new words are counted and merged before the job reads completed.
   await settleSearchIndexes(pool);
-  const { rows } = await pool.query<{ id: string }>(
+  const { rows } = await pool.query<Record<string, number>>(
     `UPDATE ${TABLE[kind]} SET status = 'completed', completed_at = now(), updated_at = now()
       WHERE id = $1 AND status = 'enhancing' AND NOT EXISTS (SELECT 1 FROM llm_pages_pending($1))
-      RETURNING id`,
+      RETURNING ${JOB_COUNTERS[kind]}`,
     [jobId],
   );
   if (!rows[0]) return false;
   const progress = await readLlmProgress(pool, jobId);
-  await publish(pool, {
-    event: 'job_complete',
-    jobId,
-    kind,
-    state: 'completed',
-    counters: { ...progress },
-    error: null,
-  });
+  await publish(pool, { event: 'job_complete', jobId, kind, state: 'completed', counters: { ...rows[0], ...progress }, error: null });
   return true;
 }
 
