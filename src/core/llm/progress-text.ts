@@ -10,5 +10,5 @@ export interface LlmProgressFields {
 export function llmProgressText(job: LlmProgressFields): string {
   const failed = job.llm_pages_failed ?? 0;
   const errors = failed > 0 ? `, ${failed} with enhancement errors (kept their extracted titles and descriptions)` : '';
-  return `${job.llm_pages_done ?? 0}/${job.llm_pages_total ?? 0} pages enhanced by the LLM, ${job.llm_snippets_enhanced ?? 0} snippets changed${errors}`;
+  return `${job.llm_pages_done ?? 0}/${job.llm_pages_total ?? 0} pages through the LLM, ${job.llm_snippets_enhanced ?? 0} snippets enhanced${errors}`;
 }
