@@ -532,7 +532,7 @@ export async function crawlHealth(db: { pool: pg.Pool; info?: ConnectionInfo }):
   }>(
     `SELECT id, name, status, heartbeat_at, extract(epoch FROM now() - heartbeat_at)::float8 AS age,
             crawl_worker_alive(controller_worker_id) AS controller_alive
-       FROM crawl_jobs WHERE status IN ('queued', 'running') ORDER BY created_at`,
+       FROM crawl_jobs WHERE status IN ('queued', 'running', 'enhancing') ORDER BY created_at`,
   );
   const stalled: StalledJob[] = [];
   for (const j of active.rows) {
@@ -540,6 +540,7 @@ export async function crawlHealth(db: { pool: pg.Pool; info?: ConnectionInfo }):
     if (j.status === 'running' && (j.age === null || j.age > STALL_SECONDS)) reason = `no heartbeat for ${STALL_SECONDS} s`;
     else if (j.status === 'running' && !j.controller_alive) reason = 'its controlling worker is gone; another worker will adopt it, or run `docdex crawl resume`';
     else if (j.status === 'queued' && workers.length === 0) reason = 'queued but no worker is running (start `docdex worker` or `docdex serve`)';
+    else if (j.status === 'enhancing' && workers.length === 0) reason = 'enhancing but no worker runs the LLM stage (start `docdex worker` or `docdex serve` with CODE_ENABLE_LLM_EXTRACTION=true)';
     if (reason) {
       stalled.push({
         job_id: j.id,
