@@ -5,6 +5,7 @@ import type { Database } from '../core/db/connect.js';
 import { llmProgressText } from '../core/llm/progress-text.js';
 import { fromCrawlJob } from '../ui/job-view.js';
 import type { LiveJobDisplay } from '../ui/live-job.js';
+import { documentStages } from '../core/pipeline/stages.js';
 
 /**
  * `--wait` for crawl start/resume. When no worker process is connected, the crawl runs here, so crawling
@@ -52,6 +53,7 @@ async function startLocalWorkers(db: Database, config: Config, job: CrawlJob, op
   const crawl = await startCrawlWorkers(db, config, {
     concurrency: job.max_concurrent_crawls,
     supervise: false,
+    stages: documentStages(config),
     onError: (error) => options.warn(`worker: ${error.message}`),
   });
   if (!config.llm.enabled) return crawl;

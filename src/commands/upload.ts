@@ -6,6 +6,7 @@ import { createUploadFromPaths, startUploadWorkers, waitForUpload } from '../cor
 import { llmProgressText } from '../core/llm/progress-text.js';
 import type { UploadJob } from '../core/upload/index.js';
 import { plural } from '../cli/plural.js';
+import { documentStages } from '../core/pipeline/stages.js';
 
 export default class Upload extends BaseCommand<typeof Upload> {
   static override summary = 'Index local documentation files: .md .markdown .mdx .txt .rst .adoc, or directories of them.';
@@ -42,7 +43,7 @@ export default class Upload extends BaseCommand<typeof Upload> {
         return job;
       }
       // Processed here, so --wait works without a daemon; a running daemon's workers share the files.
-      const workers = await startUploadWorkers(db, this.settings, { pollingIntervalSeconds: 0.5, llmStage: true });
+      const workers = await startUploadWorkers(db, this.settings, { pollingIntervalSeconds: 0.5, stages: documentStages(this.settings), llmStage: true });
       try {
         const done = await waitForUpload(db, job.id, (e) => this.progress(e));
         if (this.isTty) process.stdout.write('\r\u001b[K');

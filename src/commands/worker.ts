@@ -6,6 +6,7 @@ import type { Database } from '../core/db/connect.js';
 import type { Logger } from 'pino';
 import { createLogger } from '../daemon/logger.js';
 import type { BackgroundService } from '../daemon/server.js';
+import { documentStages } from '../core/pipeline/stages.js';
 
 export default class Worker extends BaseCommand<typeof Worker> {
   static override summary = 'Run crawl, upload and LLM workers until SIGINT/SIGTERM.';
@@ -56,6 +57,7 @@ export default class Worker extends BaseCommand<typeof Worker> {
   private async startCrawl(db: Database, concurrency: number, log: Logger, services: BackgroundService[]): Promise<void> {
     const crawl = await startCrawlWorkers(db, this.settings, {
       concurrency,
+      stages: documentStages(this.settings),
       onError: (error) => log.warn({ err: error }, 'crawl worker error'),
       onEvent: (event) => {
         if (event.type === 'adopted') log.info({ job: event.jobId }, 'controlling crawl job');

@@ -1,6 +1,7 @@
 import { startCrawlWorkers } from '../core/crawl/index.js';
 import { searchesBusy } from '../core/search/shared.js';
 import { startLlmWorkers } from '../core/llm/worker.js';
+import { documentStages } from '../core/pipeline/stages.js';
 import { startUploadWorkers } from '../core/upload/index.js';
 import type { RequiredServiceStarter, ServiceStarter } from './server.js';
 
@@ -10,12 +11,16 @@ import type { RequiredServiceStarter, ServiceStarter } from './server.js';
  */
 export const crawlWorkerService: RequiredServiceStarter = async (db, config, log) => {
   // Searches served by this process come first: the crawl gives way to them (core/crawl/courtesy.ts).
-  const workers = await startCrawlWorkers(db, config, { giveWayTo: searchesBusy, onError: (error) => log.warn({ err: error }, 'crawl worker error') });
+  const workers = await startCrawlWorkers(db, config, {
+    giveWayTo: searchesBusy,
+    stages: documentStages(config),
+    onError: (error) => log.warn({ err: error }, 'crawl worker error'),
+  });
   return { name: 'crawl', stop: () => workers.stop() };
 };
 
 export const uploadWorkerService: RequiredServiceStarter = async (db, config, log) => {
-  const workers = await startUploadWorkers(db, config, { onError: (error) => log.warn({ err: error }, 'upload worker error') });
+  const workers = await startUploadWorkers(db, config, { stages: documentStages(config), onError: (error) => log.warn({ err: error }, 'upload worker error') });
   return { name: 'upload', stop: () => workers.stop() };
 };
 

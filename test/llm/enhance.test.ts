@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/core/config.js';
 import { LlmClient, LlmRequestError } from '../../src/core/llm/client.js';
 import { enhancePage } from '../../src/core/llm/enhance.js';
 import type { EnhanceDeps, PageEnhancement } from '../../src/core/llm/enhance.js';
-import { registerLanguageConfidenceHook } from '../../src/core/llm/language-confidence.js';
+import { recordLanguageConfidence } from '../../src/core/llm/language-confidence.js';
 import { PROMPT_VERSION } from '../../src/core/llm/prompt.js';
 import { resolveLlmSettings } from '../../src/core/llm/settings.js';
 import { storePage } from '../../src/core/store/pages.js';
@@ -60,7 +60,6 @@ async function storeWidgets(url?: string, name?: string, variant = name ?? '') {
 }
 
 beforeAll(async () => {
-  registerLanguageConfidenceHook();
   [db, stub] = await Promise.all([createTestDatabase(), startStubServer()]);
 });
 afterAll(async () => {
@@ -224,7 +223,7 @@ describe('enhancePage', () => {
     const upload = await db.pool.query<{ id: string }>("INSERT INTO upload_jobs (name, source_id, status) VALUES ('notes', $1, 'processing') RETURNING id", [sourceId]);
     const jobId = upload.rows[0]!.id;
     const page = widgetPage('upload://notes/widgets.md', 'upload');
-    const stored = await storePage(db.pool, { sourceId, url: page.url, title: page.title, markdown: page.markdown, contentHash: 'h', job: { kind: 'upload', id: jobId }, snippets: page.snippets });
+    const stored = await storePage(db.pool, { sourceId, url: page.url, title: page.title, markdown: page.markdown, contentHash: 'h', job: { kind: 'upload', id: jobId }, snippets: page.snippets }, [recordLanguageConfidence]);
     const result = await enhancePage(deps(), { jobKind: 'upload', jobId, sourceId, documentId: stored.documentId, snippetIds: stored.snippetIds, pageTitle: page.title });
     expect(result).toMatchObject({ calls: 1, enhanced: 3 });
     const usage = await db.pool.query('SELECT llm_calls, llm_tokens FROM upload_jobs WHERE id = $1', [jobId]);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { ExtractedSnippet, LanguageConfidence } from '../../src/core/extract/types.js';
+import { recordLanguageConfidence } from '../../src/core/llm/language-confidence.js';
 import { storePage } from '../../src/core/store/pages.js';
 import type { PageWriteResult } from '../../src/core/store/pages.js';
 
@@ -38,6 +39,7 @@ export interface TestPage {
   snippets: ExtractedSnippet[];
 }
 
+/** Stores a page with the language-confidence rows the llm-enhancement stage writes with it; queues nothing. */
 export async function storeTestPage(pool: pg.Pool, ids: { sourceId: string; jobId: string }, page: TestPage): Promise<PageWriteResult> {
   return storePage(pool, {
     sourceId: ids.sourceId,
@@ -47,7 +49,7 @@ export async function storeTestPage(pool: pg.Pool, ids: { sourceId: string; jobI
     contentHash: createHash('md5').update(page.markdown).digest('hex'),
     job: { kind: 'crawl', id: ids.jobId },
     snippets: page.snippets,
-  });
+  }, [recordLanguageConfidence]);
 }
 
 /** A widget-factory page: a definition, its use (no language, titled like the page) and an install command. */

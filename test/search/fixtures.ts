@@ -1,9 +1,15 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { ExtractedSnippet } from '../../src/core/extract/types.js';
+import { indexUpkeepStage } from '../../src/core/pipeline/index-upkeep.js';
+import { runPostCommitStages } from '../../src/core/pipeline/stages.js';
 import { storePage } from '../../src/core/store/pages.js';
+import type { PageWrite } from '../../src/core/store/pages.js';
 
-/** Small hand-written fixtures stored through the real page store, the way the crawler stores pages. */
+/**
+ * Small hand-written fixtures stored through the real page store and the index-upkeep stage, the way the
+ * crawler stores pages (without queueing LLM work).
+ */
 
 export interface FixtureSnippet {
   title: string;
@@ -57,7 +63,7 @@ export async function addPage(
   options: { title?: string; markdown?: string } = {},
 ): Promise<Awaited<ReturnType<typeof storePage>>> {
   const markdown = options.markdown ?? snippets.map((s) => `## ${s.title}\n\n${s.description ?? ''}\n\n\`\`\`\n${s.code}\n\`\`\``).join('\n\n');
-  return storePage(pool, {
+  const write: PageWrite = {
     sourceId: source.id,
     url,
     title: options.title ?? snippets[0]?.title ?? url,
@@ -65,5 +71,8 @@ export async function addPage(
     contentHash: md5(markdown),
     job: { kind: 'crawl', id: source.jobId },
     snippets: snippets.map((s, i) => snippet(s, url, i)),
-  });
+  };
+  const stored = await storePage(pool, write);
+  await runPostCommitStages([indexUpkeepStage], { job: write.job, sourceId: source.id, title: write.title, stored }, { pool, onError: (e) => { throw e; } });
+  return stored;
 }

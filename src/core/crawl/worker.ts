@@ -22,7 +22,8 @@ import { RobotsStore } from './robots-store.js';
 import { createScope } from './scope.js';
 import { sleep } from './sleep.js';
 import { normalizeUrl } from './url.js';
-import { queueEnhancementAfterStore } from '../llm/after-store.js';
+import { documentStages } from '../pipeline/stages.js';
+import type { PostCommitStage } from '../pipeline/stages.js';
 import { settleWaitingSearchIndexes } from '../search/settle.js';
 
 /**
@@ -59,6 +60,8 @@ export interface CrawlWorkerOptions {
   giveWayTo?: ForegroundBusy;
   /** Worker threads that extract pages. Default: a pool of this worker's own (EXTRACT_THREADS), closed with it. */
   extraction?: ExtractionPool;
+  /** What follows each committed page (core/pipeline/stages.ts). Default: documentStages(config). */
+  stages?: readonly PostCommitStage[];
   onError?: (error: Error) => void;
   onEvent?: (event: WorkerEvent) => void;
 }
@@ -352,7 +355,8 @@ export async function startCrawlWorkers(
     throttleWaitMs: options.throttleWaitMs ?? 100,
     extract: (input) => extraction.extract(input),
     ...(options.giveWayTo ? { giveWayTo: options.giveWayTo } : {}),
-    afterStore: (page) => queueEnhancementAfterStore(boss, config, { jobKind: 'crawl', ...page }, (error) => onError(error instanceof Error ? error : new Error(String(error)))),
+    stages: options.stages ?? documentStages(config),
+    services: { pool, boss, onError: (error) => onError(error instanceof Error ? error : new Error(String(error))) },
   };
 
   const finishJob = async (jobId: string) => {

@@ -1,12 +1,11 @@
 import type pg from 'pg';
-import { onPageWrite } from '../store/pages.js';
 import type { PageWrite } from '../store/pages.js';
 
 /**
  * Records which new snippets had an unsure language ('detected' by the content rules, or 'unknown'), so the
- * enhancer asks the model about those and trusts declared languages. Runs inside the page's transaction through
- * the store's onPageWrite hook; only unsure rows are touched, so a page whose blocks all declare their language
- * costs no extra statement.
+ * enhancer asks the model about those and trusts declared languages. Runs inside the page's transaction as the
+ * llm-enhancement stage's step (core/pipeline/llm-enhancement.ts); only unsure rows are touched, so a page
+ * whose blocks all declare their language costs no extra statement.
  */
 export async function recordLanguageConfidence(client: pg.ClientBase, write: PageWrite, newSnippetIds: number[]): Promise<void> {
   if (newSnippetIds.length === 0) return;
@@ -18,9 +17,4 @@ export async function recordLanguageConfidence(client: pg.ClientBase, write: Pag
       WHERE s.id = ANY($1::bigint[]) AND s.code_hash = t.code_hash`,
     [newSnippetIds, unsure.map((s) => s.codeHash), unsure.map((s) => s.languageConfidence)],
   );
-}
-
-/** Idempotent: the store keeps one registration per function. */
-export function registerLanguageConfidenceHook(): void {
-  onPageWrite(recordLanguageConfidence);
 }

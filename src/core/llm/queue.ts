@@ -1,6 +1,5 @@
 import type { PgBoss } from 'pg-boss';
 import type { PageEnhancement } from './enhance.js';
-import { registerLanguageConfidenceHook } from './language-confidence.js';
 
 /**
  * Feeding the LLM stage: what the crawl and upload pipelines import after each stored page. Kept apart from
@@ -8,10 +7,6 @@ import { registerLanguageConfidenceHook } from './language-confidence.js';
  */
 
 export const LLM_QUEUE = 'docdex-llm-enhance';
-
-// Any process that stores pages and enqueues enhancement imports this module, so the language-confidence hook
-// is in place before its first page is written.
-registerLanguageConfidenceHook();
 
 export type PageEnhancementJob = PageEnhancement;
 

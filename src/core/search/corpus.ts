@@ -10,6 +10,7 @@ import { startCrawl, startCrawlWorkers, waitForJob } from '../crawl/index.js';
 import type { ConnectionInfo } from '../db/connect.js';
 import { extractDocument } from '../extract/index.js';
 import { storePage } from '../store/pages.js';
+import { settleSearchIndexes } from './settle.js';
 
 /**
  * The real documentation corpus for relevance runs: a static server for one site on 127.0.0.1 (what the
@@ -146,6 +147,8 @@ export async function ingestSiteDirect(
     }
   };
   await Promise.all([work(), work()]);
+  // storePage does no index upkeep of its own (that is a post-commit stage): fold and merge once, at the end.
+  await settleSearchIndexes(pool);
   await pool.query(`UPDATE sources SET last_crawled_at = now() WHERE id = $1`, [sourceId]);
   return { sourceId, pages, snippets };
 }

@@ -39,9 +39,9 @@ interface WriterState {
 const writers = new WeakMap<pg.Pool, WriterState>();
 
 /**
- * For page writers, after a commit: folds the queue in now when the last refresh on this pool is a second
- * old, otherwise once that second is up (a timer that does not keep the process alive), so the lexicon
- * trails the writes by about a second. Never throws: what is not folded in stays queued for the next
+ * For the index-upkeep stage (core/pipeline/index-upkeep.ts), after a page commits: folds the queue in now
+ * when the last refresh on this pool is a second old, otherwise once that second is up (a timer that does not
+ * keep the process alive), so the lexicon trails the writes by about a second. Never throws: what is not folded in stays queued for the next
  * refresh, and a search folds it in before calling a word a typo.
  */
 export async function refreshSearchTermsAfterWrite(pool: pg.Pool): Promise<void> {

@@ -25,8 +25,9 @@ export async function mergePendingEntries(db: Db): Promise<number> {
 }
 
 /**
- * For page writers, after a commit: merges the pending lists once this pool has written nothing for QUIET_MS.
- * The timer does not keep a process alive, so writers that stop settle first (settle.ts).
+ * For the index-upkeep stage (core/pipeline/index-upkeep.ts) and the LLM writer, after a commit: merges the
+ * pending lists once this pool has written nothing for QUIET_MS. The timer does not keep a process alive, so
+ * writers that stop settle first (settle.ts).
  */
 export function mergePendingEntriesWhenQuiet(pool: pg.Pool): void {
   const timer = quiet.get(pool);

@@ -1,8 +1,6 @@
 import type pg from 'pg';
 import { withTransaction } from '../db/transaction.js';
 import type { ExtractedSnippet } from '../extract/types.js';
-import { refreshSearchTermsAfterWrite } from '../search/lexicon.js';
-import { mergePendingEntriesWhenQuiet } from '../search/pending.js';
 
 /**
  * Writing one page and its snippets, shared by the crawl and upload pipelines. A page is written in ONE
@@ -36,14 +34,18 @@ export interface PageWriteResult {
   snippetsOnPage: number;
   /** Snippet ids on this page, in page order (for the LLM stage). */
   snippetIds: number[];
+  /** Ids of the snippets this page added to the source (the ones the typo lexicon has not seen). */
+  newSnippetIds: number[];
+  /** Whether the page replaced a stored document of the same URL (a recrawl of a changed page). */
+  replaced: boolean;
 }
 
-/** Hook for work that must commit with the page (the search-term lexicon). Set by the search module. */
-export type PageWriteHook = (client: pg.ClientBase, write: PageWrite, newSnippetIds: number[]) => Promise<void>;
-const hooks: PageWriteHook[] = [];
-export function onPageWrite(hook: PageWriteHook): void {
-  if (!hooks.includes(hook)) hooks.push(hook);
-}
+/**
+ * Work that must commit with the page, given by the caller of storePage (the crawler's frontier outcome and
+ * new links, the upload's file counter, the LLM stage's language-confidence rows). Steps run in the order
+ * given, after the page's rows are written and before the commit; a step that throws rolls the page back.
+ */
+export type InTransactionStep = (client: pg.ClientBase, write: PageWrite, newSnippetIds: number[]) => Promise<void>;
 
 /**
  * Detaches a document from its snippets: occurrences go, snippets seen nowhere else go, and snippets whose
@@ -234,16 +236,12 @@ async function rehomeSnippets(client: pg.ClientBase, w: PageWrite, documentId: s
   });
 }
 
-export async function storePage(pool: pg.Pool, write: PageWrite): Promise<PageWriteResult> {
-  const result = await storePageTransaction(pool, write);
-  // After the commit, so that page writes never wait on one another's lexicon rows.
-  if (result.snippetsInserted > 0) await refreshSearchTermsAfterWrite(pool);
-  // Every stored page rewrote its document's entries in the page-text index.
-  mergePendingEntriesWhenQuiet(pool);
-  return result;
-}
-
-async function storePageTransaction(pool: pg.Pool, write: PageWrite): Promise<PageWriteResult> {
+/**
+ * Writes the page and its snippets, then the caller's `inTransaction` steps, in ONE transaction, and returns
+ * what changed. Nothing else: what follows a committed page (index upkeep, LLM queueing) is the caller's
+ * post-commit stages (core/pipeline/stages.ts).
+ */
+export async function storePage(pool: pg.Pool, write: PageWrite, inTransaction: readonly InTransactionStep[] = []): Promise<PageWriteResult> {
   const client = await pool.connect();
   try {
     // On a pipelining connection (the crawler's pool) BEGIN goes out with the first statement instead of
@@ -260,9 +258,9 @@ async function storePageTransaction(pool: pg.Pool, write: PageWrite): Promise<Pa
     }
     const ids = await attachSnippets(client, write, doc.id, list, newRows);
     const inserted = newRows.map((r) => r.id);
-    for (const hook of hooks) await hook(client, write, inserted);
+    for (const step of inTransaction) await step(client, write, inserted);
     await commitWithCounters(client, write.sourceId, inserted.length - removed, doc.existed ? 0 : 1);
-    return { documentId: doc.id, snippetsInserted: inserted.length, snippetsOnPage: ids.length, snippetIds: ids };
+    return { documentId: doc.id, snippetsInserted: inserted.length, snippetsOnPage: ids.length, snippetIds: ids, newSnippetIds: inserted, replaced: doc.existed };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;

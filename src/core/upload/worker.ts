@@ -8,19 +8,19 @@ import type { ExtractInput, ExtractResult } from '../extract/index.js';
 import { createExtractionPool, ExtractionError } from '../extract-pool/pool.js';
 import type { ExtractionPool } from '../extract-pool/pool.js';
 import { createBoss } from '../queue/boss.js';
-import { onPageWrite, storePage } from '../store/pages.js';
-import type { PageWriteHook, PageWriteResult } from '../store/pages.js';
-import { queueEnhancementAfterStore } from '../llm/after-store.js';
+import { storePage } from '../store/pages.js';
+import type { InTransactionStep } from '../store/pages.js';
+import { documentStages, inTransactionSteps, runPostCommitStages, settleStages } from '../pipeline/stages.js';
+import type { PostCommitStage, StageServices } from '../pipeline/stages.js';
 import { contentTypeFor } from './files.js';
 import { ensureUploadQueue, UPLOAD_QUEUE } from './queue.js';
 import type { UploadFileJobData } from './queue.js';
 import { withTransaction } from '../db/transaction.js';
-import { settleWaitingSearchIndexes } from '../search/settle.js';
 
 /**
  * Processing upload files: extract, store through the shared page store (dedup with crawled pages of the
- * same source), and count. The file's "done" mark and the job's counters are written by a page-store hook,
- * inside the page's own transaction: a page is never stored without being counted, or counted twice when
+ * same source), and count. The file's "done" mark and the job's counters are written by an in-transaction
+ * step given to the store, inside the page's own transaction: a page is never stored without being counted, or counted twice when
  * pg-boss retries a file whose worker died after the commit.
  */
 
@@ -93,7 +93,7 @@ async function finishFile(client: pg.ClientBase, jobId: string, file: FinishedFi
   }
 }
 
-const countUploadedPage: PageWriteHook = async (client, write) => {
+const countUploadedPage: InTransactionStep = async (client, write) => {
   if (write.job.kind !== 'upload') return;
   const { rows } = await client.query<{ path: string }>(
     `UPDATE upload_files SET status = 'done', snippets = $3, content = NULL, updated_at = now()
@@ -102,7 +102,6 @@ const countUploadedPage: PageWriteHook = async (client, write) => {
   );
   if (rows[0]) await finishFile(client, write.job.id, { failed: false, snippets: write.snippets.length, path: rows[0].path, error: null });
 };
-onPageWrite(countUploadedPage);
 
 async function recordFailure(pool: pg.Pool, fileId: number, jobId: string, error: string): Promise<void> {
   await withTransaction(pool, async (client) => {
@@ -124,14 +123,16 @@ function isTransient(error: unknown): boolean {
 
 export type FileOutcome = 'done' | 'failed' | 'already-processed';
 
-/** Processes one stored upload file. Idempotent: a file already done or failed is left alone. */
 export interface ProcessHooks {
-  /** After the page is committed (the LLM stage queues it here). Must not throw. */
-  afterStore?: (page: { jobId: string; sourceId: string; title: string; stored: PageWriteResult }) => Promise<void>;
+  /** What follows each committed page (core/pipeline/stages.ts). Default: none. */
+  stages?: readonly PostCommitStage[];
+  /** Lent to the stages: pg-boss and where their errors go (the pool is the one given to processUploadFile). */
+  services?: Omit<StageServices, 'pool'>;
   /** Extracts the file (the upload worker's thread pool); in this thread when absent. Rejects with ExtractionError. */
   extract?: (input: ExtractInput) => Promise<ExtractResult>;
 }
 
+/** Processes one stored upload file. Idempotent: a file already done or failed is left alone. */
 export async function processUploadFile(pool: pg.Pool, fileId: number, hooks: ProcessHooks = {}): Promise<FileOutcome> {
   const { rows } = await pool.query<{ job_id: string; path: string; url: string; content: string | null; status: string; source_id: string | null }>(
     `SELECT f.job_id, f.path, f.url, f.content, f.status, j.source_id
@@ -155,16 +156,13 @@ export async function processUploadFile(pool: pg.Pool, fileId: number, hooks: Pr
   try {
     const input: ExtractInput = { url: file.url, contentType: contentTypeFor(file.path) ?? 'text/plain', body: file.content ?? '' };
     const { page, snippets } = hooks.extract ? await hooks.extract(input) : extractDocument(input);
-    const stored = await storePage(pool, {
-      sourceId: file.source_id,
-      url: file.url,
-      title: page.title || file.path,
-      markdown: page.markdown,
-      contentHash: page.contentHash,
-      job: { kind: 'upload', id: file.job_id },
-      snippets,
-    });
-    await hooks.afterStore?.({ jobId: file.job_id, sourceId: file.source_id, title: page.title || file.path, stored });
+    const stages = hooks.stages ?? [];
+    const job = { kind: 'upload', id: file.job_id } as const;
+    const title = page.title || file.path;
+    const write = { sourceId: file.source_id, url: file.url, title, markdown: page.markdown, contentHash: page.contentHash, job, snippets };
+    const stored = await storePage(pool, write, inTransactionSteps(stages, [countUploadedPage]));
+    const services: StageServices = { pool, onError: () => undefined, ...hooks.services };
+    await runPostCommitStages(stages, { job, sourceId: file.source_id, title, stored }, services);
     return 'done';
   } catch (error) {
     if (isTransient(error)) throw error;
@@ -201,6 +199,8 @@ export async function startUploadWorkers(
     onError?: (error: unknown) => void;
     /** Worker threads that extract files. Default: a pool of these workers' own (EXTRACT_THREADS), closed with them. */
     extraction?: ExtractionPool;
+    /** What follows each committed file (core/pipeline/stages.ts). Default: documentStages(config). */
+    stages?: readonly PostCommitStage[];
     /** Also run the LLM stage here (`upload --wait`), so a job started with enhancement on gets through enhancing. */
     llmStage?: boolean;
   } = {},
@@ -215,16 +215,15 @@ export async function startUploadWorkers(
     await boss.start();
   }
   await ensureUploadQueue(boss);
+  const stages = options.stages ?? documentStages(config);
+  const services = { boss, onError: (error: unknown) => options.onError?.(error) };
   await boss.work<UploadFileJobData>(
     UPLOAD_QUEUE,
     // Two cores: more parallel files only contend for the CPU the extractor needs.
     { batchSize: 1, localConcurrency: options.concurrency ?? 2, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1 },
     async (jobs) => {
       for (const job of jobs) {
-        await processUploadFile(db.pool, job.data.fileId, {
-          afterStore: (page) => queueEnhancementAfterStore(boss, config, { jobKind: 'upload', ...page }, options.onError),
-          extract: (input) => extraction.extract(input),
-        });
+        await processUploadFile(db.pool, job.data.fileId, { stages, services, extract: (input) => extraction.extract(input) });
       }
     },
   );
@@ -234,7 +233,7 @@ export async function startUploadWorkers(
       if (own) await boss.stop({ graceful: true, close: true, timeout: 10_000 }).catch(() => undefined);
       if (options.extraction === undefined) await extraction.close();
       await llm?.stop();
-      await settleWaitingSearchIndexes(db.pool);
+      await settleStages(stages, db.pool);
     },
   };
 }

@@ -1,0 +1,22 @@
+import { refreshSearchTermsAfterWrite } from '../search/lexicon.js';
+import { mergePendingEntriesWhenQuiet } from '../search/pending.js';
+import { settleWaitingSearchIndexes } from '../search/settle.js';
+import type { PostCommitStage } from './types.js';
+
+/**
+ * Index upkeep after a page write, the one place that schedules it. A snippet insert queues its id for the
+ * typo lexicon (a trigger, migrations/010), and every page rewrites its entries in the search indexes' GIN
+ * pending lists; both are folded in outside the page's transaction, so concurrent page writes never wait on
+ * one another's lexicon rows (search/lexicon.ts trails the writes by about a second; search/pending.ts merges
+ * once writes go quiet). A completed crawl settles both at once (search/settle.ts, from the controller).
+ */
+export const indexUpkeepStage: PostCommitStage = {
+  name: 'index-upkeep',
+  owner: 'src/core/pipeline/index-upkeep.ts',
+  queue: 'search_terms_queue (typo lexicon) and the GIN pending lists of snippets_search / documents_search',
+  async afterCommit(page, services) {
+    if (page.stored.newSnippetIds.length > 0) await refreshSearchTermsAfterWrite(services.pool);
+    mergePendingEntriesWhenQuiet(services.pool);
+  },
+  whenWritersStop: (pool) => settleWaitingSearchIndexes(pool),
+};
