@@ -73,8 +73,8 @@ export async function startLlmWorkers(db: { pool: pg.Pool; info: ConnectionInfo 
       return { enhanced: result.enhanced, calls: result.calls, tokens: result.tokens, cacheHits: result.cacheHits };
     },
   );
-  // The stage's own upkeep: pages whose queueing was lost go back to the queue, and enhancing jobs with nothing
-  // left complete (a job can reach enhancing after its last page was already enhanced).
+  // The stage's own upkeep: pages whose queueing was lost (or dropped by a cancel before a resume) go back to the
+  // queue, and enhancing jobs with nothing left complete (their last page's process stopped before completing them).
   const sweep = setInterval(() => {
     sweepEnhancingJobs(db.pool, boss).catch((error: unknown) => options.onError?.(error));
   }, options.sweepIntervalMs ?? 5000);
