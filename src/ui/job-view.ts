@@ -189,6 +189,10 @@ export function applyJobEvent(view: JobProgressView, event: JobEvent): JobProgre
     error: event.error === undefined ? view.error : event.error,
   };
   next.done = next.crawled + next.failed + next.skipped;
+  // An enhancing job's events count the LLM stage's pages: the bar follows them, as fromCrawlJob does.
+  if (next.status === 'enhancing' && c.llm_pages_total !== undefined) {
+    return { ...next, done: c.llm_pages_done ?? 0, total: c.llm_pages_total, currentUrl: null, etaSeconds: null };
+  }
   if (TERMINAL_STATES.has(next.status)) {
     next.etaSeconds = null;
     if (next.status === 'completed') next.currentUrl = null;
