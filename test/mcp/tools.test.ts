@@ -300,6 +300,21 @@ describe('crawl tools', () => {
     expect(status.text).toContain('get_content with library_id="quillstack"');
   });
 
+  it('reports a job in its enhancing stage with the LLM stage\'s progress, and cancels it', async () => {
+    const { rows } = await db.pool.query<{ id: string }>(
+      `INSERT INTO crawl_jobs (source_id, name, status, start_urls, llm_enhance, started_at) VALUES ($1, 'quillstack', 'enhancing', ARRAY['https://x.test/'], true, now()) RETURNING id`,
+      [sourceId],
+    );
+    const jobId = rows[0]!.id;
+    const status = await call('get_crawl_status', { job_id: jobId });
+    expect(status.text).toContain(`Crawl job ${jobId} (quillstack): enhancing.`);
+    expect(status.text).toContain(`get_crawl_status with job_id="${jobId}" again`);
+    expect(status.structuredContent).toMatchObject({ status: 'enhancing', llm_pages_total: 0, llm_pages_done: 0 });
+    const cancelled = await call('cancel_crawl', { job_id: jobId });
+    expect(cancelled.isError).toBeFalsy();
+    expect((await db.pool.query('SELECT status FROM crawl_jobs WHERE id = $1', [jobId])).rows[0]).toEqual({ status: 'cancelled' });
+  });
+
   it('starts a crawl, reports it while it runs, and cancels it once', async () => {
     const started = await call('init_crawl', { start_urls: [`${site.url}/slow/`], name: 'slow-docs', max_depth: 0 });
     expect(started.isError).toBeFalsy();
