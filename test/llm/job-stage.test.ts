@@ -130,6 +130,9 @@ describe('LLM enhancement inside the job', () => {
     }
   });
 
+});
+
+describe('LLM enhancement inside the job: failures and cancel', () => {
   it('a model that refuses every request ends the job completed, with the enhancement errors counted, not hanging', async () => {
     const refusing = await startStubServer();
     refusing.setDefault(() => ({ status: 401, body: { error: { message: 'bad key', type: 'invalid_request_error' } } }));
