@@ -2,6 +2,7 @@ import type { Config } from '../core/config.js';
 import { cancelCrawl, liveWorkers, startCrawlWorkers, waitForJob } from '../core/crawl/index.js';
 import type { CrawlJob, CrawlWorkers } from '../core/crawl/index.js';
 import type { Database } from '../core/db/connect.js';
+import { llmProgressText } from '../core/llm/progress-text.js';
 import { fromCrawlJob } from '../ui/job-view.js';
 import type { LiveJobDisplay } from '../ui/live-job.js';
 import { documentStages } from '../core/pipeline/stages.js';
@@ -23,13 +24,15 @@ export interface FollowOptions {
 }
 
 export function progressLine(job: CrawlJob): string {
+  if (job.status === 'enhancing') return `crawl ${job.job_id.slice(0, 8)} enhancing: ${llmProgressText(job)}`;
   const eta = job.eta_seconds === null ? '-' : `${job.eta_seconds}s`;
   return `crawl ${job.job_id.slice(0, 8)} ${job.status}: ${job.pages_crawled}/${job.pages_found} pages, ${job.pages_skipped} skipped, ${job.pages_failed} failed, ${job.snippets_stored} snippets, ${job.pages_per_second} pages/s, ETA ${eta}`;
 }
 
 export function summaryLine(job: CrawlJob): string {
   const what = `${job.pages_crawled} pages crawled, ${job.pages_skipped} skipped, ${job.pages_failed} failed, ${job.snippets_stored} snippets`;
-  if (job.status === 'completed') return `Crawl of ${job.name} completed: ${what} (job ${job.job_id}).`;
+  const llm = job.llm_enhance && job.llm_pages_total > 0 ? `; ${llmProgressText(job)}` : '';
+  if (job.status === 'completed') return `Crawl of ${job.name} completed: ${what}${llm} (job ${job.job_id}).`;
   if (job.status === 'cancelled') return `Crawl of ${job.name} cancelled: ${what}. Resume with \`docdex crawl resume ${job.job_id}\`.`;
   return `Crawl of ${job.name} ${job.status}: ${job.error ?? 'unknown error'} (${what}; job ${job.job_id}).`;
 }
@@ -40,17 +43,42 @@ export interface FollowResult {
   stoppedFollowing: boolean;
 }
 
+/**
+ * The workers a followed job needs when no worker process is connected: its pages, and with LLM enhancement on
+ * the LLM stage, so the job gets through enhancing too. Null when a worker elsewhere runs it.
+ */
+async function startLocalWorkers(db: Database, config: Config, job: CrawlJob, options: FollowOptions): Promise<CrawlWorkers | null> {
+  if ((await liveWorkers(db.pool)).length > 0) return null;
+  // Sized for this job: more slots than its concurrency cap would only hold idle connections.
+  const crawl = await startCrawlWorkers(db, config, {
+    concurrency: job.max_concurrent_crawls,
+    supervise: false,
+    stages: documentStages(config),
+    onError: (error) => options.warn(`worker: ${error.message}`),
+  });
+  if (!config.llm.enabled) return crawl;
+  // Loaded only with enhancement on: the model client and tokenizer are large.
+  const { startLlmWorkers } = await import('../core/llm/worker.js');
+  const llm = await startLlmWorkers(db, config, { pollingIntervalSeconds: 0.5, sweepIntervalMs: 1000, onError: (error) => options.warn(`llm: ${errorMessage(error)}`) }).catch(
+    async (error: unknown) => {
+      await crawl.stop();
+      throw error;
+    },
+  );
+  return {
+    id: crawl.id,
+    async stop() {
+      await Promise.all([crawl.stop(), llm.stop()]);
+    },
+  };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 export async function followCrawl(db: Database, config: Config, job: CrawlJob, options: FollowOptions): Promise<FollowResult> {
-  let workers: CrawlWorkers | null = null;
-  if ((await liveWorkers(db.pool)).length === 0) {
-    // Sized for this job: more slots than its concurrency cap would only hold idle connections.
-    workers = await startCrawlWorkers(db, config, {
-      concurrency: job.max_concurrent_crawls,
-      supervise: false,
-      stages: documentStages(config),
-      onError: (error) => options.warn(`worker: ${error.message}`),
-    });
-  }
+  const workers = await startLocalWorkers(db, config, job, options);
   let display: LiveJobDisplay | null = null;
   if (options.tty && !options.json) {
     const { renderLiveJob } = await import('../ui/live-job.js');

@@ -3,7 +3,7 @@ import { crawlFieldEntries, fieldFacts, splitList } from '../core/crawl-request.
 import type { CrawlField, CrawlFieldName, CrawlRequestInput } from '../core/crawl-request.js';
 
 /**
- * oclif flags derived from the crawl request's fields (`core/crawl/request.ts`): name, kind, help text with
+ * oclif flags derived from the crawl request's fields (`core/crawl-request.ts`): name, kind, help text with
  * the bounds and default. A field without `flag: false` is a flag of `crawl start`; adding a field to the
  * request adds its flag.
  */

@@ -3,6 +3,7 @@ import { BaseCommand } from '../cli/base-command.js';
 import { openDatabase } from '../core/db/connect.js';
 import type { JobEvent } from '../core/events/notify.js';
 import { createUploadFromPaths, startUploadWorkers, waitForUpload } from '../core/upload/index.js';
+import { llmProgressText } from '../core/llm/progress-text.js';
 import type { UploadJob } from '../core/upload/index.js';
 import { plural } from '../cli/plural.js';
 import { documentStages } from '../core/pipeline/stages.js';
@@ -42,11 +43,12 @@ export default class Upload extends BaseCommand<typeof Upload> {
         return job;
       }
       // Processed here, so --wait works without a daemon; a running daemon's workers share the files.
-      const workers = await startUploadWorkers(db, this.settings, { pollingIntervalSeconds: 0.5, stages: documentStages(this.settings) });
+      const workers = await startUploadWorkers(db, this.settings, { pollingIntervalSeconds: 0.5, stages: documentStages(this.settings), llmStage: true });
       try {
         const done = await waitForUpload(db, job.id, (e) => this.progress(e));
         if (this.isTty) process.stdout.write('\r\u001b[K');
-        this.log(`${done.status === 'completed' ? 'Indexed' : 'Failed'}: ${done.processed_files - done.failed_files} of ${plural(done.file_count, 'file')}, ${plural(done.snippets_extracted, 'snippet')}, into ${done.source_name} (job ${done.id}).`);
+        const llm = done.llm_enhance && done.llm_pages_total > 0 ? `; ${llmProgressText(done)}` : '';
+        this.log(`${done.status === 'completed' ? 'Indexed' : 'Failed'}: ${done.processed_files - done.failed_files} of ${plural(done.file_count, 'file')}, ${plural(done.snippets_extracted, 'snippet')}, into ${done.source_name}${llm} (job ${done.id}).`);
         this.reportErrors(done);
         return done;
       } finally {
@@ -60,6 +62,10 @@ export default class Upload extends BaseCommand<typeof Upload> {
   private progress(e: JobEvent): void {
     if (!this.isTty || e.event !== 'upload_progress') return;
     const c = e.counters;
+    if (e.state === 'enhancing') {
+      process.stdout.write(`\r\u001b[Kenhancing: ${llmProgressText(c)}`.slice(0, (process.stdout.columns || 100) - 1));
+      return;
+    }
     process.stdout.write(`\r\u001b[K${c.processed_files ?? 0}/${c.file_count ?? 0} files, ${c.snippets_extracted ?? 0} snippets  ${e.currentUrl ?? ''}`.slice(0, (process.stdout.columns || 100) - 1));
   }
 

@@ -28,7 +28,7 @@ export interface JobProgressView {
 export const TERMINAL_STATES = new Set(['completed', 'failed', 'cancelled']);
 
 export function isActive(job: Pick<JobProgressView, 'status'>): boolean {
-  return job.status === 'queued' || job.status === 'running' || job.status === 'processing';
+  return job.status === 'queued' || job.status === 'running' || job.status === 'processing' || job.status === 'enhancing';
 }
 
 function num(value: unknown): number {
@@ -63,6 +63,8 @@ export interface CrawlJobLike {
   eta_seconds?: number | null;
   error?: string | null;
   created_at?: string | Date | null;
+  llm_pages_total?: number;
+  llm_pages_done?: number;
 }
 
 export function fromCrawlJob(job: CrawlJobLike): JobProgressView {
@@ -77,8 +79,10 @@ export function fromCrawlJob(job: CrawlJobLike): JobProgressView {
     crawled,
     failed,
     skipped,
-    done: crawled + failed + skipped,
-    total: num(job.pages_found),
+    // While enhancing, the bar follows the LLM stage through the job's pages.
+    ...(job.status === 'enhancing'
+      ? { done: num(job.llm_pages_done), total: num(job.llm_pages_total) }
+      : { done: crawled + failed + skipped, total: num(job.pages_found) }),
     snippets: num(job.snippets_stored),
     rate: optionalNum(job.pages_per_second),
     etaSeconds: optionalNum(job.eta_seconds),
@@ -185,6 +189,10 @@ export function applyJobEvent(view: JobProgressView, event: JobEvent): JobProgre
     error: event.error === undefined ? view.error : event.error,
   };
   next.done = next.crawled + next.failed + next.skipped;
+  // An enhancing job's events count the LLM stage's pages: the bar follows them, as fromCrawlJob does.
+  if (next.status === 'enhancing' && c.llm_pages_total !== undefined) {
+    return { ...next, done: c.llm_pages_done ?? 0, total: c.llm_pages_total, currentUrl: null, etaSeconds: null };
+  }
   if (TERMINAL_STATES.has(next.status)) {
     next.etaSeconds = null;
     if (next.status === 'completed') next.currentUrl = null;

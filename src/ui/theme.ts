@@ -95,6 +95,7 @@ export function stateColor(state: string): Token {
       return theme.status.success;
     case 'running':
     case 'processing':
+    case 'enhancing':
       return theme.status.info;
     case 'queued':
       return theme.status.warning;

@@ -16,7 +16,7 @@ import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 
 /**
- * The crawl request is declared once (CRAWL_FIELDS in core/crawl/request.ts). These tests walk every field and
+ * The crawl request is declared once (CRAWL_FIELDS in core/crawl-request.ts). These tests walk every field and
  * check that each surface derived from it shows the same name, bounds and default: the CLI flags (the command
  * class and the committed surface snapshot), the OpenAPI document the daemon serves, the MCP tool's listed
  * input schema (official SDK client), and the source's stored configuration that a recrawl reads back.

@@ -16,6 +16,26 @@ afterAll(async () => {
   await db.drop();
 });
 
+/** The OpenAPI job schemas, and a crawl job in its LLM stage (written straight into the database) through the REST job endpoints. */
+async function expectEnhancingJobServed(base: string): Promise<void> {
+  // A job with LLM enhancement on reads enhancing between its pages and completed.
+  const spec = (await (await fetch(`${base}/openapi.json`)).json()) as any;
+  expect(spec.components.schemas.CrawlJob.properties.status.enum).toEqual(['queued', 'running', 'enhancing', 'completed', 'failed', 'cancelled']);
+  expect(spec.components.schemas.UploadJob.properties.status.enum).toEqual(['queued', 'processing', 'enhancing', 'completed', 'failed']);
+  expect(spec.components.schemas.CrawlJob.required).toEqual(expect.arrayContaining(['llm_pages_total', 'llm_pages_done', 'llm_pages_failed']));
+  const source = await db.pool.query<{ id: string }>(`INSERT INTO sources (name) VALUES ('enhancing-docs') RETURNING id`);
+  const job = await db.pool.query<{ id: string }>(
+    `INSERT INTO crawl_jobs (source_id, name, status, start_urls, llm_enhance) VALUES ($1, 'enhancing-docs', 'enhancing', ARRAY['https://x.test/'], true) RETURNING id`,
+    [source.rows[0]!.id],
+  );
+  const jobId = job.rows[0]!.id;
+  const one = await fetch(`${base}/api/crawl-jobs/${jobId}`);
+  expect(one.status).toBe(200);
+  expect(await one.json()).toMatchObject({ job_id: jobId, status: 'enhancing', llm_enhance: true, llm_pages_total: 0, llm_pages_done: 0, llm_pages_failed: 0 });
+  const list = (await (await fetch(`${base}/api/crawl-jobs?status=enhancing`)).json()) as { items: Array<{ job_id: string }> };
+  expect(list.items.map((j) => j.job_id)).toEqual([jobId]);
+}
+
 describe('daemon basics (auth off)', () => {
   let daemon: Awaited<ReturnType<typeof startTestDaemon>>;
   beforeAll(async () => {
@@ -60,6 +80,8 @@ describe('daemon basics (auth off)', () => {
     expect(script.status).toBe(200);
     expect((await script.text()).length).toBeGreaterThan(100_000);
   });
+
+  it('serves a job in its enhancing stage through the job endpoints', () => expectEnhancingJobServed(daemon.base));
 
   it('answers CORS preflight for configured origins only', async () => {
     const ok = await fetch(`${daemon.base}/api/statistics/dashboard`, {

@@ -289,6 +289,22 @@ describe('get_page_markdown', () => {
   });
 });
 
+/** A crawl job in its LLM stage, written straight into the database, through get_crawl_status and cancel_crawl. */
+async function expectEnhancingJobReported(): Promise<void> {
+  const { rows } = await db.pool.query<{ id: string }>(
+    `INSERT INTO crawl_jobs (source_id, name, status, start_urls, llm_enhance, started_at) VALUES ($1, 'quillstack', 'enhancing', ARRAY['https://x.test/'], true, now()) RETURNING id`,
+    [sourceId],
+  );
+  const jobId = rows[0]!.id;
+  const status = await call('get_crawl_status', { job_id: jobId });
+  expect(status.text).toContain(`Crawl job ${jobId} (quillstack): enhancing.`);
+  expect(status.text).toContain(`get_crawl_status with job_id="${jobId}" again`);
+  expect(status.structuredContent).toMatchObject({ status: 'enhancing', llm_pages_total: 0, llm_pages_done: 0 });
+  const cancelled = await call('cancel_crawl', { job_id: jobId });
+  expect(cancelled.isError).toBeFalsy();
+  expect((await db.pool.query('SELECT status FROM crawl_jobs WHERE id = $1', [jobId])).rows[0]).toEqual({ status: 'cancelled' });
+}
+
 describe('crawl tools', () => {
   it('crawled the site through init_crawl with the MCP default concurrency', async () => {
     const jobs = await db.pool.query<{ id: string; max_concurrent: number; status: string }>('SELECT id, max_concurrent, status FROM crawl_jobs WHERE source_id = $1', [sourceId]);
@@ -299,6 +315,8 @@ describe('crawl tools', () => {
     expect(status.text).toMatch(/Pages: 4 crawled/);
     expect(status.text).toContain('get_content with library_id="quillstack"');
   });
+
+  it('reports a job in its enhancing stage with the LLM stage\'s progress, and cancels it', expectEnhancingJobReported);
 
   it('starts a crawl, reports it while it runs, and cancels it once', async () => {
     const started = await call('init_crawl', { start_urls: [`${site.url}/slow/`], name: 'slow-docs', max_depth: 0 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JobEvent } from '../../src/core/events/notify.js';
-import { applyJobEvent, fromCrawlJob, fromUploadJob } from '../../src/ui/job-view.js';
+import { applyJobEvent, fromCrawlJob, fromUploadJob, isActive } from '../../src/ui/job-view.js';
 
 const crawl = fromCrawlJob({
   id: 'j1',
@@ -58,5 +58,15 @@ describe('job views', () => {
     expect(applyJobEvent(crawl, event({ jobId: 'other', counters: { pages_crawled: 99 } }))).toBe(crawl);
     const done = applyJobEvent(crawl, event({ event: 'job_complete', state: 'completed' }));
     expect(done).toMatchObject({ status: 'completed', etaSeconds: null, currentUrl: null });
+  });
+
+  it('shows an enhancing job by the LLM stage\'s pages, from its row and from its events, and stays active', () => {
+    const row = fromCrawlJob({ id: 'j1', name: 'docs', status: 'enhancing', pages_found: 10, pages_crawled: 10, pages_skipped: 0, pages_failed: 0, snippets_stored: 20, llm_pages_total: 8, llm_pages_done: 3 });
+    expect(row).toMatchObject({ status: 'enhancing', done: 3, total: 8 });
+    expect(isActive(row)).toBe(true);
+    const next = applyJobEvent(crawl, event({ state: 'enhancing', counters: { llm_pages_total: 8, llm_pages_done: 5, llm_pages_failed: 0, llm_snippets_enhanced: 9 } }));
+    expect(next).toMatchObject({ status: 'enhancing', done: 5, total: 8, currentUrl: null, etaSeconds: null });
+    const done = applyJobEvent(next, event({ event: 'job_complete', state: 'completed', counters: { pages_found: 10, pages_crawled: 10, pages_skipped: 0, pages_failed: 0 } }));
+    expect(done).toMatchObject({ status: 'completed', done: 10, total: 10 });
   });
 });

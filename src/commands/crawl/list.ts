@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
-import { listCrawlJobs } from '../../core/crawl/jobs.js';
+import { CRAWL_JOB_STATUSES, listCrawlJobs } from '../../core/crawl/jobs.js';
 import type { CrawlJob, CrawlJobStatus } from '../../core/crawl/jobs.js';
 import { openDatabase } from '../../core/db/connect.js';
 import { plural } from '../../cli/plural.js';
@@ -9,7 +9,7 @@ export default class CrawlList extends BaseCommand<typeof CrawlList> {
   static override summary = 'List crawl jobs, newest first.';
   static override examples = ['<%= config.bin %> crawl list', '<%= config.bin %> crawl list --status running --json'];
   static override flags = {
-    status: Flags.string({ description: 'Only jobs in this state.', options: ['queued', 'running', 'completed', 'failed', 'cancelled'] }),
+    status: Flags.string({ description: 'Only jobs in this state.', options: [...CRAWL_JOB_STATUSES] }),
     source: Flags.string({ description: 'Only jobs of this source id.' }),
     limit: Flags.integer({ char: 'n', description: 'Jobs per page (1-500).', default: 20, min: 1, max: 500 }),
     offset: Flags.integer({ description: 'Skip this many jobs.', default: 0, min: 0 }),
@@ -30,7 +30,7 @@ export default class CrawlList extends BaseCommand<typeof CrawlList> {
       }
       const rows = page.items.map((j) => [
         j.job_id.slice(0, 8),
-        j.status,
+        j.status === 'enhancing' ? `enhancing ${j.llm_pages_done}/${j.llm_pages_total}` : j.status,
         `${j.pages_crawled}/${j.pages_found}`,
         String(j.snippets_stored),
         j.created_at.slice(0, 19).replace('T', ' '),

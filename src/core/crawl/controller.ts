@@ -8,6 +8,7 @@ import type { Enqueue } from './queue.js';
 import type { RobotsStore } from './robots-store.js';
 import { parseSitemap } from './sitemap.js';
 import { settleSearchIndexes } from '../search/settle.js';
+import { publishLlmProgress } from '../llm/job-stage.js';
 import { cleanUrl, hostKey, normalizeUrl } from './url.js';
 
 /**
@@ -34,7 +35,8 @@ export interface ControllerContext {
 }
 
 /**
- * Completes the job once no page is open, and announces it. The search indexes are settled first, while the job
+ * Completes the job once no page is open (or, with LLM enhancement on and pages left for the model, moves it to
+ * enhancing: the LLM stage completes it, llm/job-stage.ts), and announces it. The search indexes are settled first, while the job
  * still reads as running: whoever learns that it completed, from the event or from polling its status
  * (`crawl start --wait && docdex search`), finds every word of its pages counted and merged. Returns the final
  * status, or null when pages are still open or another caller completed the job.
@@ -43,7 +45,9 @@ export async function completeIfDone(pool: pg.Pool, jobId: string): Promise<{ st
   if (await hasOpenPages(pool, jobId)) return null;
   await settleSearchIndexes(pool);
   const finished = await finishIfDone(pool, jobId);
-  if (finished) await publishCompletion(pool, jobId);
+  // A job whose pages still wait for the model is not complete yet: its followers hear that it is enhancing.
+  if (finished?.status === 'enhancing') await publishLlmProgress(pool, 'crawl', jobId);
+  else if (finished) await publishCompletion(pool, jobId);
   return finished;
 }
 

@@ -408,14 +408,16 @@ async function finishJobRow(client: pg.ClientBase, jobId: string): Promise<{ sta
             SELECT coalesce(last_error, skip_reason) AS error FROM crawl_frontier
              WHERE job_id = $1 AND depth = 0 AND status IN ('failed', 'skipped') ORDER BY updated_at LIMIT 1)
      UPDATE crawl_jobs j SET
-       status = CASE WHEN c.crawled + c.unchanged = 0 THEN 'failed' ELSE 'completed' END,
+       status = CASE WHEN c.crawled + c.unchanged = 0 THEN 'failed'
+                     WHEN j.llm_enhance AND EXISTS (SELECT 1 FROM llm_pages_pending(j.id)) THEN 'enhancing' ELSE 'completed' END,
        error = CASE WHEN c.crawled + c.unchanged = 0
                     THEN 'No page was crawled: ' || coalesce((SELECT error FROM first_error), 'every page failed or was skipped')
                     ELSE NULL END,
        pages_found = c.found, pages_crawled = c.crawled, pages_skipped = c.unchanged + c.skipped, pages_failed = c.failed,
        snippets_stored = c.snippets, current_url = NULL, eta_seconds = NULL, page_cap_reached = c.found >= j.max_pages,
        pages_per_second = (c.crawled + c.unchanged + c.skipped + c.failed) / greatest(0.001, extract(epoch FROM now() - coalesce(j.started_at, j.created_at))),
-       completed_at = now(), heartbeat_at = now(), controller_worker_id = NULL, updated_at = now()
+       completed_at = CASE WHEN j.llm_enhance AND c.crawled + c.unchanged > 0 AND EXISTS (SELECT 1 FROM llm_pages_pending(j.id)) THEN NULL ELSE now() END,
+       heartbeat_at = now(), controller_worker_id = NULL, updated_at = now()
      FROM c
      WHERE j.id = $1 AND j.status = 'running' AND c.pending = 0 AND c.fetching = 0
      RETURNING j.status, j.source_id`,

@@ -12,6 +12,7 @@ import { parseCrawlRequest, storedCrawlConfig } from '../crawl-request.js';
 import type { CrawlRequest, CrawlRequestInput } from '../crawl-request.js';
 import { refusalForUrl } from '../net/outbound.js';
 import { assertLlmReady } from '../llm/preflight.js';
+import { dropQueuedEnhancements, LLM_PROGRESS_LATERAL } from '../llm/job-stage.js';
 import { withTransaction } from '../db/transaction.js';
 
 /**
@@ -20,7 +21,9 @@ import { withTransaction } from '../db/transaction.js';
  * nothing here needs a queue connection.
  */
 
-export type CrawlJobStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+export type CrawlJobStatus = 'queued' | 'running' | 'enhancing' | 'completed' | 'failed' | 'cancelled';
+/** Every status, in the order a job goes through them (enhancing only with LLM enhancement on). */
+export const CRAWL_JOB_STATUSES = ['queued', 'running', 'enhancing', 'completed', 'failed', 'cancelled'] as const;
 export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 
 /**
@@ -55,6 +58,14 @@ export interface CrawlJob {
   links_ignored: number;
   /** The largest robots.txt Crawl-delay the job lowered to the ceiling (MAX_CRAWL_DELAY_SECONDS); null when none. */
   crawl_delay_clamped: number | null;
+  /** Started with LLM enhancement on: the job reads enhancing while the model works through its pages. */
+  llm_enhance: boolean;
+  /** Pages of this job that went (or go) through the LLM stage, those it is through with, and those it gave up on. */
+  llm_pages_total: number;
+  llm_pages_done: number;
+  llm_pages_failed: number;
+  /** Snippets the model's answers changed. */
+  llm_snippets_enhanced: number;
   pages_found: number;
   pages_crawled: number;
   pages_skipped: number;
@@ -103,6 +114,11 @@ function toCrawlJob(r: CrawlJobRow): CrawlJob {
     page_cap_reached: r.page_cap_reached,
     links_ignored: r.links_ignored,
     crawl_delay_clamped: r.crawl_delay_clamped === null ? null : Number(r.crawl_delay_clamped),
+    llm_enhance: r.llm_enhance,
+    llm_pages_total: r.llm_pages_total,
+    llm_pages_done: r.llm_pages_done,
+    llm_pages_failed: r.llm_pages_failed,
+    llm_snippets_enhanced: r.llm_snippets_enhanced,
     pages_found: r.pages_found,
     pages_crawled: r.pages_crawled,
     pages_skipped: r.pages_skipped,
@@ -128,7 +144,7 @@ function notFound(id: string): NotFoundError {
 
 async function selectJob(client: pg.ClientBase | pg.Pool, id: string): Promise<CrawlJobRow | null> {
   if (!UUID.test(id)) return null;
-  const { rows } = await client.query<CrawlJobRow>('SELECT * FROM crawl_jobs WHERE id = $1', [id]);
+  const { rows } = await client.query<CrawlJobRow>(`SELECT j.*, llm.* FROM crawl_jobs j ${LLM_PROGRESS_LATERAL} WHERE j.id = $1`, [id]);
   return rows[0] ?? null;
 }
 
@@ -164,7 +180,7 @@ export async function listCrawlJobs(pool: pg.Pool, options: ListCrawlJobsOptions
   const statuses = options.status === undefined ? null : Array.isArray(options.status) ? options.status : [options.status];
   if (options.sourceId !== undefined && !UUID.test(options.sourceId)) return { items: [], total: 0, limit, offset };
   const { rows } = await pool.query<CrawlJobRow & { total: number }>(
-    `SELECT j.*, count(*) OVER ()::int AS total FROM crawl_jobs j
+    `SELECT j.*, llm.*, count(*) OVER ()::int AS total FROM crawl_jobs j ${LLM_PROGRESS_LATERAL}
       WHERE ($1::text[] IS NULL OR j.status = ANY($1::text[])) AND ($2::uuid IS NULL OR j.source_id = $2)
       ORDER BY j.created_at DESC, j.id
       LIMIT $3 OFFSET $4`,
@@ -231,7 +247,7 @@ async function nameAndDescription(
 
 async function assertNoActiveCrawl(client: pg.ClientBase, source: UpsertedSource): Promise<void> {
   const active = await client.query<{ id: string; status: string }>(
-    `SELECT id, status FROM crawl_jobs WHERE source_id = $1 AND status IN ('queued', 'running') LIMIT 1`,
+    `SELECT id, status FROM crawl_jobs WHERE source_id = $1 AND status IN ('queued', 'running', 'enhancing') LIMIT 1`,
     [source.id],
   );
   const other = active.rows[0];
@@ -242,11 +258,16 @@ async function assertNoActiveCrawl(client: pg.ClientBase, source: UpsertedSource
 }
 
 /** Writes the job row and its start URLs into the frontier; returns the job id. */
-async function insertCrawlJob(client: pg.ClientBase, source: UpsertedSource, request: CrawlRequest, allowLoopback: boolean): Promise<string> {
+async function insertCrawlJob(
+  client: pg.ClientBase,
+  source: UpsertedSource,
+  request: CrawlRequest,
+  options: { allowLoopback: boolean; llmEnhance: boolean },
+): Promise<string> {
   const { rows } = await client.query<{ id: string }>(
     `INSERT INTO crawl_jobs (source_id, name, status, start_urls, max_depth, version, domain_filter, url_patterns, exclude_patterns,
-                             max_concurrent, metadata, use_sitemap, max_pages, allow_loopback)
-     VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                             max_concurrent, metadata, use_sitemap, max_pages, allow_loopback, llm_enhance)
+     VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
      RETURNING id`,
     [
       source.id,
@@ -261,7 +282,8 @@ async function insertCrawlJob(client: pg.ClientBase, source: UpsertedSource, req
       JSON.stringify(request.metadata),
       request.use_sitemap,
       request.max_pages,
-      allowLoopback,
+      options.allowLoopback,
+      options.llmEnhance,
     ],
   );
   const id = rows[0]!.id;
@@ -302,7 +324,7 @@ export async function startCrawl(
       metadata: request.metadata,
     });
     await assertNoActiveCrawl(client, source);
-    return insertCrawlJob(client, source, request, allowLoopback);
+    return insertCrawlJob(client, source, request, { allowLoopback, llmEnhance: config.llm.enabled });
   });
   await wakeWorkers(db.pool, jobId);
   return getCrawlJob(db.pool, jobId);
@@ -322,10 +344,10 @@ export async function cancelCrawl(pool: pg.Pool, id: string): Promise<CrawlJob> 
     `WITH j AS (
        UPDATE crawl_jobs SET status = 'cancelled', completed_at = now(), updated_at = now(), eta_seconds = NULL, current_url = NULL,
          controller_worker_id = NULL, pages_found = $2, pages_crawled = $3, pages_skipped = $4, pages_failed = $5, snippets_stored = $6
-        WHERE id = $1 AND status IN ('queued', 'running')
+        WHERE id = $1 AND status IN ('queued', 'running', 'enhancing')
         RETURNING *),
      s AS (UPDATE sources SET last_crawled_at = now() WHERE id = (SELECT source_id FROM j) AND (SELECT pages_crawled + pages_skipped FROM j) > 0)
-     SELECT * FROM j`,
+     SELECT j.*, llm.* FROM j ${LLM_PROGRESS_LATERAL}`,
     [row.id, c.found, c.crawled, c.unchanged + c.skipped, c.failed, c.snippets],
   );
   const updated = rows[0];
@@ -336,6 +358,7 @@ export async function cancelCrawl(pool: pg.Pool, id: string): Promise<CrawlJob> 
   }
   const job = toCrawlJob(updated);
   await dropQueuedPages(pool, [job.job_id]);
+  await dropQueuedEnhancements(pool, job.job_id);
   await publish(pool, {
     event: 'job_complete',
     jobId: job.job_id,
@@ -387,6 +410,9 @@ export async function resumeCrawl(
   }
   if (row.status === 'completed') {
     throw new ConflictError(`Crawl job ${row.id} already completed.`, { hint: 'Start a new crawl of the source to refresh it (`docdex sources recrawl`).' });
+  }
+  if (row.status === 'enhancing') {
+    throw new ConflictError(`Crawl job ${row.id} crawled its pages and is enhancing them with the LLM.`, { hint: `Follow it with \`docdex crawl status ${row.id}\`.` });
   }
   if ((row.status === 'running' || row.status === 'queued') && (await controllerAlive(pool, row.id))) {
     throw new ConflictError(`Crawl job ${row.id} is ${row.status} on a live worker.`, { hint: `Follow it with \`docdex crawl status ${row.id}\`.` });
@@ -492,7 +518,7 @@ export async function crawlHealth(db: { pool: pg.Pool; info?: ConnectionInfo }):
   }>(
     `SELECT id, name, status, heartbeat_at, extract(epoch FROM now() - heartbeat_at)::float8 AS age,
             crawl_worker_alive(controller_worker_id) AS controller_alive
-       FROM crawl_jobs WHERE status IN ('queued', 'running') ORDER BY created_at`,
+       FROM crawl_jobs WHERE status IN ('queued', 'running', 'enhancing') ORDER BY created_at`,
   );
   const stalled: StalledJob[] = [];
   for (const j of active.rows) {
@@ -500,6 +526,7 @@ export async function crawlHealth(db: { pool: pg.Pool; info?: ConnectionInfo }):
     if (j.status === 'running' && (j.age === null || j.age > STALL_SECONDS)) reason = `no heartbeat for ${STALL_SECONDS} s`;
     else if (j.status === 'running' && !j.controller_alive) reason = 'its controlling worker is gone; another worker will adopt it, or run `docdex crawl resume`';
     else if (j.status === 'queued' && workers.length === 0) reason = 'queued but no worker is running (start `docdex worker` or `docdex serve`)';
+    else if (j.status === 'enhancing' && workers.length === 0) reason = 'enhancing but no worker runs the LLM stage (start `docdex worker` or `docdex serve` with CODE_ENABLE_LLM_EXTRACTION=true)';
     if (reason) {
       stalled.push({
         job_id: j.id,

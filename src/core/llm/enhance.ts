@@ -144,19 +144,87 @@ async function askBatch(deps: EnhanceDeps, job: PageEnhancement, page: PromptPag
   return outcome;
 }
 
+function emptyResult(): EnhancePageResult {
+  return { pending: 0, enhanced: 0, cacheHits: 0, calls: 0, tokens: 0, invalidAnswers: 0, fallbacks: 0, budgetExhausted: false, relationships: 0, rejectedFields: 0 };
+}
+
+/** What one page's run collects before it is written: snippet updates, relationships and new cache entries. */
+interface PageWork {
+  pageTitles: string[];
+  idByHash: Map<string, number>;
+  updates: SnippetUpdate[];
+  relationships: RelationshipRow[];
+  cacheEntries: Array<{ codeHash: string; result: CachedResult; tokens: number }>;
+}
+
+function addRelationships(work: PageWork, sourceId: number, list: CachedRelationship[]): void {
+  for (const r of list) {
+    const targetId = work.idByHash.get(r.target_hash);
+    if (targetId !== undefined && targetId !== sourceId) work.relationships.push({ sourceId, targetId, type: r.type, description: r.description });
+  }
+}
+
+/** Applies cached answers (no call) and returns the snippets the model still has to see. */
+async function useCachedAnswers(deps: EnhanceDeps, key: CacheKey, pending: PageSnippetRow[], work: PageWork, result: EnhancePageResult): Promise<BatchBlock[]> {
+  const cached = await readCache(deps.pool, key, pending.map((r) => r.code_hash));
+  for (const row of pending) {
+    const hit = cached.get(row.code_hash);
+    if (!hit) continue;
+    result.cacheHits++;
+    work.updates.push(decideUpdate(row, hit, work.pageTitles));
+    addRelationships(work, row.id, hit.relationships);
+  }
+  return pending
+    .filter((r) => !cached.has(r.code_hash))
+    .map((row) => ({ row, code: row.code, title: row.title, context: row.description, language: row.language, languageSure: !languageIsUnsure(row) }));
+}
+
+/**
+ * Budget for the first call of each batch is taken in page order, so a tight budget enhances the top of the
+ * page rather than whichever batch happened to ask first. The batches then run side by side; the client's
+ * semaphore bounds the requests actually in flight.
+ */
+async function planPageBatches(deps: EnhanceDeps, job: PageEnhancement, page: PromptPage, misses: BatchBlock[]): Promise<PlannedBatch[]> {
+  const planned: PlannedBatch[] = [];
+  for (const blocks of planBatches(page, misses)) {
+    const messages = buildMessages(page, blocks);
+    const maxOut = maxOutputTokens(blocks.length);
+    const reservation = await reserveCall(deps.pool, job.jobKind, job.jobId, countMessageTokens(messages) + maxOut, deps.limits);
+    planned.push({ blocks, messages, maxOut, reservation });
+  }
+  return planned;
+}
+
+/** Folds one batch's outcome into the page's result and work. */
+function collectBatch(blocks: BatchBlock[], outcome: BatchOutcome, work: PageWork, result: EnhancePageResult): void {
+  result.calls += outcome.calls;
+  result.tokens += outcome.tokens;
+  result.invalidAnswers += outcome.invalid;
+  if (outcome.budgetExhausted) result.budgetExhausted = true;
+  const checked = outcome.checked;
+  if (!checked) {
+    if (!outcome.budgetExhausted || outcome.calls > 0) result.fallbacks += blocks.length;
+    return;
+  }
+  result.rejectedFields += checked.rejected.length;
+  const perBlockTokens = Math.round(outcome.tokens / blocks.length);
+  blocks.forEach((block, i) => {
+    const answer = checked.blocks.get(i + 1);
+    if (!answer) {
+      result.fallbacks++;
+      return;
+    }
+    const rels: CachedRelationship[] = checked.relationships
+      .filter((r) => r.from === i + 1)
+      .map((r) => ({ target_hash: blocks[r.to - 1]!.row.code_hash, type: r.type, description: r.description }));
+    work.updates.push(decideUpdate(block.row, answer, work.pageTitles));
+    addRelationships(work, block.row.id, rels);
+    work.cacheEntries.push({ codeHash: block.row.code_hash, result: { ...answer, relationships: rels }, tokens: perBlockTokens });
+  });
+}
+
 export async function enhancePage(deps: EnhanceDeps, job: PageEnhancement): Promise<EnhancePageResult> {
-  const result: EnhancePageResult = {
-    pending: 0,
-    enhanced: 0,
-    cacheHits: 0,
-    calls: 0,
-    tokens: 0,
-    invalidAnswers: 0,
-    fallbacks: 0,
-    budgetExhausted: false,
-    relationships: 0,
-    rejectedFields: 0,
-  };
+  const result = emptyResult();
   const doc = await loadPage(deps.pool, job.documentId);
   if (!doc) return result;
   const rows = await loadSnippets(deps.pool, job.snippetIds);
@@ -165,81 +233,21 @@ export async function enhancePage(deps: EnhanceDeps, job: PageEnhancement): Prom
   if (pending.length === 0) return result;
 
   const page: PromptPage = { title: doc.title || job.pageTitle, url: doc.url, markdown: doc.markdown };
-  const pageTitles = [doc.title, job.pageTitle];
-  const idByHash = new Map(rows.map((r) => [r.code_hash, r.id]));
+  const work: PageWork = { pageTitles: [doc.title, job.pageTitle], idByHash: new Map(rows.map((r) => [r.code_hash, r.id])), updates: [], relationships: [], cacheEntries: [] };
   const key: CacheKey = { model: deps.client.model, promptVersion: PROMPT_VERSION };
-  const updates: SnippetUpdate[] = [];
-  const relationships: RelationshipRow[] = [];
-  const addCachedRelationships = (sourceId: number, list: CachedRelationship[]) => {
-    for (const r of list) {
-      const targetId = idByHash.get(r.target_hash);
-      if (targetId !== undefined && targetId !== sourceId) relationships.push({ sourceId, targetId, type: r.type, description: r.description });
-    }
-  };
-
-  const cached = await readCache(deps.pool, key, pending.map((r) => r.code_hash));
-  for (const row of pending) {
-    const hit = cached.get(row.code_hash);
-    if (!hit) continue;
-    result.cacheHits++;
-    updates.push(decideUpdate(row, hit, pageTitles));
-    addCachedRelationships(row.id, hit.relationships);
-  }
-
-  const misses: BatchBlock[] = pending
-    .filter((r) => !cached.has(r.code_hash))
-    .map((row) => ({ row, code: row.code, title: row.title, context: row.description, language: row.language, languageSure: !languageIsUnsure(row) }));
-  // Budget for the first call of each batch is taken in page order, so a tight budget enhances the top of the
-  // page rather than whichever batch happened to ask first. Then the batches run side by side; the client's
-  // semaphore bounds the requests actually in flight.
-  const planned: PlannedBatch[] = [];
-  for (const blocks of planBatches(page, misses)) {
-    const messages = buildMessages(page, blocks);
-    const maxOut = maxOutputTokens(blocks.length);
-    const reservation = await reserveCall(deps.pool, job.jobKind, job.jobId, countMessageTokens(messages) + maxOut, deps.limits);
-    planned.push({ blocks, messages, maxOut, reservation });
-  }
-  const batches = planned.map((p) => p.blocks);
+  const misses = await useCachedAnswers(deps, key, pending, work, result);
+  const planned = await planPageBatches(deps, job, page, misses);
   const settled = await Promise.allSettled(planned.map((batch) => askBatch(deps, job, page, batch)));
 
   let failure: unknown;
-  const cacheEntries: Array<{ codeHash: string; result: CachedResult; tokens: number }> = [];
   settled.forEach((s, index) => {
-    const blocks = batches[index]!;
-    if (s.status === 'rejected') {
-      failure ??= s.reason;
-      return;
-    }
-    const outcome = s.value;
-    result.calls += outcome.calls;
-    result.tokens += outcome.tokens;
-    result.invalidAnswers += outcome.invalid;
-    if (outcome.budgetExhausted) result.budgetExhausted = true;
-    const checked = outcome.checked;
-    if (!checked) {
-      if (!outcome.budgetExhausted || outcome.calls > 0) result.fallbacks += blocks.length;
-      return;
-    }
-    result.rejectedFields += checked.rejected.length;
-    const perBlockTokens = Math.round(outcome.tokens / blocks.length);
-    blocks.forEach((block, i) => {
-      const answer = checked.blocks.get(i + 1);
-      if (!answer) {
-        result.fallbacks++;
-        return;
-      }
-      const rels: CachedRelationship[] = checked.relationships
-        .filter((r) => r.from === i + 1)
-        .map((r) => ({ target_hash: blocks[r.to - 1]!.row.code_hash, type: r.type, description: r.description }));
-      updates.push(decideUpdate(block.row, answer, pageTitles));
-      addCachedRelationships(block.row.id, rels);
-      cacheEntries.push({ codeHash: block.row.code_hash, result: { ...answer, relationships: rels }, tokens: perBlockTokens });
-    });
+    if (s.status === 'rejected') failure ??= s.reason;
+    else collectBatch(planned[index]!.blocks, s.value, work, result);
   });
 
-  await writeCache(deps.pool, key, cacheEntries);
-  result.enhanced = await applyUpdates(deps.pool, updates);
-  result.relationships = await insertRelationships(deps.pool, relationships);
+  await writeCache(deps.pool, key, work.cacheEntries);
+  result.enhanced = await applyUpdates(deps.pool, work.updates);
+  result.relationships = await insertRelationships(deps.pool, work.relationships);
 
   if (failure !== undefined) {
     result.error = (failure as Error)?.message ?? String(failure);

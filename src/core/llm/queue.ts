@@ -41,5 +41,6 @@ export async function ensureQueue(boss: PgBoss): Promise<void> {
 export async function enqueuePageEnhancement(boss: PgBoss, job: PageEnhancementJob): Promise<string | null> {
   if (job.snippetIds.length === 0) return null;
   await ensureQueue(boss);
-  return boss.send(LLM_QUEUE, { ...job }, { ...QUEUE_OPTIONS });
+  // The crawl or upload job is the pg-boss group: a cancel drops the job's queued pages in one statement.
+  return boss.send(LLM_QUEUE, { ...job }, { ...QUEUE_OPTIONS, group: { id: job.jobId } });
 }

@@ -11,6 +11,9 @@ import type { LlmClientOptions } from './client.js';
 import { enhancePage } from './enhance.js';
 import type { EnhancePageResult } from './enhance.js';
 import { resolveLlmSettings } from './settings.js';
+import { LlmRequestError } from './client.js';
+import type { EnhanceDeps } from './enhance.js';
+import { afterPageEnhanced, jobWantsEnhancement, recordPageDone, sweepEnhancingJobs } from './job-stage.js';
 
 /**
  * The LLM stage of the pipeline: its own pg-boss queue, fed after a page is stored. The crawl or upload only
@@ -18,7 +21,7 @@ import { resolveLlmSettings } from './settings.js';
  * storePage commits and get better titles and descriptions when the model answers.
  */
 
-import { ensureQueue, LLM_QUEUE } from './queue.js';
+import { ensureQueue, LLM_QUEUE, QUEUE_OPTIONS } from './queue.js';
 import type { PageEnhancementJob } from './queue.js';
 
 export { enqueuePageEnhancement } from './queue.js';
@@ -37,6 +40,8 @@ export interface LlmWorkerOptions {
   onPage?: (job: PageEnhancementJob, result: EnhancePageResult) => void;
   client?: LlmClientOptions;
   pollingIntervalSeconds?: number;
+  /** How often the enhancing jobs are checked for lost pages and completion. Default 5 s. */
+  sweepIntervalMs?: number;
 }
 
 /**
@@ -57,33 +62,30 @@ export async function startLlmWorkers(db: { pool: pg.Pool; info: ConnectionInfo 
   }
   await ensureQueue(boss);
 
-  const handle = async (job: PageEnhancementJob, signal: AbortSignal): Promise<EnhancePageResult> => {
-    try {
-      const result = await enhancePage({ pool: db.pool, client, limits, signal }, job);
-      options.onPage?.(job, result);
-      if (result.calls > 0 || result.enhanced > 0) await reportProgress(db.pool, job, result);
-      return result;
-    } catch (error) {
-      options.onError?.(error, job);
-      throw error;
-    }
-  };
-
+  const deps = { pool: db.pool, client, limits };
   const workerId = await boss.work<PageEnhancementJob>(
     LLM_QUEUE,
     { localConcurrency: settings.maxConcurrency, batchSize: 1, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2 },
     async ([job]) => {
       if (!job) return;
-      const result = await handle(job.data, job.signal);
+      const lastAttempt = job.retryCount >= QUEUE_OPTIONS.retryLimit;
+      const result = await enhanceQueuedPage({ ...deps, signal: job.signal }, job.data, lastAttempt, options);
       return { enhanced: result.enhanced, calls: result.calls, tokens: result.tokens, cacheHits: result.cacheHits };
     },
   );
+  // The stage's own upkeep: pages whose queueing was lost (or dropped by a cancel before a resume) go back to the
+  // queue, and enhancing jobs with nothing left complete (their last page's process stopped before completing them).
+  const sweep = setInterval(() => {
+    sweepEnhancingJobs(db.pool, boss).catch((error: unknown) => options.onError?.(error));
+  }, options.sweepIntervalMs ?? 5000);
+  sweep.unref();
 
   let stopped = false;
   return {
     async stop() {
       if (stopped) return;
       stopped = true;
+      clearInterval(sweep);
       if (ownBoss) await boss.stop({ graceful: true, close: true, timeout: 10_000 });
       else await boss.offWork(LLM_QUEUE, { id: workerId, wait: true });
       await settleWaitingSearchIndexes(db.pool);
@@ -109,4 +111,54 @@ async function reportProgress(pool: pg.Pool, job: PageEnhancementJob, result: En
   } catch {
     // Progress is best effort: a missed event never fails the enhancement that already committed.
   }
+}
+
+const SKIPPED: EnhancePageResult = {
+  pending: 0,
+  enhanced: 0,
+  cacheHits: 0,
+  calls: 0,
+  tokens: 0,
+  invalidAnswers: 0,
+  fallbacks: 0,
+  budgetExhausted: false,
+  relationships: 0,
+  rejectedFields: 0,
+};
+
+/** What the job's summary counts as an enhancement error for a page that went through the stage. */
+function pageError(result: EnhancePageResult): string | null {
+  if (result.error !== undefined) return result.error;
+  if (result.budgetExhausted) return "the job's LLM budget (LLM_JOB_MAX_CALLS / LLM_JOB_MAX_TOKENS) was spent";
+  if (result.fallbacks > 0) return `${result.fallbacks} snippets kept the extractor's values: the model's answers were unusable`;
+  return null;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * One queued page: skipped when its job no longer wants it (cancelled), else enhanced and recorded as done for
+ * its job. A retryable endpoint failure goes back to the queue, except on the queue's last attempt, where the
+ * page is recorded with its error so the job can complete instead of waiting for it forever.
+ */
+async function enhanceQueuedPage(deps: EnhanceDeps, job: PageEnhancementJob, lastAttempt: boolean, options: LlmWorkerOptions): Promise<EnhancePageResult> {
+  if (!(await jobWantsEnhancement(deps.pool, job.jobKind, job.jobId))) return SKIPPED;
+  let result: EnhancePageResult;
+  try {
+    result = await enhancePage(deps, job);
+  } catch (error) {
+    options.onError?.(error, job);
+    const retried = error instanceof LlmRequestError ? error.retryable : true;
+    if (retried && !lastAttempt) throw error;
+    await recordPageDone(deps.pool, job, { enhanced: 0, error: errorText(error) });
+    await afterPageEnhanced(deps.pool, job.jobKind, job.jobId);
+    throw error;
+  }
+  options.onPage?.(job, result);
+  if (result.calls > 0 || result.enhanced > 0) await reportProgress(deps.pool, job, result);
+  await recordPageDone(deps.pool, job, { enhanced: result.enhanced, error: pageError(result) });
+  await afterPageEnhanced(deps.pool, job.jobKind, job.jobId);
+  return result;
 }

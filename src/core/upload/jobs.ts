@@ -11,6 +11,7 @@ import { assertUploadTargetAllowed } from './guard.js';
 import { queueFiles, withBoss } from './queue.js';
 import type { QueueDb } from './queue.js';
 import { assertLlmReady } from '../llm/preflight.js';
+import { LLM_PROGRESS_LATERAL } from '../llm/job-stage.js';
 import { withTransaction } from '../db/transaction.js';
 
 /**
@@ -19,7 +20,7 @@ import { withTransaction } from '../db/transaction.js';
  * fails only when every file failed.
  */
 
-export type UploadStatus = 'queued' | 'processing' | 'completed' | 'failed';
+export type UploadStatus = 'queued' | 'processing' | 'enhancing' | 'completed' | 'failed';
 
 export interface UploadJob {
   id: string;
@@ -39,6 +40,12 @@ export interface UploadJob {
   /** Files of unsupported formats found in uploaded directories, not part of the job. */
   skipped_files: SkippedFile[];
   error: string | null;
+  /** Started with LLM enhancement on, and how far the LLM stage has got (see CrawlJob). */
+  llm_enhance: boolean;
+  llm_pages_total: number;
+  llm_pages_done: number;
+  llm_pages_failed: number;
+  llm_snippets_enhanced: number;
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
@@ -47,12 +54,12 @@ export interface UploadJob {
 
 const JOB_COLUMNS = `j.id, j.name, j.source_type, j.source_id, src.name AS source_name, src.version, j.status, j.file_count,
   j.processed_files, j.failed_files, j.snippets_extracted, j.file_errors, j.skipped_files, j.error, j.created_at,
-  j.started_at, j.completed_at, j.updated_at`;
+  j.started_at, j.completed_at, j.updated_at, j.llm_enhance, llm.llm_pages_total, llm.llm_pages_done, llm.llm_pages_failed, llm.llm_snippets_enhanced`;
 
 export async function getUploadJob(pool: pg.Pool | pg.ClientBase, id: string): Promise<UploadJob> {
   if (!isUuid(id)) throw new ValidationError(`Upload job id must be a UUID, got ${JSON.stringify(id)}.`);
   const { rows } = await pool.query<UploadJob>(
-    `SELECT ${JOB_COLUMNS} FROM upload_jobs j LEFT JOIN sources src ON src.id = j.source_id WHERE j.id = $1`,
+    `SELECT ${JOB_COLUMNS} FROM upload_jobs j LEFT JOIN sources src ON src.id = j.source_id ${LLM_PROGRESS_LATERAL} WHERE j.id = $1`,
     [id],
   );
   if (!rows[0]) throw new NotFoundError(`Upload job ${id} not found.`);
@@ -69,7 +76,7 @@ export interface ListUploadJobsOptions {
 export async function listUploadJobs(pool: pg.Pool | pg.ClientBase, options: ListUploadJobsOptions): Promise<UploadJob[]> {
   const limit = Math.max(1, Math.min(500, Math.floor(options.limit)));
   const { rows } = await pool.query<UploadJob>(
-    `SELECT ${JOB_COLUMNS} FROM upload_jobs j LEFT JOIN sources src ON src.id = j.source_id
+    `SELECT ${JOB_COLUMNS} FROM upload_jobs j LEFT JOIN sources src ON src.id = j.source_id ${LLM_PROGRESS_LATERAL}
       WHERE ($1::text[] IS NULL OR j.status = ANY($1::text[]))
       ORDER BY j.created_at DESC, j.id
       LIMIT $2`,
@@ -97,6 +104,8 @@ interface NewUpload {
   files: UploadFileInput[];
   errors: FileProblem[];
   skipped: SkippedFile[];
+  /** LLM enhancement on: the job reads enhancing after its files until the LLM stage is through with its pages. */
+  llmEnhance: boolean;
 }
 
 async function createUpload(db: QueueDb, upload: NewUpload): Promise<UploadJob> {
@@ -120,9 +129,9 @@ async function createUpload(db: QueueDb, upload: NewUpload): Promise<UploadJob> 
       const sourceId = source.rows[0]!.id;
       const fileCount = upload.files.length + upload.errors.length;
       const job = await client.query<{ id: string }>(
-        `INSERT INTO upload_jobs (name, source_id, file_count, processed_files, failed_files, file_errors, skipped_files)
-         VALUES ($1, $2, $3, $4, $4, $5, $6) RETURNING id`,
-        [upload.name, sourceId, fileCount, upload.errors.length, JSON.stringify(upload.errors), JSON.stringify(upload.skipped.slice(0, 1000))],
+        `INSERT INTO upload_jobs (name, source_id, file_count, processed_files, failed_files, file_errors, skipped_files, llm_enhance)
+         VALUES ($1, $2, $3, $4, $4, $5, $6, $7) RETURNING id`,
+        [upload.name, sourceId, fileCount, upload.errors.length, JSON.stringify(upload.errors), JSON.stringify(upload.skipped.slice(0, 1000)), upload.llmEnhance],
       );
       const jobId = job.rows[0]!.id;
       const files = await client.query<{ id: number }>(
@@ -161,7 +170,7 @@ export async function createUploadFromPaths(db: QueueDb, config: Config, request
   const name = checkName(request.name, fallbackName);
   const version = checkVersion(request.version);
   const scan = await scanPaths(request.paths, sourceUrl);
-  return createUpload(db, { name, version, sourceUrl, files: scan.files, errors: scan.errors, skipped: scan.skipped });
+  return createUpload(db, { name, version, sourceUrl, files: scan.files, errors: scan.errors, skipped: scan.skipped, llmEnhance: config.llm.enabled });
 }
 
 export interface UploadContentRequest {
@@ -213,9 +222,11 @@ export async function createUploadFromContent(db: QueueDb, config: Config, reque
     files: [{ path: fileName, url, content: body, sizeBytes: Buffer.byteLength(body, 'utf8') }],
     errors: [],
     skipped: [],
+    llmEnhance: config.llm.enabled,
   });
 }
 
+/** Enhancing is not finished: the job completes once the LLM stage is through with its pages. */
 function isFinished(job: UploadJob): boolean {
   return job.status === 'completed' || job.status === 'failed';
 }

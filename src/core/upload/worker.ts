@@ -47,10 +47,13 @@ async function finishFile(client: pg.ClientBase, jobId: string, file: FinishedFi
        file_errors = CASE WHEN $4::text IS NULL THEN file_errors
                           ELSE file_errors || jsonb_build_array(jsonb_build_object('path', $5::text, 'error', $4::text)) END,
        status = CASE WHEN processed_files + 1 < file_count THEN 'processing'
-                     WHEN failed_files + $2 >= file_count THEN 'failed' ELSE 'completed' END,
+                     WHEN failed_files + $2 >= file_count THEN 'failed'
+                     WHEN llm_enhance AND EXISTS (SELECT 1 FROM llm_pages_pending($1)) THEN 'enhancing' ELSE 'completed' END,
        error = CASE WHEN processed_files + 1 >= file_count AND failed_files + $2 >= file_count THEN 'every file failed' ELSE error END,
        started_at = COALESCE(started_at, now()),
-       completed_at = CASE WHEN processed_files + 1 >= file_count THEN now() ELSE completed_at END,
+       completed_at = CASE WHEN processed_files + 1 >= file_count
+                            AND NOT (llm_enhance AND failed_files + $2 < file_count AND EXISTS (SELECT 1 FROM llm_pages_pending($1)))
+                           THEN now() ELSE completed_at END,
        updated_at = now()
      WHERE id = $1
      RETURNING status, file_count, processed_files, failed_files, snippets_extracted,
@@ -176,6 +179,12 @@ export interface UploadWorkers {
   stop(): Promise<void>;
 }
 
+async function startLocalLlmStage(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, onError?: (error: unknown) => void): Promise<UploadWorkers> {
+  // Loaded only with enhancement on: the model client and tokenizer are large.
+  const { startLlmWorkers } = await import('../llm/worker.js');
+  return startLlmWorkers(db, config, { pollingIntervalSeconds: 0.5, sweepIntervalMs: 1000, ...(onError ? { onError } : {}) });
+}
+
 /**
  * Starts processing the upload queue in this process (the daemon, `docdex worker`, `docdex upload --wait`).
  * Reuses a started pg-boss when given; otherwise starts one and stops it with the workers.
@@ -192,8 +201,11 @@ export async function startUploadWorkers(
     extraction?: ExtractionPool;
     /** What follows each committed file (core/pipeline/stages.ts). Default: documentStages(config). */
     stages?: readonly PostCommitStage[];
+    /** Also run the LLM stage here (`upload --wait`), so a job started with enhancement on gets through enhancing. */
+    llmStage?: boolean;
   } = {},
 ): Promise<UploadWorkers> {
+  const llm = options.llmStage && config.llm.enabled ? await startLocalLlmStage(db, config, options.onError) : null;
   // Uploaded files are untrusted: their extraction runs in worker threads with a time budget, off this thread.
   const extraction = options.extraction ?? createExtractionPool(config.extract);
   const own = options.boss === undefined;
@@ -220,6 +232,7 @@ export async function startUploadWorkers(
       await boss.offWork(UPLOAD_QUEUE).catch(() => undefined);
       if (own) await boss.stop({ graceful: true, close: true, timeout: 10_000 }).catch(() => undefined);
       if (options.extraction === undefined) await extraction.close();
+      await llm?.stop();
       await settleStages(stages, db.pool);
     },
   };

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { cancelCrawl, getCrawlJob, listCrawlJobs, resumeCrawl, startCrawl } from '../../core/crawl/jobs.js';
+import { cancelCrawl, CRAWL_JOB_STATUSES, getCrawlJob, listCrawlJobs, resumeCrawl, startCrawl } from '../../core/crawl/jobs.js';
 import { crawlRequestSchema, parseCrawlRequest } from '../../core/crawl-request.js';
 import type { CrawlRequestInput } from '../../core/crawl-request.js';
 import type { DaemonDeps } from '../app.js';
@@ -27,7 +27,7 @@ export const CrawlJobSchema = z
   .object({
     job_id: z.string(),
     id: z.string(),
-    status: z.enum(['queued', 'running', 'completed', 'failed', 'cancelled']),
+    status: z.enum(CRAWL_JOB_STATUSES).describe('enhancing: the pages are stored and the LLM is enhancing their snippets (LLM enhancement on)'),
     name: z.string(),
     version: z.string(),
     source_id: z.string().nullable(),
@@ -49,6 +49,11 @@ export const CrawlJobSchema = z
     use_sitemap: z.boolean(),
     metadata: z.record(z.string(), z.unknown()),
     max_pages: z.number(),
+    llm_enhance: z.boolean().describe('Started with LLM enhancement on'),
+    llm_pages_total: z.number().describe('Pages of this job with snippets for the LLM stage'),
+    llm_pages_done: z.number().describe('Of those, pages the LLM stage is through with'),
+    llm_pages_failed: z.number().describe('Of those, pages the LLM stage gave up on (kept their extracted titles and descriptions)'),
+    llm_snippets_enhanced: z.number().describe("Snippets the model's answers changed"),
     page_cap_reached: z.boolean().describe('The job found max_pages pages; links found after that were not followed'),
     links_ignored: z.number().describe('Links beyond the per-page cap, summed over the job'),
     crawl_delay_clamped: z.number().nullable().describe('The largest robots.txt Crawl-delay lowered to the ceiling, if any'),
@@ -65,7 +70,7 @@ const JobList = z
   .meta({ id: 'CrawlJobList' });
 
 const ListQuery = z.object({
-  status: z.enum(['queued', 'running', 'completed', 'failed', 'cancelled']).optional(),
+  status: z.enum(CRAWL_JOB_STATUSES).optional(),
   source_id: z.uuid().optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   offset: z.coerce.number().int().min(0).default(0),

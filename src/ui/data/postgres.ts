@@ -112,9 +112,9 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
     async jobs({ limit }) {
       const [recentCrawls, activeCrawls, recentUploads, activeUploads] = await Promise.all([
         listCrawlJobs(pool, { limit }),
-        listCrawlJobs(pool, { status: ['queued', 'running'], limit: MAX_ACTIVE_JOBS }),
+        listCrawlJobs(pool, { status: ['queued', 'running', 'enhancing'], limit: MAX_ACTIVE_JOBS }),
         listUploadJobs(pool, { limit }),
-        listUploadJobs(pool, { status: ['queued', 'processing'], limit: MAX_ACTIVE_JOBS }),
+        listUploadJobs(pool, { status: ['queued', 'processing', 'enhancing'], limit: MAX_ACTIVE_JOBS }),
       ]);
       const newestFirst = (a: JobProgressView, b: JobProgressView) => (b.createdAt ?? '').localeCompare(a.createdAt ?? '');
       const recent = [...recentCrawls.items.map(fromCrawlJob), ...recentUploads.map((j) => fromUploadJob(j))].sort(newestFirst).slice(0, limit);

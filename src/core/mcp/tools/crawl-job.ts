@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { plural } from './common.js';
+import { llmProgressText } from '../../llm/progress-text.js';
+import type { LlmProgressFields } from '../../llm/progress-text.js';
 
 /** How the crawl tools describe a crawl job, in text for the model and as structured content. */
 
-export interface CrawlJobView {
+export interface CrawlJobView extends LlmProgressFields {
   id: string;
+  llm_enhance?: boolean;
   name: string;
   status: string;
   version?: string;
@@ -47,6 +50,10 @@ export const crawlJobOutput = z.object({
   snippets_stored: z.number().int(),
   max_pages: z.number().int().optional(),
   page_cap_reached: z.boolean().optional(),
+  llm_pages_total: z.number().int().optional(),
+  llm_pages_done: z.number().int().optional(),
+  llm_pages_failed: z.number().int().optional(),
+  llm_snippets_enhanced: z.number().int().optional(),
   current_url: z.string().optional(),
   error: z.string().optional(),
   created_at: z.string().optional(),
@@ -77,6 +84,7 @@ export function crawlJobStructured(job: CrawlJobView): z.output<typeof crawlJobO
     snippets_stored: job.snippets_stored ?? 0,
     max_pages: job.max_pages,
     page_cap_reached: job.page_cap_reached,
+    ...(job.llm_enhance ? { llm_pages_total: job.llm_pages_total, llm_pages_done: job.llm_pages_done, llm_pages_failed: job.llm_pages_failed, llm_snippets_enhanced: job.llm_snippets_enhanced } : {}),
     current_url: job.current_url ?? undefined,
     error: job.error ?? undefined,
     created_at: iso(job.created_at),
@@ -117,9 +125,11 @@ export function describeCrawlJob(job: CrawlJobView, now = Date.now()): string {
     if (queued) lines.push(`Queued ${queued} ago; waiting for a crawl worker.`);
   }
   if (job.error) lines.push(`Error: ${job.error}`);
+  if (job.llm_enhance && job.llm_pages_total) lines.push(`LLM: ${llmProgressText(job)}.`);
   switch (job.status) {
     case 'queued':
     case 'running':
+    case 'enhancing':
       lines.push(
         `Next: call get_crawl_status with job_id="${job.id}" again in a minute. Snippets already stored are searchable now: get_content with library_id="${libraryRef(job)}".`,
       );
