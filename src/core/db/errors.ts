@@ -74,7 +74,6 @@ export function databaseUnavailableError(error: unknown): UserError | null {
   if (!reason) return null;
   return new UserError(`Database unavailable: ${reason}.`, {
     code: 'database_unavailable',
-    hint: 'Retry in a moment; `docdex db status` shows whether PostgreSQL is running.',
     cause: error,
   });
 }
