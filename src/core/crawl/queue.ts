@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { JobInsert, PgBoss } from 'pg-boss';
-import { BOSS_SCHEMA } from '../db/connect.js';
+import { bossDb } from '../queue/boss.js';
+import { deleteQueuedJobsInGroups } from '../queue/jobs-table.js';
 
 /**
  * Pages as pg-boss jobs. One queue for every crawl: a job's data names the crawl job and the page's key.
@@ -56,24 +57,7 @@ export function pageJob(crawlJobId: string, url: string, depth: number): JobInse
  * links as they commit; those are dropped when taken, as before. A database where pg-boss never ran has none.
  */
 export async function dropQueuedPages(db: pg.ClientBase | pg.Pool, crawlJobIds: string[]): Promise<number> {
-  if (crawlJobIds.length === 0) return 0;
-  const table = await db.query<{ ok: boolean }>(`SELECT to_regclass('${BOSS_SCHEMA}.job') IS NOT NULL AS ok`);
-  if (!table.rows[0]?.ok) return 0;
-  const deleted = await db.query(`DELETE FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND group_id = ANY($2::text[]) AND state IN ('created', 'retry')`, [
-    PAGE_QUEUE,
-    crawlJobIds,
-  ]);
-  return deleted.rowCount ?? 0;
-}
-
-/** pg-boss runs its insert on our client, so page jobs commit (or roll back) with the frontier rows. */
-export function bossDb(client: pg.ClientBase | pg.Pool) {
-  return {
-    executeSql: async (text: string, values?: unknown[]) => {
-      const result = await client.query(text, values as unknown[]);
-      return { rows: result.rows as unknown[] };
-    },
-  };
+  return deleteQueuedJobsInGroups(db, PAGE_QUEUE, crawlJobIds);
 }
 
 export type Enqueue = (client: pg.ClientBase | pg.Pool, crawlJobId: string, rows: Array<{ url: string; depth: number }>) => Promise<void>;
