@@ -33,7 +33,7 @@ const SERVER_REASONS: Record<string, string> = {
 // node-postgres reports a lost or unobtainable connection by message only.
 const MESSAGE_REASONS: Array<[RegExp, string]> = [
   [/timeout exceeded when trying to connect|connection timeout/i, 'connection timed out'],
-  [/connection terminated|connection ended|server closed the connection|not queryable|client has encountered a connection error/i, 'connection lost'],
+  [/connection terminated|connection ended|server closed the connection|not queryable|client has encountered a connection error|event connection closed/i, 'connection lost'],
 ];
 
 function ownReason(e: { code?: unknown; message?: unknown; syscall?: unknown }): string | null {
