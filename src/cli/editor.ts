@@ -11,9 +11,9 @@ import { UserError } from '../core/errors.js';
 export async function editInEditor(initial: string, options: { fileName?: string; alternative?: string } = {}): Promise<string> {
   const editor = process.env.VISUAL || process.env.EDITOR;
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
-    throw new UserError('No terminal to open an editor in.', { hint: `Pass ${options.alternative ?? '--body-file'} instead.`, exitCode: 2, code: 'editor_unavailable' });
+    throw new UserError('No terminal to open an editor in.', { hint: `Pass ${options.alternative ?? '--body-file'} instead.`, code: 'editor_unavailable' });
   }
-  if (!editor) throw new UserError('Set $EDITOR (or $VISUAL) to edit on the terminal.', { hint: `Or pass ${options.alternative ?? '--body-file'}.`, exitCode: 2, code: 'editor_unavailable' });
+  if (!editor) throw new UserError('Set $EDITOR (or $VISUAL) to edit on the terminal.', { hint: `Or pass ${options.alternative ?? '--body-file'}.`, code: 'editor_unavailable' });
   const dir = await mkdtemp(path.join(os.tmpdir(), 'docdex-edit-'));
   const file = path.join(dir, options.fileName ?? 'TEXT.md');
   try {

@@ -117,7 +117,7 @@ function commandWordCount(words: readonly string[], commandIds: readonly string[
 export function unknownCommandError(typed: readonly string[], commandIds: readonly string[]): UserError {
   const words = typed.filter((w) => !w.startsWith('-'));
   if (words.length === 0) {
-    return new UserError(`Unknown flag: ${typed.join(' ') || '(none)'}.`, { code: USAGE_ERROR, exitCode: 2, hint: 'Run `docdex --help` for the list of commands.' });
+    return new UserError(`Unknown flag: ${typed.join(' ') || '(none)'}.`, { code: USAGE_ERROR, hint: 'Run `docdex --help` for the list of commands.' });
   }
   const named = words.slice(0, commandWordCount(words, commandIds));
   const close = closestCommands(words, commandIds);
@@ -126,5 +126,5 @@ export function unknownCommandError(typed: readonly string[], commandIds: readon
     close.length > 0
       ? `Did you mean ${close.map((c) => `\`docdex ${c}\``).join(' or ')}?`
       : `Run \`docdex ${topic ? `${topic} ` : ''}--help\` for the list of commands.`;
-  return new UserError(`Unknown command: docdex ${named.join(' ')}.`, { code: 'unknown_command', exitCode: 2, hint });
+  return new UserError(`Unknown command: docdex ${named.join(' ')}.`, { code: 'unknown_command', hint });
 }

@@ -9,7 +9,6 @@ export async function confirm(question: string, forceFlag = '--force'): Promise<
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
     throw new UserError(`Refusing to continue without confirmation: no terminal to ask "${question}"`, {
       hint: `Re-run with ${forceFlag} to confirm non-interactively.`,
-      exitCode: 2,
       code: 'confirmation_required',
     });
   }

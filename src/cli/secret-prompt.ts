@@ -14,7 +14,7 @@ export async function readStdinSecret(): Promise<string> {
 export async function promptSecret(question: string, stdinFlag: string): Promise<string> {
   const input = process.stdin;
   if (!input.isTTY || !process.stderr.isTTY) {
-    throw new UserError(`No terminal to ask for the secret ("${question}").`, { hint: `Pipe it in with ${stdinFlag}.`, exitCode: 2, code: 'secret_required' });
+    throw new UserError(`No terminal to ask for the secret ("${question}").`, { hint: `Pipe it in with ${stdinFlag}.`, code: 'secret_required' });
   }
   process.stderr.write(`${question} `);
   input.setRawMode(true);
@@ -32,7 +32,7 @@ export async function promptSecret(question: string, stdinFlag: string): Promise
           }
           if (ch === '\u0003') {
             input.off('data', onData);
-            reject(new UserError('Cancelled.', { code: 'cancelled', exitCode: 130 }));
+            reject(new UserError('Cancelled.', { code: 'cancelled' }));
             return;
           }
           if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);

@@ -19,7 +19,6 @@ export default class Dashboard extends BaseCommand<typeof Dashboard> {
       throw new UserError('docdex dashboard needs an interactive terminal (stdin and stdout must be a TTY).', {
         hint: 'For scripts, use `docdex crawl list --json` and `docdex sources list --json`.',
         code: 'tty_required',
-        exitCode: 2,
       });
     }
     // Ink and React load only once there is a terminal to draw on: refusing, or --help, stays light.

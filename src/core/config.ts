@@ -221,7 +221,7 @@ export interface Config {
 
 export class ConfigError extends UserError {
   constructor(message: string, hint?: string) {
-    super(message, { code: 'invalid_config', exitCode: 2, ...(hint === undefined ? {} : { hint }) });
+    super(message, { code: 'invalid_config', ...(hint === undefined ? {} : { hint }) });
   }
 }
 

@@ -1,26 +1,125 @@
 /**
+ * The one table of error codes: for each machine code a UserError (or an HTTP error body) can carry, its HTTP
+ * status, the CLI's exit code and, where every occurrence gives the same next step, a default hint. REST,
+ * the MCP REST endpoint, the access checks and the CLI all read it, so a code means one thing everywhere.
+ * Exit codes: 2 for invalid input or configuration, 1 for everything else.
+ */
+export interface ErrorCodeSpec {
+  status: number;
+  exitCode: number;
+  hint?: string;
+}
+
+export const ERROR_CODES = {
+  // Input the caller can fix.
+  user_error: { status: 400, exitCode: 1 },
+  bad_request: { status: 400, exitCode: 1 },
+  validation_error: { status: 422, exitCode: 2 },
+  usage_error: { status: 400, exitCode: 2 },
+  unknown_command: { status: 400, exitCode: 2 },
+  invalid_config: { status: 400, exitCode: 2 },
+  invalid_skill_name: { status: 400, exitCode: 2 },
+  payload_too_large: { status: 413, exitCode: 1 },
+  unsupported_media_type: { status: 415, exitCode: 1 },
+  // Nothing by that name, or not in that state.
+  not_found: { status: 404, exitCode: 1 },
+  unknown_tool: { status: 404, exitCode: 1 },
+  conflict: { status: 409, exitCode: 1 },
+  // Who may ask.
+  unauthorized: { status: 401, exitCode: 1 },
+  forbidden: { status: 403, exitCode: 1 },
+  host_not_allowed: { status: 403, exitCode: 1 },
+  origin_not_allowed: { status: 403, exitCode: 1 },
+  rate_limited: { status: 429, exitCode: 1 },
+  // A service docdex depends on is down or refused: retry later (503), or it answered badly (502).
+  unavailable: { status: 503, exitCode: 1 },
+  database_unavailable: { status: 503, exitCode: 1, hint: 'Retry in a moment; `docdex db status` shows whether PostgreSQL is running.' },
+  // The LLM endpoint enhancement depends on cannot be reached or refuses: like the database, a dependency
+  // that is down, so 503 (retry later), not a fault of the request that would make it 400.
+  llm_unavailable: { status: 503, exitCode: 1 },
+  bad_gateway: { status: 502, exitCode: 1 },
+  database_extension_unavailable: { status: 400, exitCode: 1 },
+  // The terminal, a prompt or the user stopped the command.
+  aborted: { status: 400, exitCode: 1 },
+  cancelled: { status: 400, exitCode: 130 },
+  confirmation_required: { status: 400, exitCode: 2 },
+  secret_required: { status: 400, exitCode: 2 },
+  editor_unavailable: { status: 400, exitCode: 2 },
+  tty_required: { status: 400, exitCode: 2 },
+  // The daemon's own listener.
+  port_in_use: { status: 400, exitCode: 1 },
+  port_denied: { status: 400, exitCode: 1 },
+  bad_host: { status: 400, exitCode: 1 },
+  // The agent half: git, opencode and the sandbox.
+  git_failed: { status: 400, exitCode: 1 },
+  clone_failed: { status: 400, exitCode: 1 },
+  attach_failed: { status: 400, exitCode: 1 },
+  agent_binary_missing: { status: 400, exitCode: 1 },
+  agent_server_down: { status: 400, exitCode: 1 },
+  agent_server_failed: { status: 400, exitCode: 1 },
+  agent_server_timeout: { status: 400, exitCode: 1 },
+  agent_server_unprotected: { status: 400, exitCode: 1 },
+  agent_server_unsupervised: { status: 400, exitCode: 1 },
+  // `sandbox exec` and the shim exit 125 when nothing ran, as docker does for its own failures.
+  sandbox_unavailable: { status: 400, exitCode: 125 },
+  sandbox_not_built: { status: 400, exitCode: 1 },
+  sandbox_build_failed: { status: 400, exitCode: 1 },
+  sandbox_config_content_invalid: { status: 400, exitCode: 1 },
+  sandbox_plugin_not_loaded: { status: 400, exitCode: 1 },
+  sandbox_plugin_unwritable: { status: 400, exitCode: 1 },
+  sandbox_shim_unwritable: { status: 400, exitCode: 1 },
+  // An MCP tool failed without a code of its own, and bugs: never a UserError, listed so their status is here too.
+  tool_error: { status: 400, exitCode: 1 },
+  internal_error: { status: 500, exitCode: 1 },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, code);
+}
+
+/** The HTTP status of a code; a code from outside the table (none should reach here) is the caller's fault, 400. */
+export function httpStatusOf(code: string): number {
+  return isErrorCode(code) ? ERROR_CODES[code].status : 400;
+}
+
+/** Every code in the table, in its order. */
+export const ERROR_CODE_NAMES = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
+
+/** The codes that answer with `status`. */
+export function codesWithStatus(status: number): ErrorCode[] {
+  return ERROR_CODE_NAMES.filter((code) => ERROR_CODES[code].status === status);
+}
+
+/**
  * The error kinds docdex distinguishes, after Shopify's cli-kit: a UserError is something the user can fix
  * (bad input, missing configuration) and carries a next step; anything else is a bug and keeps its stack.
  * The base command renders both; only bugs (or DEBUG=docdex*) show a stack trace.
  */
 export class UserError extends Error {
   override readonly name = 'UserError';
-  /** Process exit code for the CLI: 2 for invalid input or configuration, 1 for everything else. */
+  /** Process exit code for the CLI: its code's, unless the error passes on someone else's (a child's, a parse's). */
   readonly exitCode: number;
   /** A short machine code for HTTP and --json output, e.g. `not_found`, `invalid_config`. */
-  readonly code: string;
+  readonly code: ErrorCode;
 
   constructor(
     message: string,
-    readonly options: { hint?: string; code?: string; exitCode?: number; cause?: unknown; details?: unknown[] } = {},
+    readonly options: { hint?: string; code?: ErrorCode; exitCode?: number; cause?: unknown; details?: unknown[] } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.exitCode = options.exitCode ?? 1;
     this.code = options.code ?? 'user_error';
+    this.exitCode = options.exitCode ?? ERROR_CODES[this.code].exitCode;
   }
 
   get hint(): string | undefined {
-    return this.options.hint;
+    return this.options.hint ?? (ERROR_CODES[this.code] as ErrorCodeSpec).hint;
+  }
+
+  /** The HTTP status of this error's code. */
+  get status(): number {
+    return ERROR_CODES[this.code].status;
   }
 
   get details(): unknown[] | undefined {

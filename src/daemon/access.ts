@@ -64,7 +64,7 @@ export function installAccessControl(app: FastifyInstance, deps: DaemonDeps): vo
   app.addHook('onRequest', async (request, reply) => {
     const access = routeAccess(request);
     const refusal = checkBoundary(policy, request, access === 'mcp');
-    if (refusal) return sendError(reply, 403, refusal.code, refusal.message);
+    if (refusal) return sendError(reply, refusal.code, refusal.message);
     if (request.method === 'OPTIONS' || access === 'public') return;
     if (access === 'manager') {
       if (!(await managerToken(request))) return rejectUnauthorized(reply, 'docdex-internal');

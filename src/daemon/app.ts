@@ -13,7 +13,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } fro
 import type { Config } from '../core/config.js';
 import type { Database } from '../core/db/connect.js';
 import { installAccessControl } from './access.js';
-import { MAX_JSON_BYTES, MAX_UPLOAD_BYTES, installErrorHandling } from './errors.js';
+import { MAX_JSON_BYTES, MAX_UPLOAD_BYTES, installErrorHandling, withErrorDescriptions } from './errors.js';
 import type { EventsHub } from './events-hub.js';
 import { installJsonBodyParser } from './json-body.js';
 import { registerWebSocket } from './ws.js';
@@ -83,7 +83,7 @@ export async function buildApp(deps: DaemonDeps, routes: RouteModule[], options:
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: deps.config.api.auth ? [{ bearer: [] }] : [],
     },
-    transform: jsonSchemaTransform,
+    transform: withErrorDescriptions(jsonSchemaTransform),
     transformObject: jsonSchemaTransformObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });

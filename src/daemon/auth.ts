@@ -26,5 +26,5 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 
 export function rejectUnauthorized(reply: FastifyReply, realm = 'docdex'): FastifyReply {
   void reply.header('WWW-Authenticate', `Bearer realm="${realm}"`);
-  return sendError(reply, 401, 'unauthorized', 'Missing or invalid bearer token: send "Authorization: Bearer <token>".');
+  return sendError(reply, 'unauthorized', 'Missing or invalid bearer token: send "Authorization: Bearer <token>".');
 }

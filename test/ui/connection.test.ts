@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { databaseUnavailableReason } from '../../src/core/db/errors.js';
 import { errorMessage, isConnectionError, retryDelay } from '../../src/ui/data/connection.js';
 
 describe('connection errors', () => {
@@ -10,6 +11,19 @@ describe('connection errors', () => {
     expect(isConnectionError(Object.assign(new Error('syntax error'), { code: '42601' }))).toBe(false);
     expect(isConnectionError(new Error('Source x not found.'))).toBe(false);
     expect(isConnectionError(null)).toBe(false);
+  });
+
+  it('agrees with the daemon on what an unavailable database is', () => {
+    const errors = [
+      Object.assign(new Error('sorry, too many clients already'), { code: '53300' }),
+      Object.assign(new Error('password authentication failed'), { code: '28P01' }),
+      Object.assign(new Error('connect ENOENT /run/.s.PGSQL.5432'), { code: 'ENOENT', syscall: 'connect' }),
+      Object.assign(new Error('ENOENT: no such file'), { code: 'ENOENT', syscall: 'open' }),
+      new Error('event connection closed'),
+      Object.assign(new Error('duplicate key'), { code: '23505' }),
+    ];
+    for (const error of errors) expect(isConnectionError(error), error.message).toBe(databaseUnavailableReason(error) !== null);
+    expect(isConnectionError(errors[0])).toBe(true);
   });
 
   it('finds a message even in an AggregateError with none', () => {

@@ -2,8 +2,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
-import { BOSS_SCHEMA } from '../db/connect.js';
 import { ConflictError, NotFoundError, UserError } from '../errors.js';
+import { activeJobIds } from '../queue/boss.js';
 import { git } from './git.js';
 import { AGENT_QUEUES } from './queue.js';
 import { getRepoById } from './repos.js';
@@ -529,12 +529,21 @@ export async function executeRun(ctx: ScheduleContext, runId: number, runner: Sc
   return rows[0] ? toRun(rows[0]) : toRun((await ctx.pool.query<RunRow>('SELECT * FROM agent_schedule_runs WHERE id = $1', [runId])).rows[0]!);
 }
 
-/** Runs left `running` by a process that died are failed at start-up, so they do not block their job forever. */
+/**
+ * Runs left `running` by a process that died are failed at start-up, so they do not block their job forever.
+ * A run whose pg-boss job is still active belongs to another live process and is left alone; only the runs
+ * read here are failed, so one that starts meanwhile is never touched.
+ */
 export async function failInterruptedRuns(ctx: ScheduleContext): Promise<number> {
+  const running = await ctx.pool.query<{ id: string; queue_job_id: string | null }>(`SELECT id::text, queue_job_id FROM agent_schedule_runs WHERE status = 'running'`);
+  if (running.rows.length === 0) return 0;
+  const jobIds = running.rows.flatMap((r) => (r.queue_job_id === null ? [] : [r.queue_job_id]));
+  const active = await activeJobIds(ctx.boss, AGENT_QUEUES.scheduleRun, jobIds);
+  const interrupted = running.rows.filter((r) => r.queue_job_id === null || !active.has(r.queue_job_id)).map((r) => r.id);
   const { rowCount } = await ctx.pool.query(
     `UPDATE agent_schedule_runs SET status = 'failed', finished_at = now(), error = 'Interrupted: the process running it stopped.'
-      WHERE status = 'running' AND (queue_job_id IS NULL OR NOT EXISTS (
-        SELECT 1 FROM ${BOSS_SCHEMA}.job j WHERE j.id::text = agent_schedule_runs.queue_job_id AND j.state = 'active'))`,
+      WHERE status = 'running' AND id = ANY($1::bigint[])`,
+    [interrupted],
   );
   return rowCount ?? 0;
 }

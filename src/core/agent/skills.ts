@@ -69,7 +69,7 @@ export function assertSkillName(name: string): void {
   if (name.length > MAX_SKILL_NAME || !SKILL_NAME.test(name)) {
     throw new UserError(
       `Invalid skill name "${name.slice(0, 80)}": use lowercase letters and digits with single hyphens between words, at most ${MAX_SKILL_NAME} characters.`,
-      { code: 'invalid_skill_name', exitCode: 2 },
+      { code: 'invalid_skill_name' },
     );
   }
 }

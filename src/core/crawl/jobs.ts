@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import type { Config } from '../config.js';
 import type { ConnectionInfo } from '../db/connect.js';
-import { BOSS_SCHEMA } from '../db/connect.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { publish } from '../events/notify.js';
 import { upsertSourceForCrawl } from '../sources/upsert.js';
@@ -14,6 +13,7 @@ import { refusalForUrl } from '../net/outbound.js';
 import { assertLlmReady } from '../llm/preflight.js';
 import { dropQueuedEnhancements, LLM_PROGRESS_LATERAL } from '../llm/job-stage.js';
 import { withTransaction } from '../db/transaction.js';
+import { countJobsByState } from '../queue/jobs-table.js';
 
 /**
  * Crawl jobs: creating, reading, listing, cancelling, resuming, and the health report. Creating and resuming
@@ -496,17 +496,7 @@ export async function crawlHealth(db: { pool: pg.Pool; info?: ConnectionInfo }):
   const ctl = new Map(controlling.rows.map((r) => [r.worker_id, r.n]));
   const list = workers.map((w) => ({ ...w, pages_in_flight: flight.get(w.worker_id) ?? 0, controlling: ctl.get(w.worker_id) ?? 0 }));
 
-  const queue = { queued: 0, active: 0, retry: 0, failed: 0 };
-  const bossTable = await pool.query<{ ok: boolean }>(`SELECT to_regclass('${BOSS_SCHEMA}.job') IS NOT NULL AS ok`);
-  if (bossTable.rows[0]?.ok) {
-    const q = await pool.query<{ state: string; n: number }>(`SELECT state::text, count(*)::int AS n FROM ${BOSS_SCHEMA}.job WHERE name = $1 GROUP BY state`, [PAGE_QUEUE]);
-    for (const r of q.rows) {
-      if (r.state === 'created') queue.queued += r.n;
-      else if (r.state === 'active') queue.active += r.n;
-      else if (r.state === 'retry') queue.retry += r.n;
-      else if (r.state === 'failed') queue.failed += r.n;
-    }
-  }
+  const queue = await countJobsByState(pool, PAGE_QUEUE);
 
   const active = await pool.query<{
     id: string;

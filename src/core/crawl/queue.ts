@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { JobInsert, PgBoss } from 'pg-boss';
+import { bossDb } from '../queue/boss.js';
 import { PAGE_QUEUE } from '../queue/pages.js';
 
 /**
@@ -48,16 +49,6 @@ export function pageJob(crawlJobId: string, url: string, depth: number): JobInse
     singletonKey: `${crawlJobId} ${url}`,
     priority: Math.max(0, 3 - depth),
     group: { id: crawlJobId },
-  };
-}
-
-/** pg-boss runs its insert on our client, so page jobs commit (or roll back) with the frontier rows. */
-export function bossDb(client: pg.ClientBase | pg.Pool) {
-  return {
-    executeSql: async (text: string, values?: unknown[]) => {
-      const result = await client.query(text, values as unknown[]);
-      return { rows: result.rows as unknown[] };
-    },
   };
 }
 

@@ -33,7 +33,7 @@ const SERVER_REASONS: Record<string, string> = {
 // node-postgres reports a lost or unobtainable connection by message only.
 const MESSAGE_REASONS: Array<[RegExp, string]> = [
   [/timeout exceeded when trying to connect|connection timeout/i, 'connection timed out'],
-  [/connection terminated|connection ended|server closed the connection|not queryable|client has encountered a connection error/i, 'connection lost'],
+  [/connection terminated|connection ended|server closed the connection|not queryable|client has encountered a connection error|event connection closed/i, 'connection lost'],
 ];
 
 function ownReason(e: { code?: unknown; message?: unknown; syscall?: unknown }): string | null {
@@ -74,7 +74,6 @@ export function databaseUnavailableError(error: unknown): UserError | null {
   if (!reason) return null;
   return new UserError(`Database unavailable: ${reason}.`, {
     code: 'database_unavailable',
-    hint: 'Retry in a moment; `docdex db status` shows whether PostgreSQL is running.',
     cause: error,
   });
 }

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { ConnectionInfo } from '../db/connect.js';
 import { databaseInputError, databaseUnavailableError } from '../db/errors.js';
 import { isUserError } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
 
 /** What every docdex MCP tool may use. The transports build it once and share it between sessions. */
 export interface McpDeps {
@@ -28,7 +29,7 @@ export interface ToolOutput {
  */
 export const ERROR_META_KEY = 'docdex/error';
 export interface ToolErrorMeta {
-  code: string;
+  code: ErrorCode;
   details: unknown[];
 }
 

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { BOSS_SCHEMA } from '../db/connect.js';
+import { deleteQueuedJobsInGroups } from './jobs-table.js';
 
 /** The crawler's page queue: one pg-boss queue for every crawl (see crawl/queue.ts for its jobs). */
 export const PAGE_QUEUE = 'docdex-crawl-page';
@@ -11,9 +11,5 @@ export const PAGE_QUEUE = 'docdex-crawl-page';
  * links as they commit; those are dropped when taken, as before. A database where pg-boss never ran has none.
  */
 export async function dropQueuedPages(db: pg.ClientBase | pg.Pool, crawlJobIds: string[]): Promise<number> {
-  if (crawlJobIds.length === 0) return 0;
-  const table = await db.query<{ ok: boolean }>(`SELECT to_regclass('${BOSS_SCHEMA}.job') IS NOT NULL AS ok`);
-  if (!table.rows[0]?.ok) return 0;
-  const deleted = await db.query(`DELETE FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND group_id = ANY($2::text[]) AND state IN ('created', 'retry')`, [PAGE_QUEUE, crawlJobIds]);
-  return deleted.rowCount ?? 0;
+  return deleteQueuedJobsInGroups(db, PAGE_QUEUE, crawlJobIds);
 }

@@ -1,4 +1,4 @@
-import { UserError } from '../errors.js';
+import { ERROR_CODES, UserError } from '../errors.js';
 
 /**
  * The one message every fail-closed path starts with (spec: Errors). The agent sees it as the tool call's
@@ -7,7 +7,7 @@ import { UserError } from '../errors.js';
 export const UNAVAILABLE_PREFIX = 'Sandbox enforcement is on but the sandbox is unavailable';
 
 /** Exit code of `sandbox exec` (and the shim) when nothing ran: 125, as docker uses for its own failures. */
-export const UNAVAILABLE_EXIT_CODE = 125;
+export const UNAVAILABLE_EXIT_CODE = ERROR_CODES.sandbox_unavailable.exitCode;
 
 export function unavailableMessage(reason: string): string {
   return `${UNAVAILABLE_PREFIX}: ${reason}`;
@@ -22,6 +22,6 @@ export function outsideRootsMessage(cwd: string, roots: readonly string[]): stri
 /** Capability detection, planning, boot, attestation or working-directory pinning failed: nothing ran. */
 export class SandboxUnavailableError extends UserError {
   constructor(reason: string, options: { hint?: string; cause?: unknown } = {}) {
-    super(unavailableMessage(reason), { ...options, code: 'sandbox_unavailable', exitCode: UNAVAILABLE_EXIT_CODE });
+    super(unavailableMessage(reason), { ...options, code: 'sandbox_unavailable' });
   }
 }

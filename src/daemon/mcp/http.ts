@@ -90,23 +90,6 @@ function hijack(reply: FastifyReply): ServerResponse {
   return reply.raw;
 }
 
-function statusForToolError(code: string): number {
-  switch (code) {
-    case 'validation_error':
-      return 422;
-    case 'not_found':
-      return 404;
-    case 'conflict':
-      return 409;
-    case 'internal_error':
-      return 500;
-    case 'database_unavailable':
-      return 503;
-    default:
-      return 400;
-  }
-}
-
 /** What the MCP routes share: the tools' dependencies, the open sessions and the plugin's limits. */
 interface McpHttpState {
   deps: McpDeps;
@@ -261,7 +244,7 @@ function registerStreamableRoutes(app: FastifyInstance, state: McpHttpState): vo
 function registerSseRoutes(app: FastifyInstance, state: McpHttpState): void {
   const { sessions } = state;
   app.get('/mcp/v1/sse', hidden, async (request, reply) => {
-    if (sessions.size >= state.maxSessions) return sendError(reply, 503, 'unavailable', 'Too many open MCP sessions; try again later.');
+    if (sessions.size >= state.maxSessions) return sendError(reply, 'unavailable', 'Too many open MCP sessions; try again later.');
     // The message endpoint sits next to this route, wherever the plugin is mounted.
     const endpoint = (request.routeOptions.url ?? '/mcp/v1/sse').replace(/sse$/, 'messages');
     const raw = hijack(reply);
@@ -325,19 +308,19 @@ function registerRestToolRoutes(app: FastifyInstance, { rest }: McpHttpState): v
       const name = (request.params as { tool_name: string }).tool_name;
       const tool = rest.tools.get(name);
       if (!tool) {
-        return sendError(reply, 404, 'unknown_tool', `Unknown tool: ${name}.`, [{ available: [...rest.tools.keys()] }]);
+        return sendError(reply, 'unknown_tool', `Unknown tool: ${name}.`, [{ available: [...rest.tools.keys()] }]);
       }
       const body = request.body;
-      if (body instanceof MalformedJson) return sendError(reply, 400, 'bad_request', `Malformed JSON body: ${body.message}`);
+      if (body instanceof MalformedJson) return sendError(reply, 'bad_request', `Malformed JSON body: ${body.message}`);
       if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
-        return sendError(reply, 422, 'validation_error', 'The request body must be a JSON object of tool arguments.');
+        return sendError(reply, 'validation_error', 'The request body must be a JSON object of tool arguments.');
       }
       const result = await tool.call(body ?? {}, { signal: clientGone(reply) });
       if (result.isError) {
         const meta = result._meta?.[ERROR_META_KEY] as ToolErrorMeta | undefined;
         const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
         const code = meta?.code ?? 'tool_error';
-        return sendError(reply, statusForToolError(code), code, text, meta?.details ?? []);
+        return sendError(reply, code, text, meta?.details ?? []);
       }
       return result;
     },

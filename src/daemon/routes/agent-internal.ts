@@ -110,7 +110,7 @@ function rateLimited(route: string, limit: RateLimit, db: Database) {
     const decision = await takeRateLimitSlot(db.pool, rateLimitBucket(bearerToken(request) ?? '', route), limit);
     if (!decision.allowed) {
       void reply.header('Retry-After', String(decision.retryAfterSeconds));
-      return sendError(reply, 429, 'rate_limited', `Rate limit exceeded: at most ${limit.max} requests per ${limit.windowSeconds} s. Retry after ${decision.retryAfterSeconds} s.`);
+      return sendError(reply, 'rate_limited', `Rate limit exceeded: at most ${limit.max} requests per ${limit.windowSeconds} s. Retry after ${decision.retryAfterSeconds} s.`);
     }
     void reply.header('X-RateLimit-Remaining', String(decision.remaining));
   };
@@ -131,19 +131,19 @@ function guardInternalScope(app: FastifyInstance, authorised: (request: FastifyR
   });
   app.setNotFoundHandler(async (request, reply) => {
     if (!(await authorised(request))) return rejectUnauthorized(reply, 'docdex-internal');
-    return sendError(reply, 404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`);
+    return sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`);
   });
   app.setErrorHandler((error: FastifyError, _request, reply) => {
     if (hasZodFastifySchemaValidationErrors(error)) {
       const details = error.validation.map((v) => ({ path: v.instancePath, message: v.message }));
       const first = error.validation[0];
-      return sendError(reply, 400, 'bad_request', `Invalid request ${error.validationContext ?? ''} ${first?.instancePath ?? ''}: ${first?.message ?? 'validation failed'}`.replace(/\s+/g, ' '), details);
+      return sendError(reply, 'bad_request', `Invalid request ${error.validationContext ?? ''} ${first?.instancePath ?? ''}: ${first?.message ?? 'validation failed'}`.replace(/\s+/g, ' '), details);
     }
     if (error instanceof AgentConfigRejectedError) {
       return reply.status(400).send({ error: error.message, code: error.code, details: error.validationIssues, validationIssues: error.validationIssues });
     }
-    if (error instanceof ValidationError) return sendError(reply, 400, 'bad_request', error.message, error.details ?? []);
-    if (error instanceof AgentServerError) return sendError(reply, 502, 'bad_gateway', error.message);
+    if (error instanceof ValidationError) return sendError(reply, 'bad_request', error.message, error.details ?? []);
+    if (error instanceof AgentServerError) return sendError(reply, 'bad_gateway', error.message);
     // Everything else keeps the daemon's mapping (404, 409, 503, 500 ...).
     throw error;
   });

@@ -74,7 +74,7 @@ function registerCliEnvRoute(r: ZodApp, deps: DaemonDeps): void {
     async (request, reply) => {
       const { token } = await ensureManagerToken(deps.db.pool);
       if (!createTokenChecker([token])(bearerToken(request))) return rejectUnauthorized(reply, 'docdex-internal');
-      if (!fromThisHost(request)) return sendError(reply, 403, 'forbidden', 'The hosting CLI environment is only served to the agent server on this host.');
+      if (!fromThisHost(request)) return sendError(reply, 'forbidden', 'The hosting CLI environment is only served to the agent server on this host.');
       return hostingCliEnv(deps.db.pool, request.query.repoId === undefined ? {} : { repoId: request.query.repoId });
     },
   );
@@ -126,7 +126,7 @@ function registerAgentServerReadRoutes(r: ZodApp, deps: DaemonDeps): void {
           }),
         };
       } catch (error) {
-        if (error instanceof AgentServerError || (error as { code?: string }).code === 'agent_server_down') return sendError(reply, 502, 'bad_gateway', (error as Error).message);
+        if (error instanceof AgentServerError || (error as { code?: string }).code === 'agent_server_down') return sendError(reply, 'bad_gateway', (error as Error).message);
         throw error;
       }
     },

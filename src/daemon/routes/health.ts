@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { currentMigrationVersion, latestMigrationId } from '../../core/db/migrate.js';
-import { BOSS_SCHEMA } from '../../core/db/connect.js';
 import { databaseUnavailableReason } from '../../core/db/errors.js';
+import { countAllJobs } from '../../core/queue/jobs-table.js';
 import type { DaemonDeps } from '../app.js';
 
 const Health = z
@@ -34,10 +34,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: DaemonDeps): vo
       try {
         body.migrations.current = await currentMigrationVersion(deps.db.pool);
         body.database = { reachable: true, latency_ms: Math.round((performance.now() - started) * 10) / 10 };
-        const queue = await deps.db.pool.query<{ depth: number; active: number }>(
-          `SELECT count(*) FILTER (WHERE state IN ('created', 'retry'))::int AS depth, count(*) FILTER (WHERE state = 'active')::int AS active FROM ${BOSS_SCHEMA}.job`,
-        );
-        body.queue = { depth: queue.rows[0]?.depth ?? 0, active: queue.rows[0]?.active ?? 0 };
+        body.queue = await countAllJobs(deps.db.pool);
       } catch (error) {
         body.status = 'unavailable';
         // A fixed reason, never the driver's message: that names the socket path in the data directory.

@@ -60,7 +60,7 @@ export function createSandboxPlannerRoutes(options: SandboxPlannerOptions = {}):
         scope.setErrorHandler((error: FastifyError, _request, reply) => {
           if (hasZodFastifySchemaValidationErrors(error)) {
             const first = error.validation[0];
-            return sendError(reply, 400, 'bad_request', `Invalid request body ${first?.instancePath ?? ''}: ${first?.message ?? 'validation failed'}`.replace(/\s+/g, ' '));
+            return sendError(reply, 'bad_request', `Invalid request body ${first?.instancePath ?? ''}: ${first?.message ?? 'validation failed'}`.replace(/\s+/g, ' '));
           }
           throw error;
         });

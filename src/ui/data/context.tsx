@@ -38,10 +38,51 @@ export interface DashboardProviderProps {
   now?: () => number;
 }
 
+/**
+ * One LISTEN connection for the whole dashboard, fanned out to the screens: returns how a screen listens.
+ * Subscribed while the connection is ok, again after each reconnect (`generation`).
+ */
+function useJobEventStream(data: DashboardData, generation: number, status: ConnectionState['status'], reportError: (error: unknown) => void) {
+  const listeners = useRef(new Set<(event: JobEvent) => void>());
+  useEffect(() => {
+    if (status !== 'ok') return;
+    let closed = false;
+    let subscription: { close(): Promise<void> } | undefined;
+    const dispatch = (event: JobEvent) => {
+      for (const listener of listeners.current) listener(event);
+    };
+    const fail = (error: unknown) => {
+      if (closed) return;
+      // A dropped LISTEN connection is a lost connection: the retry loop re-subscribes after the next ping.
+      reportError(isConnectionError(error) ? error : Object.assign(new Error(errorMessage(error)), { code: '08006' }));
+    };
+    data.subscribe(dispatch, fail).then(
+      (s) => {
+        if (closed) void s.close();
+        else subscription = s;
+      },
+      fail,
+    );
+    return () => {
+      closed = true;
+      void subscription?.close();
+    };
+    // The status, not the whole connection object: the countdown must not re-subscribe.
+  }, [data, generation, status, reportError]);
+
+  const onJobEvent = useCallback((listener: (event: JobEvent) => void) => {
+    listeners.current.add(listener);
+    return () => {
+      listeners.current.delete(listener);
+    };
+  }, []);
+
+  return onJobEvent;
+}
+
 export function DashboardProvider({ data, children, retry = { baseMs: 1000, maxMs: 10_000 }, now = Date.now }: DashboardProviderProps) {
   const [connection, setConnection] = useState<ConnectionState>({ status: 'ok', attempt: 0, nextRetryAt: null, message: null });
   const [generation, setGeneration] = useState(0);
-  const listeners = useRef(new Set<(event: JobEvent) => void>());
   const keyMode = useRef<KeyMode>('navigate');
   const mounted = useRef(true);
   useEffect(() => {
@@ -86,39 +127,7 @@ export function DashboardProvider({ data, children, retry = { baseMs: 1000, maxM
     return () => clearTimeout(timer);
   }, [connection, data, now, retry.baseMs, retry.maxMs]);
 
-  // One LISTEN connection for the whole dashboard, fanned out to the screens.
-  useEffect(() => {
-    if (connection.status !== 'ok') return;
-    let closed = false;
-    let subscription: { close(): Promise<void> } | undefined;
-    const dispatch = (event: JobEvent) => {
-      for (const listener of listeners.current) listener(event);
-    };
-    const fail = (error: unknown) => {
-      if (closed) return;
-      // A dropped LISTEN connection is a lost connection: the retry loop re-subscribes after the next ping.
-      reportError(isConnectionError(error) ? error : Object.assign(new Error(errorMessage(error)), { code: '08006' }));
-    };
-    data.subscribe(dispatch, fail).then(
-      (s) => {
-        if (closed) void s.close();
-        else subscription = s;
-      },
-      fail,
-    );
-    return () => {
-      closed = true;
-      void subscription?.close();
-    };
-    // connection.status, not the whole object: the countdown must not re-subscribe.
-  }, [data, generation, connection.status, reportError]);
-
-  const onJobEvent = useCallback((listener: (event: JobEvent) => void) => {
-    listeners.current.add(listener);
-    return () => {
-      listeners.current.delete(listener);
-    };
-  }, []);
+  const onJobEvent = useJobEventStream(data, generation, connection.status, reportError);
 
   const value = useMemo<DashboardContextValue>(
     () => ({ data, connection, generation, reportError, onJobEvent, now, keyMode }),

@@ -23,6 +23,61 @@ const MAX_ACTIVE_JOBS = 100;
 
 const NO_WORKER = 'No crawl worker is running, so it waits: start `docdex worker` or `docdex serve`.';
 
+/** Every source (up to MAX_SOURCES) with its state: that of its newest crawl or upload job. */
+async function listSourceRows(pool: pg.Pool): Promise<SourceRow[]> {
+  const rows: SourceRow[] = [];
+  const [first, crawls, uploads] = await Promise.all([
+    listSources(pool, { limit: MAX_PAGE_SIZE, offset: 0 }),
+    listCrawlJobs(pool, { limit: STATE_LOOKBACK_JOBS }),
+    listUploadJobs(pool, { limit: STATE_LOOKBACK_JOBS }),
+  ]);
+  // A source's state is that of its newest job of either kind: an upload being processed, or one that
+  // failed, shows as such rather than as a finished upload.
+  const jobs = [
+    ...crawls.items.map((j) => ({ sourceId: j.source_id, at: Date.parse(j.created_at), state: j.status as string })),
+    ...uploads.map((j) => ({ sourceId: j.source_id, at: Date.parse(j.created_at), state: j.status === 'completed' ? 'uploaded' : j.status })),
+  ].sort((a, b) => b.at - a.at);
+  const latest = new Map<string, string>();
+  for (const job of jobs) if (job.sourceId !== null && !latest.has(job.sourceId)) latest.set(job.sourceId, job.state);
+  let page = first;
+  for (;;) {
+    for (const s of page.items) {
+      rows.push({
+        id: s.id,
+        name: s.name,
+        version: s.version,
+        snippets: s.snippet_count,
+        pages: s.page_count,
+        lastCrawledAt: s.last_crawled_at ? new Date(s.last_crawled_at).toISOString() : null,
+        state: latest.get(s.id) ?? (s.kind === 'upload' ? 'uploaded' : 'idle'),
+        kind: s.kind,
+        baseUrl: s.base_url,
+      });
+    }
+    const next = page.offset + page.items.length;
+    if (page.items.length === 0 || next >= page.total || rows.length >= MAX_SOURCES) break;
+    page = await listSources(pool, { limit: MAX_PAGE_SIZE, offset: next });
+  }
+  return rows;
+}
+
+/** The newest `limit` jobs of both kinds, and every active one (up to MAX_ACTIVE_JOBS of each), active first. */
+async function listJobViews(pool: pg.Pool, limit: number): Promise<JobProgressView[]> {
+  const [recentCrawls, activeCrawls, recentUploads, activeUploads] = await Promise.all([
+    listCrawlJobs(pool, { limit }),
+    listCrawlJobs(pool, { status: ['queued', 'running', 'enhancing'], limit: MAX_ACTIVE_JOBS }),
+    listUploadJobs(pool, { limit }),
+    listUploadJobs(pool, { status: ['queued', 'processing', 'enhancing'], limit: MAX_ACTIVE_JOBS }),
+  ]);
+  const newestFirst = (a: JobProgressView, b: JobProgressView) => (b.createdAt ?? '').localeCompare(a.createdAt ?? '');
+  const recent = [...recentCrawls.items.map(fromCrawlJob), ...recentUploads.map((j) => fromUploadJob(j))].sort(newestFirst).slice(0, limit);
+  const active = [...activeCrawls.items.map(fromCrawlJob), ...activeUploads.map((j) => fromUploadJob(j))];
+  // A crawl and an upload never share an id (both are random UUIDs), so the id alone dedups.
+  const byId = new Map<string, JobProgressView>();
+  for (const job of [...active, ...recent]) if (!byId.has(job.id)) byId.set(job.id, job);
+  return [...byId.values()].sort((a, b) => Number(isActive(b)) - Number(isActive(a)) || newestFirst(a, b));
+}
+
 /**
  * The dashboard's data port over PostgreSQL: every method is one core function (or a few), so the TUI shows
  * exactly what the CLI and the API return.
@@ -41,42 +96,7 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
       await pool.query('SELECT 1');
     },
     stats: () => dashboardStats(pool),
-    async sources() {
-      const rows: SourceRow[] = [];
-      const [first, crawls, uploads] = await Promise.all([
-        listSources(pool, { limit: MAX_PAGE_SIZE, offset: 0 }),
-        listCrawlJobs(pool, { limit: STATE_LOOKBACK_JOBS }),
-        listUploadJobs(pool, { limit: STATE_LOOKBACK_JOBS }),
-      ]);
-      // A source's state is that of its newest job of either kind: an upload being processed, or one that
-      // failed, shows as such rather than as a finished upload.
-      const jobs = [
-        ...crawls.items.map((j) => ({ sourceId: j.source_id, at: Date.parse(j.created_at), state: j.status as string })),
-        ...uploads.map((j) => ({ sourceId: j.source_id, at: Date.parse(j.created_at), state: j.status === 'completed' ? 'uploaded' : j.status })),
-      ].sort((a, b) => b.at - a.at);
-      const latest = new Map<string, string>();
-      for (const job of jobs) if (job.sourceId !== null && !latest.has(job.sourceId)) latest.set(job.sourceId, job.state);
-      let page = first;
-      for (;;) {
-        for (const s of page.items) {
-          rows.push({
-            id: s.id,
-            name: s.name,
-            version: s.version,
-            snippets: s.snippet_count,
-            pages: s.page_count,
-            lastCrawledAt: s.last_crawled_at ? new Date(s.last_crawled_at).toISOString() : null,
-            state: latest.get(s.id) ?? (s.kind === 'upload' ? 'uploaded' : 'idle'),
-            kind: s.kind,
-            baseUrl: s.base_url,
-          });
-        }
-        const next = page.offset + page.items.length;
-        if (page.items.length === 0 || next >= page.total || rows.length >= MAX_SOURCES) break;
-        page = await listSources(pool, { limit: MAX_PAGE_SIZE, offset: next });
-      }
-      return rows;
-    },
+    sources: () => listSourceRows(pool),
     async sourceEdit(id) {
       const s = await getSource(pool, id);
       return { name: s.name, version: s.version, urlPatterns: s.crawl_config.url_patterns ?? [] };
@@ -109,21 +129,7 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
         }),
       );
     },
-    async jobs({ limit }) {
-      const [recentCrawls, activeCrawls, recentUploads, activeUploads] = await Promise.all([
-        listCrawlJobs(pool, { limit }),
-        listCrawlJobs(pool, { status: ['queued', 'running', 'enhancing'], limit: MAX_ACTIVE_JOBS }),
-        listUploadJobs(pool, { limit }),
-        listUploadJobs(pool, { status: ['queued', 'processing', 'enhancing'], limit: MAX_ACTIVE_JOBS }),
-      ]);
-      const newestFirst = (a: JobProgressView, b: JobProgressView) => (b.createdAt ?? '').localeCompare(a.createdAt ?? '');
-      const recent = [...recentCrawls.items.map(fromCrawlJob), ...recentUploads.map((j) => fromUploadJob(j))].sort(newestFirst).slice(0, limit);
-      const active = [...activeCrawls.items.map(fromCrawlJob), ...activeUploads.map((j) => fromUploadJob(j))];
-      // A crawl and an upload never share an id (both are random UUIDs), so the id alone dedups.
-      const byId = new Map<string, JobProgressView>();
-      for (const job of [...active, ...recent]) if (!byId.has(job.id)) byId.set(job.id, job);
-      return [...byId.values()].sort((a, b) => Number(isActive(b)) - Number(isActive(a)) || newestFirst(a, b));
-    },
+    jobs: ({ limit }) => listJobViews(pool, limit),
     async jobErrors(job, { limit }) {
       if (job.kind === 'upload') {
         const errors = await uploadJobErrors(pool, job.id, { limit });

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Box, Text, useInput } from 'ink';
 import { Banner } from '../components/Banner.js';
 import { HelpBar } from '../components/HelpBar.js';
+import type { KeyHint } from '../components/HelpBar.js';
 import { JobProgress } from '../components/JobProgress.js';
 import { scrollOffset } from '../components/Table.js';
 import { useDashboard } from '../data/context.js';
@@ -30,14 +31,11 @@ function uploadRefusal(job: JobProgressView): string {
   return `${job.name} is an upload; uploads cannot be cancelled or resumed from here.`;
 }
 
-/** Crawl and upload jobs, followed live; crawls can be cancelled and resumed. */
-export function Jobs({ active, width, height }: ScreenProps) {
+/** The jobs, polled and ordered; progress events move the bars at once, and an unseen or finished job reloads. */
+function useLiveJobs(active: boolean) {
   const { data } = useDashboard();
   const resource = useResource(() => data.jobs({ limit: JOB_LIMIT }), { intervalMs: POLL_MS, active });
   const [jobs, setJobs] = useState<JobProgressView[]>([]);
-  // Read by the key handler through its ref: keys that arrive together each see the one before.
-  const [selectedId, setSelectedId, selectedIdRef] = useLatestState<string | null>(null);
-  const [notice, setNotice] = useState<Notice>(null);
   const reloadSoon = useThrottled(resource.reload, 500);
 
   useEffect(() => {
@@ -55,6 +53,31 @@ export function Jobs({ active, width, height }: ScreenProps) {
     if (known) setJobs((current) => current.map((j) => (matches(j) ? applyJobEvent(j, event) : j)));
     if (!known || event.event === 'job_complete') reloadSoon();
   });
+  return { resource, jobs, jobsRef };
+}
+
+/** The keys that work now; on an upload, c and r only explain why not, so they are not listed. */
+function jobsHelp(selected: JobProgressView | undefined): KeyHint[] {
+  return [
+    { key: '↑↓', label: 'select' },
+    ...(selected?.kind === 'upload'
+      ? []
+      : [
+          { key: 'c', label: 'cancel' },
+          { key: 'r', label: 'resume' },
+        ]),
+    { key: 'g', label: 'refresh' },
+    ...GLOBAL_KEYS,
+  ];
+}
+
+/** Crawl and upload jobs, followed live; crawls can be cancelled and resumed. */
+export function Jobs({ active, width, height }: ScreenProps) {
+  const { data } = useDashboard();
+  const { resource, jobs, jobsRef } = useLiveJobs(active);
+  // Read by the key handler through its ref: keys that arrive together each see the one before.
+  const [selectedId, setSelectedId, selectedIdRef] = useLatestState<string | null>(null);
+  const [notice, setNotice] = useState<Notice>(null);
 
   const index = Math.max(0, jobs.findIndex((j) => j.id === selectedId));
   const selected = jobs[index];
@@ -113,21 +136,7 @@ export function Jobs({ active, width, height }: ScreenProps) {
         )}
       </Box>
       {notice ? <Banner kind={notice.kind} message={notice.message} width={width} /> : null}
-      <HelpBar
-        keys={[
-          { key: '↑↓', label: 'select' },
-          // The help bar lists the keys that work now; on an upload, c and r only explain why not.
-          ...(selected?.kind === 'upload'
-            ? []
-            : [
-                { key: 'c', label: 'cancel' },
-                { key: 'r', label: 'resume' },
-              ]),
-          { key: 'g', label: 'refresh' },
-          ...GLOBAL_KEYS,
-        ]}
-        width={width}
-      />
+      <HelpBar keys={jobsHelp(selected)} width={width} />
     </Box>
   );
 }

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { Box, Text, useInput } from 'ink';
+import type { Key } from 'ink';
 import { Banner } from '../components/Banner.js';
 import { HelpBar } from '../components/HelpBar.js';
 import { SnippetDetail, maxSnippetOffset } from '../components/SnippetDetail.js';
@@ -8,6 +9,7 @@ import type { Column } from '../components/Table.js';
 import { TextField, editText } from '../components/TextField.js';
 import { useDashboard, useKeyMode } from '../data/context.js';
 import { useDebouncedValue, useLatestState, useResource } from '../data/hooks.js';
+import type { Resource } from '../data/hooks.js';
 import type { SnippetHit } from '../data/types.js';
 import { GLOBAL_KEYS, TEXT_GLOBAL_KEYS } from '../keys.js';
 import { theme } from '../theme.js';
@@ -26,20 +28,23 @@ export interface SearchProps extends ScreenProps {
   debounceMs?: number;
 }
 
-export function Search({ active, width, height, debounceMs = 250 }: SearchProps) {
-  const { data } = useDashboard();
-  const [fields, setFields] = useState<Record<FieldName, string>>({ query: '', source: '', language: '' });
-  // Read by the key handler through their refs: keys that arrive together each see the one before.
-  const [focus, setFocus, focusRef] = useLatestState(0);
-  const [selected, setSelected, selectedRef] = useLatestState(0);
-  const [detail, setDetail, detailRef] = useLatestState<SnippetHit | null>(null);
-  const [offset, setOffset] = useState(0);
-  useKeyMode(detail ? 'navigate' : 'text', active);
+type Fields = Record<FieldName, string>;
+type Request = { query: string; source: string; language: string };
 
+const COLUMNS: Column<SnippetHit>[] = [
+  { header: 'title', value: (s) => s.title || '(untitled)' },
+  { header: 'language', width: 11, value: (s) => s.language },
+  { header: 'source', width: 14, value: (s) => (s.sourceVersion ? `${s.sourceName} ${s.sourceVersion}` : s.sourceName) },
+  { header: 'page', value: (s) => s.url.replace(/^https?:\/\//, '') },
+];
+
+/** The search as typed, run once typing pauses for `debounceMs`; `typing` until then. */
+function useSearchResults(fields: Fields, debounceMs: number, active: boolean) {
+  const { data } = useDashboard();
   // Debounced as a string: an object would be a new value every render and never settle.
   const typed = JSON.stringify({ query: fields.query.trim(), source: fields.source.trim(), language: fields.language.trim().toLowerCase() });
   const requestKey = useDebouncedValue(typed, debounceMs);
-  const request = JSON.parse(requestKey) as { query: string; source: string; language: string };
+  const request = JSON.parse(requestKey) as Request;
   const results = useResource<SnippetHit[] | null>(
     () =>
       request.query
@@ -47,25 +52,70 @@ export function Search({ active, width, height, debounceMs = 250 }: SearchProps)
         : Promise.resolve(null),
     { key: requestKey, active },
   );
+  return { request, requestKey, results, rows: results.data ?? [], typing: requestKey !== typed };
+}
+
+function searchStatus(request: Request, results: Resource<SnippetHit[] | null>, rows: SnippetHit[], typing: boolean): string {
+  if (!request.query) return 'Type to search snippets; ←→ moves between the query and the source / language filters.';
+  if (results.loading || typing) return 'searching…';
+  return `${rows.length}${rows.length === LIMIT ? '+' : ''} result${rows.length === 1 ? '' : 's'}`;
+}
+
+/** Scrolls an open snippet; any of Esc, Backspace, Delete or Enter closes it. */
+function detailKey(input: string, key: Key, max: number, page: number, setOffset: (update: (o: number) => number) => void, close: () => void): void {
+  if (key.escape || key.backspace || key.delete || key.return) close();
+  else if (key.downArrow || input === 'j') setOffset((o) => Math.min(max, o + 1));
+  else if (key.upArrow || input === 'k') setOffset((o) => Math.max(0, o - 1));
+  else if (key.pageDown || input === ' ') setOffset((o) => Math.min(max, o + page));
+  else if (key.pageUp) setOffset((o) => Math.max(0, o - page));
+}
+
+function SearchDetail({ detail, width, height, offset }: { detail: SnippetHit; width: number; height: number; offset: number }) {
+  return (
+    <Box flexDirection="column" width={width} height={height}>
+      <Box flexGrow={1} overflow="hidden">
+        <SnippetDetail snippet={detail} width={width} height={height - 1} offset={offset} />
+      </Box>
+      <HelpBar keys={[{ key: '↑↓', label: 'scroll' }, { key: 'esc', label: 'back to results' }, ...GLOBAL_KEYS]} width={width} />
+    </Box>
+  );
+}
+
+function SearchFields({ fields, focus, width }: { fields: Fields; focus: number; width: number }) {
+  const queryWidth = Math.max(20, Math.floor(width * 0.5));
+  const filterWidth = Math.max(12, Math.floor((width - queryWidth - 2) / 2));
+  return (
+    <Box>
+      <Box width={queryWidth}>
+        <TextField label={FIELDS[0].label} value={fields.query} focused={focus === 0} width={queryWidth} />
+      </Box>
+      <Box width={filterWidth} marginLeft={1}>
+        <TextField label={FIELDS[1].label} value={fields.source} focused={focus === 1} width={filterWidth} placeholder="any" />
+      </Box>
+      <Box width={filterWidth} marginLeft={1}>
+        <TextField label={FIELDS[2].label} value={fields.language} focused={focus === 2} width={filterWidth} placeholder="any" />
+      </Box>
+    </Box>
+  );
+}
+
+export function Search({ active, width, height, debounceMs = 250 }: SearchProps) {
+  const [fields, setFields] = useState<Fields>({ query: '', source: '', language: '' });
+  // Read by the key handler through their refs: keys that arrive together each see the one before.
+  const [focus, setFocus, focusRef] = useLatestState(0);
+  const [selected, setSelected, selectedRef] = useLatestState(0);
+  const [detail, setDetail, detailRef] = useLatestState<SnippetHit | null>(null);
+  const [offset, setOffset] = useState(0);
+  useKeyMode(detail ? 'navigate' : 'text', active);
+  const { request, requestKey, results, rows, typing } = useSearchResults(fields, debounceMs, active);
   useEffect(() => setSelected(0), [requestKey]);
-  const rows = results.data ?? [];
-  const typing = requestKey !== typed;
 
   useInput(
     (input, key) => {
       const detail = detailRef.current;
-      const focus = focusRef.current;
-      if (detail) {
-        const max = maxSnippetOffset(detail, height - 1);
-        const page = Math.max(1, height - 8);
-        if (key.escape || key.backspace || key.delete || key.return) setDetail(null);
-        else if (key.downArrow || input === 'j') setOffset((o) => Math.min(max, o + 1));
-        else if (key.upArrow || input === 'k') setOffset((o) => Math.max(0, o - 1));
-        else if (key.pageDown || input === ' ') setOffset((o) => Math.min(max, o + page));
-        else if (key.pageUp) setOffset((o) => Math.max(0, o - page));
-        return;
-      }
-      if (key.upArrow) setSelected((i) => Math.max(0, i - 1));
+      const name = FIELDS[focusRef.current]!.name;
+      if (detail) detailKey(input, key, maxSnippetOffset(detail, height - 1), Math.max(1, height - 8), setOffset, () => setDetail(null));
+      else if (key.upArrow) setSelected((i) => Math.max(0, i - 1));
       else if (key.downArrow) setSelected((i) => Math.min(rows.length - 1, i + 1));
       else if (key.leftArrow) setFocus((f) => (f + FIELDS.length - 1) % FIELDS.length);
       else if (key.rightArrow) setFocus((f) => (f + 1) % FIELDS.length);
@@ -75,62 +125,23 @@ export function Search({ active, width, height, debounceMs = 250 }: SearchProps)
           setOffset(0);
           setDetail(hit);
         }
-      } else if (key.escape) {
-        const name = FIELDS[focus]!.name;
-        setFields((f) => ({ ...f, [name]: '' }));
-      } else if (!key.tab) {
-        const name = FIELDS[focus]!.name;
-        setFields((f) => ({ ...f, [name]: editText(f[name], input, key) }));
-      }
+      } else if (key.escape) setFields((f) => ({ ...f, [name]: '' }));
+      else if (!key.tab) setFields((f) => ({ ...f, [name]: editText(f[name], input, key) }));
     },
     { isActive: active },
   );
 
-  if (detail) {
-    return (
-      <Box flexDirection="column" width={width} height={height}>
-        <Box flexGrow={1} overflow="hidden">
-          <SnippetDetail snippet={detail} width={width} height={height - 1} offset={offset} />
-        </Box>
-        <HelpBar keys={[{ key: '↑↓', label: 'scroll' }, { key: 'esc', label: 'back to results' }, ...GLOBAL_KEYS]} width={width} />
-      </Box>
-    );
-  }
-
-  const columns: Column<SnippetHit>[] = [
-    { header: 'title', value: (s) => s.title || '(untitled)' },
-    { header: 'language', width: 11, value: (s) => s.language },
-    { header: 'source', width: 14, value: (s) => (s.sourceVersion ? `${s.sourceName} ${s.sourceVersion}` : s.sourceName) },
-    { header: 'page', value: (s) => s.url.replace(/^https?:\/\//, '') },
-  ];
-  const queryWidth = Math.max(20, Math.floor(width * 0.5));
-  const filterWidth = Math.max(12, Math.floor((width - queryWidth - 2) / 2));
-  const status = !request.query
-    ? 'Type to search snippets; ←→ moves between the query and the source / language filters.'
-    : results.loading || typing
-      ? 'searching…'
-      : `${rows.length}${rows.length === LIMIT ? '+' : ''} result${rows.length === 1 ? '' : 's'}`;
-
+  if (detail) return <SearchDetail detail={detail} width={width} height={height} offset={offset} />;
   return (
     <Box flexDirection="column" width={width} height={height}>
-      <Box>
-        <Box width={queryWidth}>
-          <TextField label={FIELDS[0].label} value={fields.query} focused={focus === 0} width={queryWidth} />
-        </Box>
-        <Box width={filterWidth} marginLeft={1}>
-          <TextField label={FIELDS[1].label} value={fields.source} focused={focus === 1} width={filterWidth} placeholder="any" />
-        </Box>
-        <Box width={filterWidth} marginLeft={1}>
-          <TextField label={FIELDS[2].label} value={fields.language} focused={focus === 2} width={filterWidth} placeholder="any" />
-        </Box>
-      </Box>
+      <SearchFields fields={fields} focus={focus} width={width} />
       <Text color={theme.text.secondary} wrap="truncate-end">
-        {status}
+        {searchStatus(request, results, rows, typing)}
       </Text>
       {results.error ? <Banner kind="error" message={`Search failed: ${results.error}`} width={width} /> : null}
       <Box flexGrow={1} overflow="hidden">
         {request.query ? (
-          <Table columns={columns} rows={rows} rowKey={(s) => String(s.id)} selected={rows.length ? Math.min(selected, rows.length - 1) : -1} height={height - 3 - (results.error ? 1 : 0)} width={width} emptyText={results.loading ? 'Searching…' : 'No snippet matches.'} />
+          <Table columns={COLUMNS} rows={rows} rowKey={(s) => String(s.id)} selected={rows.length ? Math.min(selected, rows.length - 1) : -1} height={height - 3 - (results.error ? 1 : 0)} width={width} emptyText={results.loading ? 'Searching…' : 'No snippet matches.'} />
         ) : null}
       </Box>
       <HelpBar keys={[{ key: '↑↓', label: 'select' }, { key: 'enter', label: 'open' }, { key: '←→', label: 'filters' }, { key: 'esc', label: 'clear' }, ...TEXT_GLOBAL_KEYS]} width={width} />
