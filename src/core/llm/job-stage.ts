@@ -33,8 +33,6 @@ export interface LlmStageProgress {
   llm_snippets_enhanced: number;
 }
 
-export const NO_LLM_PROGRESS: LlmStageProgress = { llm_pages_total: 0, llm_pages_done: 0, llm_pages_failed: 0, llm_snippets_enhanced: 0 };
-
 /**
  * The stage's progress as columns of a job row aliased `j` (join it LATERAL): pages still waiting are only
  * counted while the job can have any, so listing finished jobs stays cheap.
@@ -54,15 +52,6 @@ export async function readLlmProgress(pool: pg.Pool | pg.ClientBase, jobId: stri
   );
   const r = rows[0]!;
   return { llm_pages_total: r.pending + r.done, llm_pages_done: r.done, llm_pages_failed: r.failed, llm_snippets_enhanced: r.enhanced };
-}
-
-/** The first enhancement error of a job, for its summary; null when every page went well. */
-export async function firstLlmError(pool: pg.Pool | pg.ClientBase, jobId: string): Promise<string | null> {
-  const { rows } = await pool.query<{ error: string }>(
-    'SELECT error FROM llm_pages_done WHERE job_id = $1 AND error IS NOT NULL ORDER BY done_at LIMIT 1',
-    [jobId],
-  );
-  return rows[0]?.error ?? null;
 }
 
 /** Records that the stage is through with one page of the job: `error` set when it gave up on it. */
