@@ -62,31 +62,143 @@ export function stripCallouts(code: string): string {
 
 export function extractAdoc(text: string, url: string, contentHash: string): ExtractResult {
   const lines = text.split(/\r?\n/).map(expandTabs);
-  const doc = new LineDocument();
-  let sourceLanguage: string | null = null;
-  let attrs: BlockAttrs | null = null;
-  let blockTitle: string | null = null;
-  let anchor: string | null = null;
-  let para: string[] = [];
+  return new AdocReader(lines).read().finish(url, contentHash, 'adoc');
+}
 
-  const flushPara = (): void => {
-    if (para.length === 0) return;
-    const t = para.join(' ').replace(/^(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION):\s*/, '').replace(/^(?:[*.-]+|\d+\.|<\d+>)\s+/, '');
-    para = [];
-    doc.prose(adocInline(t));
-  };
+const DELIMITER = /^(-{4,}|\.{4,}|\+{4,}|={4,}|\*{4,}|_{4,}|-{2}|\|===|```)\s*$/;
 
-  const emitCode = (body: string[], kind: string, isLiteral: boolean): void => {
-    const a = attrs;
+/** One pass over the lines; each reader method takes the construct at a line and returns the next unread line. */
+class AdocReader {
+  private readonly doc = new LineDocument();
+  private sourceLanguage: string | null = null;
+  private attrs: BlockAttrs | null = null;
+  private blockTitle: string | null = null;
+  private anchor: string | null = null;
+  private para: string[] = [];
+
+  constructor(private readonly lines: string[]) {}
+
+  read(): LineDocument {
+    let i = 0;
+    while (i < this.lines.length) i = this.step(i);
+    this.flushPara();
+    return this.doc;
+  }
+
+  private step(i: number): number {
+    const lines = this.lines;
+    const line = lines[i] as string;
+    if (isBlank(line)) {
+      this.flushPara();
+      return i + 1;
+    }
+    // Comments.
+    if (line.startsWith('////')) {
+      this.flushPara();
+      let j = i + 1;
+      while (j < lines.length && !(lines[j] as string).startsWith('////')) j++;
+      return j + 1;
+    }
+    if (line.startsWith('//')) return i + 1;
+    if (this.para.length === 0 && this.blockLine(line)) return i + 1;
+    const delim = DELIMITER.exec(line);
+    if (delim) return this.delimitedBlock(delim[1] as string, i);
+    if (/^(?:include|image|toc)::/.test(line)) return i + 1;
+    // [source] paragraph, or an indented literal paragraph.
+    if (this.para.length === 0 && (this.attrs?.style === 'source' || /^\s+\S/.test(line))) {
+      const body: string[] = [];
+      let j = i;
+      while (j < lines.length && !isBlank(lines[j])) body.push(lines[j++] as string);
+      // An indented literal paragraph is usually a command or its output: let detection decide.
+      this.emitCode(body, this.attrs?.style === 'source' ? 'source' : 'literal', false);
+      return j;
+    }
+    if (this.para.length === 0) {
+      // A block title or attribute list not used by a block applies to nothing.
+      this.attrs = null;
+      this.blockTitle = null;
+    }
+    // List items start new paragraphs.
+    if (this.para.length > 0 && /^(?:[*.-]+|\d+\.|<\d+>)\s+/.test(line)) this.flushPara();
+    this.para.push(line.trim());
+    return i + 1;
+  }
+
+  /** A one-line construct outside a paragraph (document attribute, anchor, attribute list, block title, heading): whether it was one. */
+  private blockLine(line: string): boolean {
+    const da = DOC_ATTRIBUTE.exec(line);
+    if (da) {
+      if (da[1] === 'source-language') this.sourceLanguage = (da[2] ?? '').trim() || null;
+      if (da[1] === 'description') this.doc.description = (da[2] ?? '').trim();
+      return true;
+    }
+    const an = ANCHOR.exec(line);
+    if (an) {
+      this.anchor = an[1] ?? null;
+      return true;
+    }
+    const al = ATTRIBUTE_LIST.exec(line);
+    if (al && !line.startsWith('[[')) {
+      this.attrs = parseAttributes(al[1] ?? '');
+      if (this.attrs.id !== null) this.anchor = this.attrs.id;
+      return true;
+    }
+    const bt = BLOCK_TITLE.exec(line);
+    if (bt && !line.startsWith('..')) {
+      this.blockTitle = (bt[1] ?? '').trim();
+      return true;
+    }
+    const h = HEADING.exec(line);
+    if (!h) return false;
+    const level = (h[1] as string).length;
+    const title = adocInline(h[2] as string);
+    this.doc.heading(level, title, this.anchor ?? (level === 1 ? null : autoId(title)));
+    this.anchor = null;
+    this.attrs = null;
+    this.blockTitle = null;
+    return true;
+  }
+
+  private delimitedBlock(d: string, i: number): number {
+    const lines = this.lines;
+    this.flushPara();
+    let j = i + 1;
+    if ((d.startsWith('-') && d.length >= 4) || d.startsWith('.') || d === '```') {
+      const body: string[] = [];
+      while (j < lines.length && (lines[j] as string).trimEnd() !== d) body.push(lines[j++] as string);
+      if (d === '```') this.attrs = this.attrs ?? { style: 'source', language: null, id: null };
+      this.emitCode(body, d.startsWith('.') ? 'literal' : 'listing', d.startsWith('.'));
+      return j + 1;
+    }
+    if (d.startsWith('+') || d === '|===') {
+      // Passthrough (raw HTML) and tables: not prose.
+      while (j < lines.length && (lines[j] as string).trimEnd() !== d) j++;
+      this.attrs = null;
+      this.blockTitle = null;
+      return j + 1;
+    }
+    // Example, sidebar, quote and open blocks: their content is read in place.
+    return j;
+  }
+
+  private flushPara(): void {
+    if (this.para.length === 0) return;
+    const t = this.para.join(' ').replace(/^(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION):\s*/, '').replace(/^(?:[*.-]+|\d+\.|<\d+>)\s+/, '');
+    this.para = [];
+    this.doc.prose(adocInline(t));
+  }
+
+  private emitCode(body: string[], kind: string, isLiteral: boolean): void {
+    const a = this.attrs;
     const isSource = a !== null && (a.style === 'source' || a.style === '' || (a.style === null && a.language !== null));
     let language: string | null = null;
-    if (isSource) language = a?.language ?? sourceLanguage;
+    if (isSource) language = a?.language ?? this.sourceLanguage;
     else if (isLiteral || a?.style === 'literal') language = 'text';
-    const title = blockTitle;
+    const title = this.blockTitle;
     const filename = title !== null ? asFilename(title) : null;
     const code = stripCallouts(dedent(body).join('\n'));
     if (code.trim().length > 0) {
-      doc.code({
+      this.doc.code({
         code,
         origin: kind,
         declaredLanguage: language,
@@ -95,118 +207,7 @@ export function extractAdoc(text: string, url: string, contentHash: string): Ext
         caption: filename === null ? title : null,
       });
     }
-    attrs = null;
-    blockTitle = null;
-  };
-
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i] as string;
-    if (isBlank(line)) {
-      flushPara();
-      i++;
-      continue;
-    }
-    // Comments.
-    if (line.startsWith('////')) {
-      flushPara();
-      i++;
-      while (i < lines.length && !(lines[i] as string).startsWith('////')) i++;
-      i++;
-      continue;
-    }
-    if (line.startsWith('//')) {
-      i++;
-      continue;
-    }
-    if (para.length === 0) {
-      const da = DOC_ATTRIBUTE.exec(line);
-      if (da) {
-        if (da[1] === 'source-language') sourceLanguage = (da[2] ?? '').trim() || null;
-        if (da[1] === 'description') doc.description = (da[2] ?? '').trim();
-        i++;
-        continue;
-      }
-      const an = ANCHOR.exec(line);
-      if (an) {
-        anchor = an[1] ?? null;
-        i++;
-        continue;
-      }
-      const al = ATTRIBUTE_LIST.exec(line);
-      if (al && !line.startsWith('[[')) {
-        attrs = parseAttributes(al[1] ?? '');
-        if (attrs.id !== null) anchor = attrs.id;
-        i++;
-        continue;
-      }
-      const bt = BLOCK_TITLE.exec(line);
-      if (bt && !line.startsWith('..')) {
-        blockTitle = (bt[1] ?? '').trim();
-        i++;
-        continue;
-      }
-      const h = HEADING.exec(line);
-      if (h) {
-        const level = (h[1] as string).length;
-        const title = adocInline(h[2] as string);
-        doc.heading(level, title, anchor ?? (level === 1 ? null : autoId(title)));
-        anchor = null;
-        attrs = null;
-        blockTitle = null;
-        i++;
-        continue;
-      }
-    }
-    // Delimited blocks.
-    const delim = /^(-{4,}|\.{4,}|\+{4,}|={4,}|\*{4,}|_{4,}|-{2}|\|===|```)\s*$/.exec(line);
-    if (delim) {
-      flushPara();
-      const d = delim[1] as string;
-      if ((d.startsWith('-') && d.length >= 4) || d.startsWith('.') || d === '```') {
-        const body: string[] = [];
-        i++;
-        while (i < lines.length && (lines[i] as string).trimEnd() !== d) body.push(lines[i++] as string);
-        i++;
-        if (d === '```') attrs = attrs ?? { style: 'source', language: null, id: null };
-        emitCode(body, d.startsWith('.') ? 'literal' : 'listing', d.startsWith('.'));
-        continue;
-      }
-      if (d.startsWith('+') || d === '|===') {
-        // Passthrough (raw HTML) and tables: not prose.
-        i++;
-        while (i < lines.length && (lines[i] as string).trimEnd() !== d) i++;
-        i++;
-        attrs = null;
-        blockTitle = null;
-        continue;
-      }
-      // Example, sidebar, quote and open blocks: their content is read in place.
-      i++;
-      continue;
-    }
-    if (/^(?:include|image|toc)::/.test(line)) {
-      i++;
-      continue;
-    }
-    // [source] paragraph, or an indented literal paragraph.
-    if (para.length === 0 && (attrs?.style === 'source' || /^\s+\S/.test(line))) {
-      const body: string[] = [];
-      while (i < lines.length && !isBlank(lines[i])) body.push(lines[i++] as string);
-      // An indented literal paragraph is usually a command or its output: let detection decide.
-      emitCode(body, attrs?.style === 'source' ? 'source' : 'literal', false);
-      continue;
-    }
-    if (para.length === 0) {
-      // A block title or attribute list not used by a block applies to nothing.
-      attrs = null;
-      blockTitle = null;
-    }
-    // List items start new paragraphs.
-    if (para.length > 0 && /^(?:[*.-]+|\d+\.|<\d+>)\s+/.test(line)) flushPara();
-    para.push(line.trim());
-    i++;
+    this.attrs = null;
+    this.blockTitle = null;
   }
-  flushPara();
-  return doc.finish(url, contentHash, 'adoc');
 }

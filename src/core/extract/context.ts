@@ -137,7 +137,7 @@ export function resolveContexts(items: readonly StreamItem[], blockCount: number
   for (const item of items) {
     switch (item.kind) {
       case 'heading': {
-        while (path.length > 0 && (path[path.length - 1] as HeadingEntry).level >= item.level) path.pop();
+        popDeeper(path, item.level);
         path.push({ level: item.level, text: item.text, anchor: item.anchor });
         prose = [];
         pendingAfter = null;
@@ -145,7 +145,7 @@ export function resolveContexts(items: readonly StreamItem[], blockCount: number
         break;
       }
       case 'pop': {
-        while (path.length > 0 && (path[path.length - 1] as HeadingEntry).level >= item.level) path.pop();
+        popDeeper(path, item.level);
         prose = [];
         pendingAfter = null;
         chainBefore = null;
@@ -163,52 +163,7 @@ export function resolveContexts(items: readonly StreamItem[], blockCount: number
         break;
       }
       case 'code': {
-        let filenameHint: string | null = null;
-        let paragraphs = prose;
-        const last = paragraphs[paragraphs.length - 1];
-        // Plain text of a short last paragraph, kept for the `before` context below.
-        let lastPlain: string | null = null;
-        if (last !== undefined) {
-          if (last.length <= 200) {
-            lastPlain = plainText(last);
-            filenameHint = filenameFromProseLine(lastPlain);
-          }
-          if (filenameHint !== null) paragraphs = paragraphs.slice(0, -1);
-        }
-        let before = '';
-        if (paragraphs.length > 0) {
-          // Only the last sentences can matter: clean just enough of the nearest paragraphs.
-          const recent: string[] = [];
-          let size = 0;
-          for (let i = paragraphs.length - 1; i >= 0 && size < BEFORE_MAX * 2 && recent.length < 4; i--) {
-            const p = paragraphs[i] as string;
-            const tail = p.length > BEFORE_MAX * 3 ? p.slice(p.length - BEFORE_MAX * 3) : p;
-            const plain = lastPlain !== null && i === paragraphs.length - 1 && tail === last ? lastPlain : plainText(tail);
-            if (plain.length === 0) continue;
-            recent.unshift(plain);
-            size += plain.length;
-          }
-          before = tailSentences(recent.join(' '), BEFORE_MAX);
-        } else if (chainBefore !== null) {
-          before = chainBefore.before;
-        }
-        let anchor: string | null = null;
-        for (let i = path.length - 1; i >= 0; i--) {
-          const a = (path[i] as HeadingEntry).anchor;
-          if (a) {
-            anchor = a;
-            break;
-          }
-        }
-        const top = path[path.length - 1];
-        const ctx: BlockContext = {
-          section: top ? (top.section ??= truncateWords(plainText(top.text), SECTION_MAX)) : '',
-          sectionLevel: top ? top.level : 0,
-          anchor,
-          before,
-          after: '',
-          filenameHint,
-        };
+        const ctx = codeContext(prose, path, chainBefore);
         if (item.block >= 0 && item.block < blockCount) out[item.block] = ctx;
         prose = [];
         pendingAfter = ctx;
@@ -223,6 +178,64 @@ export function resolveContexts(items: readonly StreamItem[], blockCount: number
     }
   }
   return out;
+}
+
+/** Leaves the headings at `level` and deeper. */
+function popDeeper(path: HeadingEntry[], level: number): void {
+  while (path.length > 0 && (path[path.length - 1] as HeadingEntry).level >= level) path.pop();
+}
+
+/** A code block's context from the prose since the last heading or block and the heading path above it. */
+function codeContext(prose: string[], path: HeadingEntry[], chainBefore: BlockContext | null): BlockContext {
+  let filenameHint: string | null = null;
+  let paragraphs = prose;
+  const last = paragraphs[paragraphs.length - 1];
+  // Plain text of a short last paragraph, kept for the `before` context below.
+  let lastPlain: string | null = null;
+  if (last !== undefined) {
+    if (last.length <= 200) {
+      lastPlain = plainText(last);
+      filenameHint = filenameFromProseLine(lastPlain);
+    }
+    if (filenameHint !== null) paragraphs = paragraphs.slice(0, -1);
+  }
+  let before = '';
+  if (paragraphs.length > 0) before = beforeText(paragraphs, last, lastPlain);
+  else if (chainBefore !== null) before = chainBefore.before;
+  const top = path[path.length - 1];
+  return {
+    section: top ? (top.section ??= truncateWords(plainText(top.text), SECTION_MAX)) : '',
+    sectionLevel: top ? top.level : 0,
+    anchor: nearestAnchor(path),
+    before,
+    after: '',
+    filenameHint,
+  };
+}
+
+/** The last sentences of the paragraphs before a block; `lastPlain` is the plain text of `last`, when known. */
+function beforeText(paragraphs: readonly string[], last: string | undefined, lastPlain: string | null): string {
+  // Only the last sentences can matter: clean just enough of the nearest paragraphs.
+  const recent: string[] = [];
+  let size = 0;
+  for (let i = paragraphs.length - 1; i >= 0 && size < BEFORE_MAX * 2 && recent.length < 4; i--) {
+    const p = paragraphs[i] as string;
+    const tail = p.length > BEFORE_MAX * 3 ? p.slice(p.length - BEFORE_MAX * 3) : p;
+    const plain = lastPlain !== null && i === paragraphs.length - 1 && tail === last ? lastPlain : plainText(tail);
+    if (plain.length === 0) continue;
+    recent.unshift(plain);
+    size += plain.length;
+  }
+  return tailSentences(recent.join(' '), BEFORE_MAX);
+}
+
+/** The nearest anchor in the heading path. */
+function nearestAnchor(path: readonly HeadingEntry[]): string | null {
+  for (let i = path.length - 1; i >= 0; i--) {
+    const a = (path[i] as HeadingEntry).anchor;
+    if (a) return a;
+  }
+  return null;
 }
 
 /** "Section (Tab) | Page", collapsing parts that repeat the page title. */

@@ -286,12 +286,7 @@ export class HtmlMarkdownRenderer {
         this.heading(el, HEADING_LEVEL[el.tag] ?? 6);
         return;
       case Kind.Code:
-        if (this.isStandaloneCode(el)) {
-          this.flush();
-          this.codeBlock(el, 'code');
-        } else {
-          this.inlineCode(el);
-        }
+        this.codeElement(el);
         return;
       case Kind.Table:
         if (isCodeTable(el)) {
@@ -302,13 +297,7 @@ export class HtmlMarkdownRenderer {
         }
         return;
       case Kind.Br:
-        if (this.inHeading > 0) {
-          if (!this.space) this.text(' ');
-        } else {
-          this.inl += '  \n';
-          this.space = true;
-          this.hasBreak = true;
-        }
+        this.lineBreak();
         return;
       case Kind.Hr:
         this.flush();
@@ -351,17 +340,43 @@ export class HtmlMarkdownRenderer {
         return;
       case Kind.Block:
       case Kind.Aside:
-        this.flush();
-        if (el.attrs !== NO_ATTRS && (el.attrs.role === 'tabpanel' || (el.attrs.class !== undefined && tabPanelClass.test(el.attrs.class)))) {
-          const label = tabLabel(el.children.find((c): c is HElement => typeof c !== 'string') ?? el, this.mainRoot, this.tree);
-          if (label) this.emit(`**${label}**`);
-        }
-        this.walkChildren(el);
-        this.flush();
+        this.container(el);
         return;
       default:
         this.walkChildren(el);
     }
+  }
+
+  /** `<code>`: a block when it stands alone, else inline code. */
+  private codeElement(el: HElement): void {
+    if (this.isStandaloneCode(el)) {
+      this.flush();
+      this.codeBlock(el, 'code');
+    } else {
+      this.inlineCode(el);
+    }
+  }
+
+  /** `<br>`: a space inside a title, a markdown hard break elsewhere. */
+  private lineBreak(): void {
+    if (this.inHeading > 0) {
+      if (!this.space) this.text(' ');
+    } else {
+      this.inl += '  \n';
+      this.space = true;
+      this.hasBreak = true;
+    }
+  }
+
+  /** A block element: its own paragraphs, led by its label when it is a tab panel. */
+  private container(el: HElement): void {
+    this.flush();
+    if (el.attrs !== NO_ATTRS && (el.attrs.role === 'tabpanel' || (el.attrs.class !== undefined && tabPanelClass.test(el.attrs.class)))) {
+      const label = tabLabel(el.children.find((c): c is HElement => typeof c !== 'string') ?? el, this.mainRoot, this.tree);
+      if (label) this.emit(`**${label}**`);
+    }
+    this.walkChildren(el);
+    this.flush();
   }
 
   private inlineCode(el: HElement): void {

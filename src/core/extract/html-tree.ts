@@ -174,43 +174,13 @@ class TreeBuilder implements HtmlSink {
   }
 
   open(name: string, attrs: Record<string, string>): void {
-    const tree = this.tree;
     if (this.xmlMode) {
-      const isSection = DOCBOOK_SECTIONS.has(name);
-      this.sectionStack.push(isSection);
-      if (isSection) {
-        this.sectionDepth++;
-        name = 'section';
-      } else if (name === 'title') {
-        const parentTag = this.cur.attrs['data-docbook'] ?? this.cur.tag;
-        name = DOCBOOK_CAPTIONED.has(parentTag) ? 'figcaption' : `h${Math.min(6, Math.max(1, this.sectionDepth))}`;
-      } else {
-        const mapped = DOCBOOK_TAGS[name];
-        if (mapped !== undefined) {
-          if (mapped === 'a') attrs = { ...attrs, href: attrs.url ?? attrs['xlink:href'] ?? (attrs.linkend ? `#${attrs.linkend}` : '') };
-          if (mapped === 'programlisting' || mapped === 'screen') {
-            if (attrs.language) attrs = { ...attrs, 'data-language': attrs.language };
-          }
-          if (DOCBOOK_CAPTIONED.has(name)) attrs = { ...attrs, 'data-docbook': name };
-          name = mapped;
-        }
-      }
-      if (attrs['xml:id'] && !attrs.id) attrs = { ...attrs, id: attrs['xml:id'] };
+      const mapped = this.docbookElement(name, attrs);
+      name = mapped.name;
+      attrs = mapped.attrs;
     }
     if (this.depth >= MAX_DEPTH) {
-      if (name === 'a' && attrs.href) tree.hrefs.push(attrs.href);
-      // Past the cap everything is flattened, except one level of code blocks,
-      // so a <pre> at the bottom of 10,000 <div>s is still a snippet.
-      if (!this.overflowCode && (name === 'pre' || name === 'programlisting' || name === 'screen')) {
-        const el: HElement = { tag: name, kind: Kind.CodeBlock, attrs, children: NO_CHILDREN, parent: this.cur };
-        addChild(this.cur, el);
-        this.cur = el;
-        tree.codeElements.push(el);
-        this.overflowCode = true;
-        this.overflowStack.push(true);
-      } else {
-        this.overflowStack.push(false);
-      }
+      this.openPastCap(name, attrs);
       return;
     }
     if (this.inCode > 0) {
@@ -226,6 +196,68 @@ class TreeBuilder implements HtmlSink {
     this.cur = el;
     this.depth++;
     if (el.kind === Kind.CodeBlock) this.inCode++;
+    this.indexByTag(name, attrs, el);
+    if (rule.rawText) this.rawText++;
+    if (attrs === NO_ATTRS) return;
+    const tree = this.tree;
+    if (attrs.role !== undefined) {
+      if (attrs.role === 'main') tree.mainCandidates.push(el);
+      else if (attrs.role === 'tab' && name !== 'a') tree.tabs.push(el);
+    } else if (rule.container) {
+      const cls = attrs.class;
+      const id = attrs.id;
+      if ((cls !== undefined && mainClass.test(cls)) || (id !== undefined && MAIN_ID_RE.test(id))) {
+        tree.mainCandidates.push(el);
+      }
+    }
+  }
+
+  /** A DocBook element as its HTML equivalent (sections counted, titles made headings or captions). */
+  private docbookElement(name: string, attrs: Record<string, string>): { name: string; attrs: Record<string, string> } {
+    const isSection = DOCBOOK_SECTIONS.has(name);
+    this.sectionStack.push(isSection);
+    if (isSection) {
+      this.sectionDepth++;
+      name = 'section';
+    } else if (name === 'title') {
+      const parentTag = this.cur.attrs['data-docbook'] ?? this.cur.tag;
+      name = DOCBOOK_CAPTIONED.has(parentTag) ? 'figcaption' : `h${Math.min(6, Math.max(1, this.sectionDepth))}`;
+    } else {
+      const mapped = DOCBOOK_TAGS[name];
+      if (mapped !== undefined) {
+        if (mapped === 'a') attrs = { ...attrs, href: attrs.url ?? attrs['xlink:href'] ?? (attrs.linkend ? `#${attrs.linkend}` : '') };
+        if (mapped === 'programlisting' || mapped === 'screen') {
+          if (attrs.language) attrs = { ...attrs, 'data-language': attrs.language };
+        }
+        if (DOCBOOK_CAPTIONED.has(name)) attrs = { ...attrs, 'data-docbook': name };
+        name = mapped;
+      }
+    }
+    if (attrs['xml:id'] && !attrs.id) attrs = { ...attrs, id: attrs['xml:id'] };
+    return { name, attrs };
+  }
+
+  /** An element past MAX_DEPTH: not built, except one level of code blocks. */
+  private openPastCap(name: string, attrs: Record<string, string>): void {
+    const tree = this.tree;
+    if (name === 'a' && attrs.href) tree.hrefs.push(attrs.href);
+    // Past the cap everything is flattened, except one level of code blocks,
+    // so a <pre> at the bottom of 10,000 <div>s is still a snippet.
+    if (!this.overflowCode && (name === 'pre' || name === 'programlisting' || name === 'screen')) {
+      const el: HElement = { tag: name, kind: Kind.CodeBlock, attrs, children: NO_CHILDREN, parent: this.cur };
+      addChild(this.cur, el);
+      this.cur = el;
+      tree.codeElements.push(el);
+      this.overflowCode = true;
+      this.overflowStack.push(true);
+    } else {
+      this.overflowStack.push(false);
+    }
+  }
+
+  /** The tree's indexes of elements by tag (links, code blocks, h1s, main candidates, head tags, tabs). */
+  private indexByTag(name: string, attrs: Record<string, string>, el: HElement): void {
+    const tree = this.tree;
     switch (name) {
       case 'a':
         if (attrs.href) tree.hrefs.push(attrs.href);
@@ -260,18 +292,6 @@ class TreeBuilder implements HtmlSink {
         break;
       default:
         break;
-    }
-    if (rule.rawText) this.rawText++;
-    if (attrs === NO_ATTRS) return;
-    if (attrs.role !== undefined) {
-      if (attrs.role === 'main') tree.mainCandidates.push(el);
-      else if (attrs.role === 'tab' && name !== 'a') tree.tabs.push(el);
-    } else if (rule.container) {
-      const cls = attrs.class;
-      const id = attrs.id;
-      if ((cls !== undefined && mainClass.test(cls)) || (id !== undefined && MAIN_ID_RE.test(id))) {
-        tree.mainCandidates.push(el);
-      }
     }
   }
 

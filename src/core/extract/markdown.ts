@@ -125,9 +125,15 @@ function readFrontmatter(value: string): Record<string, unknown> | null {
   }
 }
 
+/** A paragraph that is only a tab or admonition marker: the indented block right after it is its content. */
+interface Marker {
+  kind: 'admonition' | 'tab';
+  tab: string | null;
+}
+const ADMONITION_MARKER: Marker = { kind: 'admonition', tab: null };
+
 function walkChildren(children: readonly Nodes[], st: MdState, depth: number): void {
-  let marker: 'admonition' | 'tab' | null = null;
-  let markerTab: string | null = null;
+  let marker: Marker | null = null;
   for (const node of children) {
     const prevMarker = marker;
     marker = null;
@@ -135,72 +141,18 @@ function walkChildren(children: readonly Nodes[], st: MdState, depth: number): v
       case 'yaml':
         if (st.frontmatter === null) st.frontmatter = readFrontmatter(node.value);
         break;
-      case 'heading': {
-        const h = node as Heading;
-        let text = collapseSpaces(mdText(h)).trim();
-        const custom = CUSTOM_ID.exec(text);
-        let anchor: string;
-        if (custom?.[1]) {
-          text = text.slice(0, custom.index).trim();
-          anchor = custom[1];
-        } else {
-          anchor = st.slugger.slug(text);
-        }
-        if (h.depth === 1 && st.h1 === null) st.h1 = text;
-        st.items.push({ kind: 'heading', level: h.depth, text, anchor: anchor || null });
-        st.tab = null;
+      case 'heading':
+        addHeading(node as Heading, st);
         break;
-      }
-      case 'paragraph': {
-        const text = mdText(node as Paragraph).trim();
-        const tab = MATERIAL_TAB.exec(text);
-        if (tab?.[1]) {
-          marker = 'tab';
-          markerTab = tab[1];
-          break;
-        }
-        if (ADMONITION.test(text)) {
-          marker = 'admonition';
-          break;
-        }
-        const lines = text
-          .split('\n')
-          .filter((l) => !/^\s*:::/.test(l) && !(st.mdx && /^\s*(?:import|export)\s/.test(l)));
-        const prose = lines.join(' ').trim();
-        if (prose.length > 0) st.items.push({ kind: 'prose', text: prose });
+      case 'paragraph':
+        marker = addParagraph(node as Paragraph, st);
         break;
-      }
-      case 'code': {
-        const c = node as Code;
-        const indented = !fencedHint.has(c);
-        if (indented && prevMarker !== null && depth < MAX_REPARSE_DEPTH) {
-          const saved = st.tab;
-          if (prevMarker === 'tab') st.tab = markerTab;
-          walkChildren(safeParse(c.value).children as Nodes[], st, depth + 1);
-          st.tab = saved;
-          break;
-        }
-        const { lang, filename } = fenceFilename(c.lang, c.meta);
-        addBlock(st, {
-          code: c.value,
-          origin: indented ? 'indented' : 'fenced',
-          declaredLanguage: lang,
-          filename,
-          tab: st.tab,
-          caption: null,
-        });
+      case 'code':
+        addCode(node as Code, st, depth, prevMarker);
         break;
-      }
-      case 'html': {
-        const v = (node as Html).value;
-        const item = TAB_ITEM_LABEL.exec(v) ?? TAB_ITEM_VALUE.exec(v);
-        if (item) st.tab = item[1] ?? item[2] ?? item[3] ?? null;
-        else if (/<\/TabItem>|<\/?Tabs\b/.test(v)) st.tab = null;
-        if (/<(?:pre|code|programlisting|screen)\b/i.test(v)) {
-          for (const b of htmlFragmentBlocks(v)) addBlock(st, { ...b, tab: b.tab ?? st.tab });
-        }
+      case 'html':
+        addHtml((node as Html).value, st);
         break;
-      }
       case 'list':
       case 'listItem':
       case 'blockquote':
@@ -210,6 +162,66 @@ function walkChildren(children: readonly Nodes[], st: MdState, depth: number): v
       default:
         break;
     }
+  }
+}
+
+function addHeading(h: Heading, st: MdState): void {
+  let text = collapseSpaces(mdText(h)).trim();
+  const custom = CUSTOM_ID.exec(text);
+  let anchor: string;
+  if (custom?.[1]) {
+    text = text.slice(0, custom.index).trim();
+    anchor = custom[1];
+  } else {
+    anchor = st.slugger.slug(text);
+  }
+  if (h.depth === 1 && st.h1 === null) st.h1 = text;
+  st.items.push({ kind: 'heading', level: h.depth, text, anchor: anchor || null });
+  st.tab = null;
+}
+
+/** Prose, or the marker the paragraph is. */
+function addParagraph(node: Paragraph, st: MdState): Marker | null {
+  const text = mdText(node).trim();
+  const tab = MATERIAL_TAB.exec(text);
+  if (tab?.[1]) return { kind: 'tab', tab: tab[1] };
+  if (ADMONITION.test(text)) return ADMONITION_MARKER;
+  const lines = text
+    .split('\n')
+    .filter((l) => !/^\s*:::/.test(l) && !(st.mdx && /^\s*(?:import|export)\s/.test(l)));
+  const prose = lines.join(' ').trim();
+  if (prose.length > 0) st.items.push({ kind: 'prose', text: prose });
+  return null;
+}
+
+/** A code block; an indented one right after a marker is the marker's markdown content, parsed again. */
+function addCode(c: Code, st: MdState, depth: number, prevMarker: Marker | null): void {
+  const indented = !fencedHint.has(c);
+  if (indented && prevMarker !== null && depth < MAX_REPARSE_DEPTH) {
+    const saved = st.tab;
+    if (prevMarker.kind === 'tab') st.tab = prevMarker.tab;
+    walkChildren(safeParse(c.value).children as Nodes[], st, depth + 1);
+    st.tab = saved;
+    return;
+  }
+  const { lang, filename } = fenceFilename(c.lang, c.meta);
+  addBlock(st, {
+    code: c.value,
+    origin: indented ? 'indented' : 'fenced',
+    declaredLanguage: lang,
+    filename,
+    tab: st.tab,
+    caption: null,
+  });
+}
+
+/** Raw HTML: Docusaurus tab items, and code blocks written as HTML. */
+function addHtml(v: string, st: MdState): void {
+  const item = TAB_ITEM_LABEL.exec(v) ?? TAB_ITEM_VALUE.exec(v);
+  if (item) st.tab = item[1] ?? item[2] ?? item[3] ?? null;
+  else if (/<\/TabItem>|<\/?Tabs\b/.test(v)) st.tab = null;
+  if (/<(?:pre|code|programlisting|screen)\b/i.test(v)) {
+    for (const b of htmlFragmentBlocks(v)) addBlock(st, { ...b, tab: b.tab ?? st.tab });
   }
 }
 

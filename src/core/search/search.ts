@@ -266,92 +266,140 @@ const FOCUSED_PAGE = `LEFT JOIN LATERAL (
 type Row = Omit<SearchResult, 'match'> & { total: number };
 
 /**
- * Parameters: $1 all, $2 all-but-one, $3 any, $4 per-term[], $5 per-term titles[], $6 phrase, $7 identifiers[],
- * $8 source ids, $9 language, $10 candidate cap, $11 relax threshold, $12 limit, $13 offset, $14 page match cap,
- * $15 pages searched for snippets, $16 candidate cap of the relaxed tiers, $17 snippets per context page, $18 any term
- * (all of them, for ranking; $3 leaves the common ones out), $19 what of $1 is read through the index when it is not all of it (Retrieval.find).
- *
+ * The ranking statement's parameters by name; their order here is their `$n` number, so placeholders are computed
+ * (`param`) and the value list is built from a named object (`searchValues`), never counted by hand.
+ */
+const SEARCH_PARAMETERS = [
+  'all', // every term (AND)
+  'relaxed', // all terms but one (Retrieval.relaxed)
+  'any', // any selective term (Retrieval.any)
+  'terms', // each term's tsquery source
+  'titles', // each term's tsquery source for titles
+  'phrase',
+  'identifiers',
+  'sourceIds',
+  'language',
+  'candidateCap',
+  'relaxBelow', // a tier with fewer matches lets the next one run
+  'limit',
+  'offset',
+  'pageMatchCap',
+  'contextPages', // pages searched for snippets
+  'relaxedCandidateCap',
+  'snippetsPerContextPage',
+  'anyTerm', // any term, the common ones too, for ranking ('any' leaves them out)
+  'find', // what of 'all' is read through the index when it is not all of it (Retrieval.find)
+] as const;
+type SearchParameter = (typeof SEARCH_PARAMETERS)[number];
+type SearchValues = Record<SearchParameter, unknown>;
+
+/** The `$n` placeholder of each parameter. */
+const param = Object.fromEntries(SEARCH_PARAMETERS.map((name, i) => [name, `$${i + 1}`])) as Record<SearchParameter, string>;
+
+function searchValues(values: SearchValues): unknown[] {
+  return SEARCH_PARAMETERS.map((name) => values[name]);
+}
+
+/** What a statement's shape depends on: the tiers it runs and how they read the index. */
+type Tiers = Omit<Retrieval, 'relaxed' | 'any' | 'find'> & { relaxed: boolean; any: boolean; find: boolean };
+
+/** The source filter on a table with a source_id (snippets s, documents d). */
+function sourceFilter(alias: string): string {
+  return `(${param.sourceIds}::uuid[] IS NULL OR ${alias}.source_id = ANY(${param.sourceIds}))`;
+}
+const LANGUAGE_FILTER = `(${param.language}::text IS NULL OR s.language = ${param.language})`;
+const SNIPPET_FILTERS = `${sourceFilter('s')} AND ${LANGUAGE_FILTER}`;
+
+/**
  * The tiers call to_tsquery on their parameter in place (not through the q row) so the planner, which plans
  * each search with its values, can estimate how common the terms are: a word in most snippets is found faster
  * by reading rows until the cap than through the index.
  */
-function snippetSearchSql(
-  termCount: number,
-  identifierCount: number,
-  tiers: Omit<Retrieval, 'relaxed' | 'any' | 'find'> & { relaxed: boolean; any: boolean; find: boolean },
-): string {
-  // IS TRUE hides the match from the planner's index matching (same rows: a match is never NULL here).
-  const allTerms = tiers.scan
-    ? `(s.search_vector @@ to_tsquery('english', $1)) IS TRUE`
-    : tiers.find
-      ? `s.search_vector @@ to_tsquery('english', $19) AND (s.search_vector @@ to_tsquery('english', $1)) IS TRUE`
-      : `s.search_vector @@ to_tsquery('english', $1)`;
-  const relaxedTerms = tiers.relaxedOnRows
-    ? `s.search_vector @@ to_tsquery('english', $3) AND (s.search_vector @@ to_tsquery('english', $2)) IS TRUE`
-    : `s.search_vector @@ to_tsquery('english', $2)`;
+function snippetSearchSql(termCount: number, identifierCount: number, tiers: Tiers): string {
   return `
-WITH q AS MATERIALIZED (
-  SELECT to_tsquery('english', $1) AS qall,
-         to_tsquery('english', $18) AS any,
+WITH ${queryCte()},
+${tierCtes(tiers)}${pageCtes(tiers)}
+${rankingCtes(termCount, identifierCount, tiers)}`;
+}
+
+/** The query's tsqueries, computed once. */
+function queryCte(): string {
+  return `q AS MATERIALIZED (
+  SELECT to_tsquery('english', ${param.all}) AS qall,
+         to_tsquery('english', ${param.anyTerm}) AS any,
          terms, titles,
          (SELECT count(*)::int FROM unnest(terms) AS t WHERE numnode(t) > 0) AS n,
-         to_tsquery('english', $6) AS phrase,
-         $7::text[] AS identifiers,
+         to_tsquery('english', ${param.phrase}) AS phrase,
+         ${param.identifiers}::text[] AS identifiers,
          -- Typed here so that statements without the tiers using them still accept every parameter.
-         ($2::text, $3::text, $11::int, $14::int, $15::int, $16::int, $17::int, $19::text) AS tier_parameters
-    FROM (SELECT ARRAY(SELECT to_tsquery('english', t) FROM unnest($4::text[]) AS t) AS terms,
-                 ARRAY(SELECT to_tsquery('english', t) FROM unnest($5::text[]) AS t) AS titles) AS a
-),
--- The search index holds each snippet's language (migration 016): its reads answer the language filter too.
+         (${param.relaxed}::text, ${param.any}::text, ${param.relaxBelow}::int, ${param.pageMatchCap}::int, ${param.contextPages}::int, ${param.relaxedCandidateCap}::int, ${param.snippetsPerContextPage}::int, ${param.find}::text) AS tier_parameters
+    FROM (SELECT ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.terms}::text[]) AS t) AS terms,
+                 ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.titles}::text[]) AS t) AS titles) AS a
+)`;
+}
+
+/** Candidates by the index tiers: every term, then (when too few) all but one, then any term. */
+function tierCtes(tiers: Tiers): string {
+  // IS TRUE hides the match from the planner's index matching (same rows: a match is never NULL here).
+  const allTerms = tiers.scan
+    ? `(s.search_vector @@ to_tsquery('english', ${param.all})) IS TRUE`
+    : tiers.find
+      ? `s.search_vector @@ to_tsquery('english', ${param.find}) AND (s.search_vector @@ to_tsquery('english', ${param.all})) IS TRUE`
+      : `s.search_vector @@ to_tsquery('english', ${param.all})`;
+  const relaxedTerms = tiers.relaxedOnRows
+    ? `s.search_vector @@ to_tsquery('english', ${param.any}) AND (s.search_vector @@ to_tsquery('english', ${param.relaxed})) IS TRUE`
+    : `s.search_vector @@ to_tsquery('english', ${param.relaxed})`;
+  const tier1 = `-- The search index holds each snippet's language (migration 016): its reads answer the language filter too.
 tier1 AS (
   SELECT s.id FROM snippets s
-   WHERE numnode(to_tsquery('english', $1)) > 0 AND ${allTerms}
-     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
-   LIMIT $10
+   WHERE numnode(to_tsquery('english', ${param.all})) > 0 AND ${allTerms}
+     AND ${SNIPPET_FILTERS}
+   LIMIT ${param.candidateCap}
 ),
-${
-  tiers.relaxed
-    ? `tier2 AS (
+`;
+  const tier2 = `tier2 AS (
   SELECT s.id FROM snippets s
-   WHERE (SELECT count(*) FROM tier1) < $11 AND ${relaxedTerms}
-     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
-   LIMIT $16
-),`
-    : ''
-}${
-  tiers.any
-    ? `tier3 AS (
+   WHERE (SELECT count(*) FROM tier1) < ${param.relaxBelow} AND ${relaxedTerms}
+     AND ${SNIPPET_FILTERS}
+   LIMIT ${param.relaxedCandidateCap}
+),`;
+  const tier3 = `tier3 AS (
   SELECT s.id FROM snippets s
-   WHERE (SELECT count(*) FROM tier1)${tiers.relaxed ? ' + (SELECT count(*) FROM tier2)' : ''} < $11
-     AND s.search_vector @@ to_tsquery('english', $3)
-     AND ($8::uuid[] IS NULL OR s.source_id = ANY($8)) AND ($9::text IS NULL OR s.language = $9)
-   LIMIT $16
-),`
-    : ''
-}${
-  tiers.pages
-    ? `page_matches AS (
+   WHERE (SELECT count(*) FROM tier1)${tiers.relaxed ? ' + (SELECT count(*) FROM tier2)' : ''} < ${param.relaxBelow}
+     AND s.search_vector @@ to_tsquery('english', ${param.any})
+     AND ${SNIPPET_FILTERS}
+   LIMIT ${param.relaxedCandidateCap}
+),`;
+  return `${tier1}${tiers.relaxed ? tier2 : ''}${tiers.any ? tier3 : ''}`;
+}
+
+/** The snippets of the pages whose text matches every term, when the tiers found too few. */
+function pageCtes(tiers: Tiers): string {
+  if (!tiers.pages) return `top_pages AS (SELECT NULL::uuid AS id, NULL::float8 AS relevance WHERE false),`;
+  return `page_matches AS (
   SELECT d.id FROM documents d
-   WHERE (SELECT count(*) FROM tier1) < $11
-     AND numnode(to_tsquery('english', $1)) > 0 AND d.search_vector @@ to_tsquery('english', $1)
-     AND ($8::uuid[] IS NULL OR d.source_id = ANY($8))
-   LIMIT $14
+   WHERE (SELECT count(*) FROM tier1) < ${param.relaxBelow}
+     AND numnode(to_tsquery('english', ${param.all})) > 0 AND d.search_vector @@ to_tsquery('english', ${param.all})
+     AND ${sourceFilter('d')}
+   LIMIT ${param.pageMatchCap}
 ),
 top_pages AS (
   SELECT x.id, x.rank / NULLIF(max(x.rank) OVER (), 0) AS relevance
     FROM (SELECT d.id, ts_rank(d.search_vector, q.qall, ${PAGE_RANK_NORMALISATION}) AS rank
             FROM page_matches m JOIN documents d ON d.id = m.id, q
-           ORDER BY rank DESC, d.id LIMIT $15) AS x
+           ORDER BY rank DESC, d.id LIMIT ${param.contextPages}) AS x
 ),
 tier_pages AS (
   SELECT x.id FROM top_pages p, q, LATERAL (
     SELECT o.snippet_id AS id FROM snippet_occurrences o JOIN snippets s ON s.id = o.snippet_id
-     WHERE o.document_id = p.id AND s.search_vector @@ q.any AND ($9::text IS NULL OR s.language = $9)
-     ORDER BY o.position LIMIT $17) AS x
-),`
-    : `top_pages AS (SELECT NULL::uuid AS id, NULL::float8 AS relevance WHERE false),`
+     WHERE o.document_id = p.id AND s.search_vector @@ q.any AND ${LANGUAGE_FILTER}
+     ORDER BY o.position LIMIT ${param.snippetsPerContextPage}) AS x
+),`;
 }
-candidates AS (SELECT id FROM tier1${tiers.relaxed ? ' UNION SELECT id FROM tier2' : ''}${tiers.any ? ' UNION SELECT id FROM tier3' : ''}${tiers.pages ? ' UNION SELECT id FROM tier_pages' : ''}),
+
+/** The candidates ranked (rank.ts), one page of them, with their result columns. */
+function rankingCtes(termCount: number, identifierCount: number, tiers: Tiers): string {
+  return `candidates AS (SELECT id FROM tier1${tiers.relaxed ? ' UNION SELECT id FROM tier2' : ''}${tiers.any ? ' UNION SELECT id FROM tier3' : ''}${tiers.pages ? ' UNION SELECT id FROM tier_pages' : ''}),
 placed AS (
   SELECT s.id, s.search_vector, s.code, s.page_count, COALESCE(focused.id, s.document_id) AS document_id, focused.url AS page_url
     FROM candidates c JOIN snippets s ON s.id = c.id
@@ -367,7 +415,7 @@ ranked AS (
     LATERAL (SELECT ${termHitsSql(termCount)} AS hits) AS h
 ),
 paged AS (
-  SELECT r.id, r.page_url, r.score, count(*) OVER ()::int AS total FROM ranked r ORDER BY r.score DESC, r.id LIMIT $12 OFFSET $13
+  SELECT r.id, r.page_url, r.score, count(*) OVER ()::int AS total FROM ranked r ORDER BY r.score DESC, r.id LIMIT ${param.limit} OFFSET ${param.offset}
 )
 SELECT ${RESULT_COLUMNS.replace('s.source_url', 'COALESCE(p.page_url, s.source_url) AS source_url')}, p.score, p.total
   FROM paged p JOIN snippets s ON s.id = p.id JOIN sources src ON src.id = s.source_id
@@ -407,27 +455,27 @@ function snippetStatement(
   const identifiers = exactIdentifiers(parsed);
   return {
     ...cachedSql(q.perTerm.length, identifiers.length, retrieval),
-    values: [
-      q.all,
-      retrieval.relaxed,
-      retrieval.any,
-      q.perTerm,
-      q.perTermTitle,
-      q.phrase,
+    values: searchValues({
+      all: q.all,
+      relaxed: retrieval.relaxed,
+      any: retrieval.any,
+      terms: q.perTerm,
+      titles: q.perTermTitle,
+      phrase: q.phrase,
       identifiers,
-      filters.sourceIds,
-      filters.language,
-      MAX_CANDIDATES,
-      Math.max(RELAX_BELOW, offset + limit),
+      sourceIds: filters.sourceIds,
+      language: filters.language,
+      candidateCap: MAX_CANDIDATES,
+      relaxBelow: Math.max(RELAX_BELOW, offset + limit),
       limit,
       offset,
-      MAX_PAGE_MATCHES,
-      CONTEXT_PAGES,
-      MAX_RELAXED_CANDIDATES,
-      SNIPPETS_PER_CONTEXT_PAGE,
-      q.any,
-      retrieval.find,
-    ],
+      pageMatchCap: MAX_PAGE_MATCHES,
+      contextPages: CONTEXT_PAGES,
+      relaxedCandidateCap: MAX_RELAXED_CANDIDATES,
+      snippetsPerContextPage: SNIPPETS_PER_CONTEXT_PAGE,
+      anyTerm: q.any,
+      find: retrieval.find,
+    }),
   };
 }
 
