@@ -4,9 +4,8 @@ import { sleep } from './sleep.js';
  * A crawl that shares its process with searches (`docdex serve`) gives way to them, as PostgreSQL's autovacuum
  * gives way to queries with its cost delay. While someone waits on a search, each page slot rests four times as
  * long as the page's extraction and storage took before it takes the next page, so the crawl keeps about a fifth
- * of the machine it would otherwise take, and runs at full speed again once the searches stop. On the daemon
- * benchmark (200 clients searching, 2 cores) the crawl went from 95 to 44-54 pages/s and the search p99 from
- * 46-65 ms to 36-44 ms.
+ * of the machine it would otherwise take, and runs at full speed again once the searches stop. The trade is
+ * fewer pages crawled for a lower search p99 while both run (the daemon load bench's crawl rows).
  * The rest counts only the work after the fetch: a page that spent a second waiting for its host's politeness
  * slot cost the machine nothing and is not made to wait again.
  */

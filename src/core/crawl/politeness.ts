@@ -11,10 +11,10 @@ import { sleep } from './sleep.js';
 /**
  * Between taking the slot and the request reaching the server there are a few milliseconds (socket write,
  * the server's own scheduling) that differ from one request to the next. A margin on top of the delay keeps
- * the gap the server sees at or above CRAWL_DELAY. It is 30 ms whatever the delay: on a loaded machine (two
- * cores running the test suite beside the crawl) the server saw a 0.3 s delay 2.5 ms short with a 9 ms
- * margin, and 1 ms short with 15 ms, so the jitter is not a share of the delay. 30 ms at the default 1 s delay
- * stays well inside the 5% a crawl may take beyond N x delay.
+ * the gap the server sees at or above CRAWL_DELAY. It is 30 ms whatever the delay: the jitter comes from the
+ * machine's load (two cores running the test suite beside the crawl), not from the delay, so a margin that is
+ * a share of the delay left short delays short on a loaded machine. 30 ms at the default 1 s delay stays well
+ * inside the 5% a crawl may take beyond N x delay.
  */
 const SLOT_MARGIN_SECONDS = 0.03;
 

@@ -66,7 +66,7 @@ export function createEnqueue(boss: PgBoss): Enqueue {
       await boss.insert(PAGE_QUEUE, chunk, { db: bossDb(client) });
     }
     // An idle worker polls the queue at most once a second; the first pages of a new crawl waited that long
-    // (a second of a five-second crawl). Inside a transaction the notice goes out when the pages commit.
+    // (a large share of a short crawl). Inside a transaction the notice goes out when the pages commit.
     await client.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, PAGES_QUEUED]);
   };
 }

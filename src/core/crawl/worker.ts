@@ -91,8 +91,8 @@ function workerSettings(config: Config, options: CrawlWorkerOptions) {
   return {
     concurrency,
     // Pages in flight each hold at most one connection at a time; the rest is for controllers and the queue.
-    // A few connections stay open while the worker idles: opening one costs 25 to 35 ms (SCRAM, a new backend,
-    // cold caches), and a crawl's first page went through several in a row before its first request.
+    // A few connections stay open while the worker idles: opening one costs far more than a query (SCRAM, a new
+    // backend, cold caches), and a crawl's first page went through several in a row before its first request.
     warm: Math.min(concurrency, 3) + 1,
     tickMs: options.tickMs ?? 1000,
     idlePollMs: options.idlePollMs ?? 1000,

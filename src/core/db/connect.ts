@@ -68,7 +68,8 @@ export function createPool(info: ConnectionInfo, options: { max?: number; applic
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'docdex',
     // Named statements (search, page writes) are planned for each execution's values: a plan made once for any
-    // values served two-word searches at a million snippets five times slower. Sequential scans start at the
+    // values cannot tell a common word from a rare one, so it chose badly for two-word searches at a million
+    // snippets (search.ts: the plan depends on how common the terms are). Sequential scans start at the
     // table's first block: synchronised with other scans, a search reading rows in table order until its
     // candidate cap is met started wherever the last scan had got to, and the same query gave other answers.
     options: `-c search_path=${SCHEMA},public -c plan_cache_mode=force_custom_plan -c synchronize_seqscans=off`,

@@ -59,8 +59,8 @@ const socketName = (port: number | string) => `.s.PGSQL.${port}`;
 /**
  * The socket directory under `home`, if a socket there fits sun_path and the path needs no quoting in the
  * server's list of socket directories (a comma separates entries there). Over a unix socket every statement
- * costs less than over loopback TCP, with no TCP stack on either side: docdex's own CPU per statement was about
- * a quarter lower (median 64 against 88 us), and a daemon under load answered 17-19% more searches a second.
+ * costs less than over loopback TCP, with no TCP stack on either side, which matters most where statements
+ * are many and short: a daemon under load answers more searches a second (the daemon load bench's req/s).
  */
 export function socketDirectory(home: string): string | null {
   const dir = path.join(home, 'run');
@@ -274,9 +274,9 @@ export function serverTuning(totalBytes = os.totalmem()): string[] {
  * glibc malloc settings for the server's processes, unless the caller's environment sets them. By default glibc
  * serves each allocation above a moving threshold with its own mmap and hands freed heap back to the kernel, so
  * a search's large, short-lived allocations (the bitmap of an index scan that matches tens of thousands of rows,
- * sort and hash memory) are fresh pages every time, each first touch a page fault. Measured at a million
- * snippets: the index part of a 29,000-row bitmap took 33 ms with the defaults against 5 ms with these, and the
- * search for a common word pair went from 44 to 18 ms. The cost is that a backend keeps the memory of its largest
+ * sort and hash memory) are fresh pages every time, each first touch a page fault, and at a million snippets
+ * those faults were most of the time of a search for common words (the search bench's searchSnippets p99
+ * row). The cost is that a backend keeps the memory of its largest
  * query (bounded by work_mem) instead of returning it, up to the trim threshold.
  */
 export function serverMallocEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
@@ -355,7 +355,7 @@ async function withStartLock<T>(paths: EmbeddedPaths, fn: () => Promise<T>): Pro
   // initdb plus a first start can take several seconds on a slow disk; a crashed holder's lock goes stale
   // after 30 s without updates.
   // Imported here: only a start takes the lock, and every command with the server already up would pay the
-  // import (about 20 ms) on its cold start.
+  // import on its cold start (the CLI cold start bench).
   const { default: lockfile } = await import('proper-lockfile');
   const release = await lockfile.lock(paths.lockTarget, { stale: 30_000, update: 5_000, retries: { retries: 120, minTimeout: 250, maxTimeout: 500 } });
   try {

@@ -2,9 +2,9 @@
 // need (headings, prose, code blocks in reading order).
 //
 // Own serializer rather than a library: turndown needs a DOM (jsdom or
-// domhandler, the latter alone halves throughput, see html-tree.ts) and
-// node-html-markdown re-parses the HTML. Walking the tree we already built costs
-// a few milliseconds per megabyte and lets one walk feed both the markdown and
+// domhandler, the DOM html-tree.ts exists to avoid) and node-html-markdown
+// re-parses the HTML. Walking the tree we already built costs little next to
+// parsing it and lets one walk feed both the markdown and
 // the snippet context, so both always agree on what the main content is.
 //
 // Markdown text is not escaped: the rendition is read by people and language

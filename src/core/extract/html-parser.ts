@@ -3,8 +3,9 @@
 // the open / text / close events its Parser (12.0.0) hands a handler. Parser
 // keeps the open elements in an array it shifts and unshifts, re-slices every
 // token through its chunk list and allocates names and attribute objects per
-// token; with one complete string and one consumer that layer cost about 40%
-// of the bare tokeniser's time on the doc corpus (bench/extract.ts).
+// token; with one complete string and one consumer none of that is needed, and
+// on the doc corpus it was a large share of the bare tokeniser's time
+// (bench/extract.ts).
 // test/extract/html-parser.test.ts holds the events to Parser's.
 import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
 

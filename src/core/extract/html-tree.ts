@@ -1,7 +1,8 @@
 // A lightweight element tree built straight from the parser's events
-// (html-parser.ts). domhandler's DOM cost about half of htmlparser2's own
-// throughput on the doc corpus; these plain objects, with shared empty
-// children and attributes, cost a fraction of the parse (bench/extract.ts).
+// (html-parser.ts). domhandler's DOM, a class instance with parent and sibling
+// links for every tag and text, cost as much as the parse itself on the doc
+// corpus; these plain objects, with shared empty children and attributes, cost
+// a fraction of it (bench/extract.ts, the 'extraction / bare' column).
 import { ClassMatcher, isPlainCodeSpan } from './code-classes.js';
 import { type HtmlSink, NO_ATTRS, parseHtml } from './html-parser.js';
 
@@ -72,7 +73,7 @@ export function kindOf(tag: string): Kind {
 export type HNode = HElement | string;
 
 // A fresh array grows to 17 slots on its second push; an element's first child
-// gets an exact one-slot array instead (72% of elements have exactly one), and
+// gets an exact one-slot array instead (most elements have exactly one), and
 // childless elements share this one. Not frozen (frozen arrays take slower
 // paths in every loop over children): only the builder adds children, and it
 // replaces this array first. (Collecting children on a shared stack and

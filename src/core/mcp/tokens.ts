@@ -2,8 +2,8 @@ import { countTokens as countO200k, decode, encode } from 'gpt-tokenizer';
 
 /**
  * Token counts for the MCP tools' budgets. o200k_base is the encoding of current OpenAI models; other
- * assistants' tokenizers differ by a few percent, which a budget tolerates, while characters / 4 is off by
- * 2x on code and non-English text.
+ * assistants' tokenizers differ by a few percent, which a budget tolerates, while characters / 4 assumes
+ * English prose and is far off on code and non-English text.
  */
 export function countTokens(text: string): number {
   return text.length === 0 ? 0 : countO200k(text);

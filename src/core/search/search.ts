@@ -191,8 +191,8 @@ const ON_ROWS_SHARE = 0.2;
  * so the index is read for those and the very common ones are checked on the rows it returns. Of three terms,
  * every match of the relaxed tier has a selective one, and a row found through it matches its pair with a very
  * common term about as often as that term occurs, so the tier's cap is met within a few times as many rows.
- * Terms that are only fairly common stay in the index read: checked on rows, most rows would fail them (on the
- * eval corpus that made the median search 25% slower).
+ * Terms that are only fairly common stay in the index read: checked on rows, most rows would fail them, and
+ * the rows fetched only to be dropped cost more than the index read saved (the median in `npm run eval`).
  */
 export function planRetrieval(q: TsQueries, shares: readonly number[], narrower: readonly string[] = []): Retrieval {
   const n = q.perTerm.length;
@@ -222,9 +222,9 @@ export function planRetrieval(q: TsQueries, shares: readonly number[], narrower:
 
 // A phrase's word in at least this share of the snippets is left out of its index read (phraseIndexForms).
 // Leaving out a word in a share s of the snippets multiplies the rows the phrase is checked on by up to 1 / s,
-// each a heap visit (about 2 µs at a million snippets), against decoding the word's whole index entry: it pays
-// for "read" in 94% ("dorpravel read": 47-50 -> 34-42 ms) but not for "insert" in 23% ("build insert": 43,692
-// rows checked instead of about 10,000, 83 ms).
+// each a heap visit, against decoding the word's whole index entry: it pays for a word in nearly every snippet
+// ("dorpravel read"), whose entry is the longest to decode, but not for one in a minority of them ("build
+// insert" checked several times as many rows and got slower; the search bench, BENCH_VERBOSE=1).
 const PHRASE_ON_ROWS_SHARE = 0.5;
 
 /**
@@ -423,10 +423,11 @@ SELECT ${RESULT_COLUMNS.replace('s.source_url', 'COALESCE(p.page_url, s.source_u
 }
 
 // The statement texts are few (one per shape of query) and long: each goes out as a named statement, parsed
-// and analysed once per connection instead of once per search (1 to 4 ms of a search at a million
-// snippets). The connections plan them for each search's values all the same (plan_cache_mode, db/connect.ts).
-// A prepared shape holds about 280 KB in every connection that ran it, so only the first NAMED_SHAPES shapes
-// of a process are named (the 200 benchmark queries use 16); rarer shapes are parsed each time.
+// and analysed once per connection instead of once per search, where parsing a long text is a real share of a
+// fast search (the search bench's 'function / bare SQL' row). The connections plan them for each search's
+// values all the same (plan_cache_mode, db/connect.ts). A prepared shape keeps its parse tree in the memory of
+// every connection that ran it, so only the first NAMED_SHAPES shapes of a process are named (the search
+// bench's query mix uses fewer); rarer shapes are parsed each time.
 const NAMED_SHAPES = 32;
 const sqlCache = new Map<string, { name?: string; text: string }>();
 let namedShapes = 0;
@@ -599,7 +600,7 @@ export async function searchSnippets(pool: pg.Pool, options: SearchOptions): Pro
   const { limit, offset } = checkOptions(options);
   // One connection for the whole search: taking one per statement sent each of a search's several statements
   // to the back of the pool's queue under load, so a search that needed three waited three times as long
-  // (the daemon's p99 was four times its p50).
+  // (the daemon load bench's p99 against its p50).
   const client = await pool.connect();
   try {
     return await searchOn(client, pool, options, limit, offset);

@@ -12,9 +12,9 @@ import type { SearchOptions, SearchResponse } from './search.js';
  *
  * A pool may also cap how many searches run at once (limitSearches). PostgreSQL runs every backend it is given
  * at the same time, so twenty searches on two cores each take ten times as long and every one of them finishes
- * late; taken a few at a time, in arrival order, most finish early and none later than before. Under the
- * daemon bench's load of 9,900 distinct queries this more than halved the p99 (5.2-5.7 s to 2.3 s) with 15%
- * more searches a second, and the crawl running beside them got five times as far.
+ * late; taken a few at a time, in arrival order, most finish early and none later than before. With fewer
+ * backends contending for the cores, more searches also finish a second, and the crawl running beside them
+ * gets more of the machine (the daemon load bench's '9,900 varied, at random' row).
  */
 
 /** The caller stopped waiting (its client went away). A search it alone waited for and not yet started is not run. */

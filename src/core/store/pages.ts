@@ -274,7 +274,7 @@ export async function storePage(pool: pg.Pool, write: PageWrite, inTransaction: 
  * until it commits. Taking the lock in the last statement and committing in the same round trip (one simple
  * query, hence literals instead of parameters) holds it for server time only: with a separate COMMIT, the
  * lock was held until the client's event loop got round to sending it, and concurrent pages queued on it
- * (measured: 14 ms of lock wait per page at 10 pages in flight, the crawl's bottleneck).
+ * (with many pages in flight, that lock wait was what limited the crawl).
  */
 async function commitWithCounters(client: pg.PoolClient, sourceId: string, snippets: number, documents: number): Promise<void> {
   if (!Number.isSafeInteger(snippets) || !Number.isSafeInteger(documents)) throw new Error(`bad counter delta ${snippets}/${documents}`);

@@ -58,7 +58,8 @@ const SearchResponse = z
 
 // Identical searches in flight share one answer object (searchSnippetsShared), and answers are never modified,
 // so each is turned into JSON once however many requests receive it: under load from many clients asking the
-// same thing, serialising the same answer again for each was 7% of the daemon's CPU.
+// same thing, serialising the same answer again for each spent the CPU the searches need (the daemon load
+// bench's fixed-query rows in `npm run bench`).
 const answerJson = new WeakMap<object, string>();
 const serializeAnswer = () => (data: unknown): string => {
   if (typeof data !== 'object' || data === null) return JSON.stringify(data);

@@ -46,7 +46,7 @@ export function crawlFull(caps: Caps, localActive: ReadonlyMap<string, number>, 
  * process's pages) or they have their fair share of this process's slots, or null when every running crawl is
  * full and the fetch is not worth making: it could only return pages of crawls that no longer run, and pg-boss
  * reads past every queued page of the full ones to find that out. That was the usual case (20 slots, 3 pages a
- * crawl): with 2,000 pages queued, 3.5 ms of database time after every page. A crawl started since the caps
+ * crawl): database time after every page, growing with the queue. A crawl started since the caps
  * were read waits for their next read: at the first wake-up (a page ending, pages queued, the idle poll) once
  * they are 100 ms old.
  */

@@ -39,7 +39,7 @@ interface ChunkedPage {
   totalTokens: number;
 }
 
-// Tokenising and chunking a very large page takes seconds (a 1.4 MB reference page: ~3 s), and a model reads
+// Tokenising and chunking a very large page is slow, and a model reads
 // such a page one chunk per call. The last few chunked pages are kept, keyed by the stored version of the
 // page, so reading on costs a lookup; bounded by total markdown size so a burst of huge pages cannot hoard memory.
 const CACHE_ENTRIES = 8;
