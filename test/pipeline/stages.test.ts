@@ -2,9 +2,10 @@ import type { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
 import { startCrawlWorkers } from '../../src/core/crawl/index.js';
+import { completeEnhancedJob, recordPageDone } from '../../src/core/llm/job-stage.js';
 import { LLM_QUEUE } from '../../src/core/llm/queue.js';
 import { indexUpkeepStage } from '../../src/core/pipeline/index-upkeep.js';
-import { documentStages, inTransactionSteps, runPostCommitStages, settleStages } from '../../src/core/pipeline/stages.js';
+import { documentStages, inTransactionSteps, runPostCommitStages, settleStages, stageUpkeep } from '../../src/core/pipeline/stages.js';
 import type { PostCommitStage } from '../../src/core/pipeline/stages.js';
 import { createBoss } from '../../src/core/queue/boss.js';
 import { storePage } from '../../src/core/store/pages.js';
@@ -141,5 +142,24 @@ describe('the document pipeline', () => {
     } finally {
       await site.close();
     }
+  });
+
+  it('runs the hooks it was lent before the LLM stage completes a job: without index upkeep the words stay queued', async () => {
+    await settleStages([indexUpkeepStage], db.pool);
+    const atCompletionOnly: PostCommitStage = { ...indexUpkeepStage, afterCommit: async () => undefined };
+    const enhancedJob = async (variant: string) => {
+      const { ids, stored } = await storeWidgets(variant, []);
+      const page = { jobKind: 'crawl', jobId: ids.jobId, sourceId: ids.sourceId, documentId: stored.documentId, snippetIds: stored.newSnippetIds, pageTitle: variant } as const;
+      await recordPageDone(db.pool, page, { enhanced: 0, error: null });
+      await db.pool.query(`UPDATE crawl_jobs SET status = 'enhancing' WHERE id = $1`, [ids.jobId]);
+      return { ids, stored };
+    };
+    const bare = await enhancedJob('enhanced-bare');
+    expect(await completeEnhancedJob(db.pool, 'crawl', bare.ids.jobId, stageUpkeep([]))).toBe(true);
+    expect(await queuedForLexicon(bare.stored.newSnippetIds)).toBe(3);
+
+    const upkept = await enhancedJob('enhanced-upkept');
+    expect(await completeEnhancedJob(db.pool, 'crawl', upkept.ids.jobId, stageUpkeep([atCompletionOnly]))).toBe(true);
+    expect(await count('SELECT count(*) AS n FROM search_terms_queue')).toBe(0);
   });
 });
