@@ -5,7 +5,7 @@ import type { Database } from '../core/db/connect.js';
 import { llmProgressText } from '../core/llm/progress-text.js';
 import { fromCrawlJob } from '../ui/job-view.js';
 import type { LiveJobDisplay } from '../ui/live-job.js';
-import { documentStages } from '../core/pipeline/stages.js';
+import { documentStages, stageUpkeep } from '../core/pipeline/stages.js';
 
 /**
  * `--wait` for crawl start/resume. When no worker process is connected, the crawl runs here, so crawling
@@ -50,16 +50,18 @@ export interface FollowResult {
 async function startLocalWorkers(db: Database, config: Config, job: CrawlJob, options: FollowOptions): Promise<CrawlWorkers | null> {
   if ((await liveWorkers(db.pool)).length > 0) return null;
   // Sized for this job: more slots than its concurrency cap would only hold idle connections.
+  const stages = documentStages(config);
   const crawl = await startCrawlWorkers(db, config, {
     concurrency: job.max_concurrent_crawls,
     supervise: false,
-    stages: documentStages(config),
+    stages,
     onError: (error) => options.warn(`worker: ${error.message}`),
   });
   if (!config.llm.enabled) return crawl;
   // Loaded only with enhancement on: the model client and tokenizer are large.
   const { startLlmWorkers } = await import('../core/llm/worker.js');
-  const llm = await startLlmWorkers(db, config, { pollingIntervalSeconds: 0.5, sweepIntervalMs: 1000, onError: (error) => options.warn(`llm: ${errorMessage(error)}`) }).catch(
+  const llmOptions = { upkeep: stageUpkeep(stages), pollingIntervalSeconds: 0.5, sweepIntervalMs: 1000 };
+  const llm = await startLlmWorkers(db, config, { ...llmOptions, onError: (error) => options.warn(`llm: ${errorMessage(error)}`) }).catch(
     async (error: unknown) => {
       await crawl.stop();
       throw error;

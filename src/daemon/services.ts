@@ -1,7 +1,7 @@
 import { startCrawlWorkers } from '../core/crawl/index.js';
 import { searchesBusy } from '../core/search/shared.js';
 import { startLlmWorkers } from '../core/llm/worker.js';
-import { documentStages } from '../core/pipeline/stages.js';
+import { documentStages, stageUpkeep } from '../core/pipeline/stages.js';
 import { startUploadWorkers } from '../core/upload/index.js';
 import type { RequiredServiceStarter, ServiceStarter } from './server.js';
 
@@ -25,7 +25,7 @@ export const uploadWorkerService: RequiredServiceStarter = async (db, config, lo
 };
 
 export const llmWorkerService: RequiredServiceStarter = async (db, config, log) => {
-  const workers = await startLlmWorkers(db, config, { onError: (error) => log.warn({ err: error }, 'llm worker error') });
+  const workers = await startLlmWorkers(db, config, { upkeep: stageUpkeep(documentStages(config)), onError: (error) => log.warn({ err: error }, 'llm worker error') });
   return { name: 'llm', stop: () => workers.stop() };
 };
 

@@ -5,6 +5,7 @@ import { enhancePage } from '../../src/core/llm/enhance.js';
 import type { EnhanceDeps, PageEnhancement } from '../../src/core/llm/enhance.js';
 import { recordLanguageConfidence } from '../../src/core/llm/language-confidence.js';
 import { PROMPT_VERSION } from '../../src/core/llm/prompt.js';
+import { documentStages, stageUpkeep } from '../../src/core/pipeline/stages.js';
 import { resolveLlmSettings } from '../../src/core/llm/settings.js';
 import { storePage } from '../../src/core/store/pages.js';
 import { createTestDatabase } from '../helpers/db.js';
@@ -48,6 +49,7 @@ function deps(env: Record<string, string> = {}): EnhanceDeps {
     pool: db.pool,
     client: new LlmClient(settings, { sleep: async () => undefined, maxAttempts: 2 }),
     limits: { maxCalls: settings.jobMaxCalls, maxTokens: settings.jobMaxTokens },
+    upkeep: stageUpkeep(documentStages(config)),
   };
 }
 

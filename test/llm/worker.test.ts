@@ -4,6 +4,7 @@ import { loadConfig } from '../../src/core/config.js';
 import { subscribe } from '../../src/core/events/notify.js';
 import type { JobEvent } from '../../src/core/events/notify.js';
 import { createBoss } from '../../src/core/queue/boss.js';
+import { documentStages, stageUpkeep } from '../../src/core/pipeline/stages.js';
 import type { EnhancePageResult } from '../../src/core/llm/enhance.js';
 import { enqueuePageEnhancement, startLlmWorkers } from '../../src/core/llm/worker.js';
 import type { LlmWorkers, PageEnhancementJob } from '../../src/core/llm/worker.js';
@@ -48,7 +49,7 @@ afterAll(async () => {
 
 describe('the LLM stage', () => {
   it('starts nothing when enhancement is disabled', async () => {
-    const workers = await startLlmWorkers(db, db.config);
+    const workers = await startLlmWorkers(db, db.config, { upkeep: stageUpkeep(documentStages(db.config)) });
     await workers.stop();
     expect(await boss.getQueue('docdex-llm-enhance')).toBeNull();
   });
@@ -64,7 +65,7 @@ describe('the LLM stage', () => {
     const pages: Array<{ job: PageEnhancementJob; result: EnhancePageResult }> = [];
     let workers: LlmWorkers | undefined;
     try {
-      workers = await startLlmWorkers(db, llmConfig(), { pollingIntervalSeconds: 0.5, onPage: (job, result) => pages.push({ job, result }) });
+      workers = await startLlmWorkers(db, llmConfig(), { upkeep: stageUpkeep(documentStages(llmConfig())), pollingIntervalSeconds: 0.5, onPage: (job, result) => pages.push({ job, result }) });
       const ids = await createCrawlJob(db.pool, 'slow-source');
       const page = widgetPage('https://docs.example.test/slow', 'slow');
       const stored = await storeTestPage(db.pool, ids, page);
@@ -106,6 +107,7 @@ describe('the LLM stage', () => {
     let workers: LlmWorkers | undefined;
     try {
       workers = await startLlmWorkers(db, llmConfig(), {
+        upkeep: stageUpkeep(documentStages(llmConfig())),
         pollingIntervalSeconds: 0.5,
         client: { maxAttempts: 2, sleep: async () => undefined },
         onError: (error) => errors.push(error),

@@ -2,8 +2,10 @@ import type { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
 import { startCrawlWorkers } from '../../src/core/crawl/index.js';
+import { completeEnhancedJob, recordPageDone } from '../../src/core/llm/job-stage.js';
 import { LLM_QUEUE } from '../../src/core/llm/queue.js';
-import { documentStages, inTransactionSteps, runPostCommitStages } from '../../src/core/pipeline/stages.js';
+import { indexUpkeepStage } from '../../src/core/pipeline/index-upkeep.js';
+import { documentStages, inTransactionSteps, runPostCommitStages, settleStages, stageUpkeep } from '../../src/core/pipeline/stages.js';
 import type { PostCommitStage } from '../../src/core/pipeline/stages.js';
 import { createBoss } from '../../src/core/queue/boss.js';
 import { storePage } from '../../src/core/store/pages.js';
@@ -40,6 +42,8 @@ afterAll(async () => {
 const count = async (sql: string, params: unknown[] = []) => Number((await db.pool.query<{ n: string }>(sql, params)).rows[0]!.n);
 const queuedForLexicon = (ids: number[]) => count('SELECT count(*) AS n FROM search_terms_queue WHERE snippet_id = ANY($1::bigint[])', [ids]);
 const llmJobs = (jobId: string) => count(`SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND data->>'jobId' = $2`, [LLM_QUEUE, jobId]);
+const queuedForSource = (sourceId: string | null) =>
+  count('SELECT count(*) AS n FROM search_terms_queue q JOIN snippets s ON s.id = q.snippet_id WHERE s.source_id = $1', [sourceId]);
 const unsureLanguages = (ids: number[]) => count('SELECT count(*) AS n FROM snippets WHERE id = ANY($1::bigint[]) AND language_confidence IS NOT NULL', [ids]);
 
 async function storeWidgets(variant: string, stages: readonly PostCommitStage[]) {
@@ -107,5 +111,55 @@ describe('the document pipeline', () => {
     } finally {
       await site.close();
     }
+  });
+
+  it('runs the stages\' completion hooks before a crawl reads completed: without index upkeep its words stay queued', async () => {
+    // Whatever earlier writes left waiting is folded now, so only this test's crawls touch the queue.
+    await settleStages([indexUpkeepStage], db.pool);
+    // Index upkeep that does nothing after each page: only its completion hook can fold the crawl's words in.
+    const atCompletionOnly: PostCommitStage = { ...indexUpkeepStage, afterCommit: async () => undefined };
+    const site = await TestSite.start();
+    site.set('/', { body: docPage({ title: 'Pulleys', links: ['/belts'], code: 'pulley = Pulley(radius=3)' }) });
+    site.set('/belts', { body: docPage({ title: 'Belts', code: 'belt.tension = 40' }) });
+    try {
+      const bare = await startCrawlWorkers(db, db.config, { ...FAST_WORKER, stages: [] });
+      try {
+        const first = await crawlToEnd(db, db.config, { name: 'pulleys-bare', start_urls: [site.url('/')], max_depth: 1 });
+        expect(first.status).toBe('completed');
+        expect(await queuedForSource(first.source_id)).toBe(2);
+      } finally {
+        await bare.stop();
+      }
+      const upkept = await startCrawlWorkers(db, db.config, { ...FAST_WORKER, stages: [atCompletionOnly] });
+      try {
+        const second = await crawlToEnd(db, db.config, { name: 'pulleys-upkept', start_urls: [site.url('/')], max_depth: 1 });
+        expect(second.status).toBe('completed');
+        // Read before the workers stop (their stop settles too): the completion alone folded every queued word.
+        expect(await count('SELECT count(*) AS n FROM search_terms_queue')).toBe(0);
+      } finally {
+        await upkept.stop();
+      }
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('runs the hooks it was lent before the LLM stage completes a job: without index upkeep the words stay queued', async () => {
+    await settleStages([indexUpkeepStage], db.pool);
+    const atCompletionOnly: PostCommitStage = { ...indexUpkeepStage, afterCommit: async () => undefined };
+    const enhancedJob = async (variant: string) => {
+      const { ids, stored } = await storeWidgets(variant, []);
+      const page = { jobKind: 'crawl', jobId: ids.jobId, sourceId: ids.sourceId, documentId: stored.documentId, snippetIds: stored.newSnippetIds, pageTitle: variant } as const;
+      await recordPageDone(db.pool, page, { enhanced: 0, error: null });
+      await db.pool.query(`UPDATE crawl_jobs SET status = 'enhancing' WHERE id = $1`, [ids.jobId]);
+      return { ids, stored };
+    };
+    const bare = await enhancedJob('enhanced-bare');
+    expect(await completeEnhancedJob(db.pool, 'crawl', bare.ids.jobId, stageUpkeep([]))).toBe(true);
+    expect(await queuedForLexicon(bare.stored.newSnippetIds)).toBe(3);
+
+    const upkept = await enhancedJob('enhanced-upkept');
+    expect(await completeEnhancedJob(db.pool, 'crawl', upkept.ids.jobId, stageUpkeep([atCompletionOnly]))).toBe(true);
+    expect(await count('SELECT count(*) AS n FROM search_terms_queue')).toBe(0);
   });
 });

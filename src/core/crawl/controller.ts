@@ -7,7 +7,8 @@ import { etaSeconds, processed, publishCompletion, publishProgress, RateWindow, 
 import type { Enqueue } from './queue.js';
 import type { RobotsStore } from './robots-store.js';
 import { parseSitemap } from './sitemap.js';
-import { settleSearchIndexes } from '../search/settle.js';
+import { runBeforeJobCompletes } from '../pipeline/stages.js';
+import type { PostCommitStage } from '../pipeline/stages.js';
 import { publishLlmProgress } from '../llm/job-stage.js';
 import { cleanUrl, hostKey, normalizeUrl } from './url.js';
 
@@ -28,6 +29,8 @@ export interface ControllerContext {
   robots: RobotsStore;
   delaySeconds: number;
   tickMs: number;
+  /** The worker's post-commit stages: their completion hooks run before the job reads completed. */
+  stages: readonly PostCommitStage[];
   /** Waits one tick, or less when the job's state changes elsewhere (finished by a page, cancelled). */
   waitTick(jobId: string, signal: AbortSignal): Promise<void>;
   jobInfo(jobId: string): Promise<JobInfo | null>;
@@ -36,14 +39,15 @@ export interface ControllerContext {
 
 /**
  * Completes the job once no page is open (or, with LLM enhancement on and pages left for the model, moves it to
- * enhancing: the LLM stage completes it, llm/job-stage.ts), and announces it. The search indexes are settled first, while the job
- * still reads as running: whoever learns that it completed, from the event or from polling its status
- * (`crawl start --wait && docdex search`), finds every word of its pages counted and merged. Returns the final
- * status, or null when pages are still open or another caller completed the job.
+ * enhancing: the LLM stage completes it, llm/job-stage.ts), and announces it. The stages' completion hooks run
+ * first, while the job still reads as running (index upkeep settles the search indexes): whoever learns that it
+ * completed, from the event or from polling its status (`crawl start --wait && docdex search`), finds every word
+ * of its pages counted and merged. Returns the final status, or null when pages are still open or another
+ * caller completed the job.
  */
-export async function completeIfDone(pool: pg.Pool, jobId: string): Promise<{ status: string; sourceId: string } | null> {
+export async function completeIfDone(pool: pg.Pool, jobId: string, stages: readonly PostCommitStage[]): Promise<{ status: string; sourceId: string } | null> {
   if (await hasOpenPages(pool, jobId)) return null;
-  await settleSearchIndexes(pool);
+  await runBeforeJobCompletes(stages, pool);
   const finished = await finishIfDone(pool, jobId);
   // A job whose pages still wait for the model is not complete yet: its followers hear that it is enhancing.
   if (finished?.status === 'enhancing') await publishLlmProgress(pool, 'crawl', jobId);
@@ -200,7 +204,7 @@ export async function runController(ctx: ControllerContext, jobId: string, signa
   let lastChange = Date.now();
   let analyzedAt = 0;
   for (;;) {
-    if (await completeIfDone(ctx.pool, jobId)) return 'finished';
+    if (await completeIfDone(ctx.pool, jobId, ctx.stages)) return 'finished';
     if (!(await stillControlling(ctx.pool, jobId, ctx.workerId))) return 'lost';
     const dead = await sweepDeadClaims(ctx.pool, jobId);
     if (dead.length > 0) await ctx.enqueue(ctx.pool, jobId, dead);

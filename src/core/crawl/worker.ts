@@ -179,11 +179,12 @@ function startLoops(parts: WorkerParts, boss: PgBoss, config: Config, options: C
   const enqueue = createEnqueue(boss);
   const pagesStop = new AbortController();
   const completions = new PageCompletions(boss, onError);
+  const page = pageContext(parts, boss, enqueue, config, options);
+  const { stages } = page;
   const finishJob = async (jobId: string) => {
-    const finished = await completeIfDone(pool, jobId);
+    const finished = await completeIfDone(pool, jobId, stages);
     if (finished) emit({ type: 'job-finished', jobId, status: finished.status });
   };
-  const page = pageContext(parts, boss, enqueue, config, options);
   const runner = new PageRunner({ boss, jobs, page, completions, pagesStop: pagesStop.signal, pageBell: bells.pages, finishJob, onError });
   const { concurrency, idlePollMs } = settings;
   const batch = new PageBatch({ pool, workerId, boss, enqueue, concurrency, runner, stopping: stopping.signal, onError });
@@ -195,6 +196,7 @@ function startLoops(parts: WorkerParts, boss: PgBoss, config: Config, options: C
     robots,
     delaySeconds: config.crawl.delaySeconds,
     tickMs: settings.tickMs,
+    stages,
     waitTick: (jobId, signal) => jobs.waitTick(jobId, signal),
     jobInfo: (jobId) => jobs.info(jobId),
     onError,
@@ -218,7 +220,6 @@ function startLoops(parts: WorkerParts, boss: PgBoss, config: Config, options: C
   const loops = Promise.all([pageLoop, controllers.adoptLoop()]).catch((error: unknown) => onError(error as Error));
   const ownExtraction = options.extraction === undefined ? parts.extraction : null;
   const { stopGraceMs } = settings;
-  const { stages } = page;
   return { stopping, bells, loops, batch, controllers, runner, stopGraceMs, pagesStop, completions, pool, boss, presence, fetcher, ownExtraction, stages, onError };
 }
 

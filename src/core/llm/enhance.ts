@@ -13,6 +13,7 @@ import { ANSWER_JSON_SCHEMA, checkAnswer, isGenericTitle, parseAnswer } from './
 import type { BlockResult, CheckedAnswer } from './schema.js';
 import { applyUpdates, insertRelationships, loadPage, loadSnippets } from './store.js';
 import type { PageSnippetRow, RelationshipRow, SnippetUpdate } from './store.js';
+import type { IndexUpkeep } from './upkeep.js';
 
 /**
  * Enhances the snippets of one stored page: cached answers first (no call), then the rest in batches of
@@ -35,6 +36,8 @@ export interface EnhanceDeps {
   client: LlmClient;
   limits: BudgetLimits;
   signal?: AbortSignal;
+  /** Index upkeep, told when the model's titles and descriptions were written (lent by the workers' starter). */
+  upkeep: Pick<IndexUpkeep, 'afterSnippetsRewritten'>;
 }
 
 export interface EnhancePageResult {
@@ -247,6 +250,8 @@ export async function enhancePage(deps: EnhanceDeps, job: PageEnhancement): Prom
 
   await writeCache(deps.pool, key, work.cacheEntries);
   result.enhanced = await applyUpdates(deps.pool, work.updates);
+  // New titles and descriptions are new entries in the search index, like a stored page's.
+  if (result.enhanced > 0) deps.upkeep.afterSnippetsRewritten(deps.pool);
   result.relationships = await insertRelationships(deps.pool, work.relationships);
 
   if (failure !== undefined) {

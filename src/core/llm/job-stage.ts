@@ -3,10 +3,10 @@ import type { PgBoss } from 'pg-boss';
 import { BOSS_SCHEMA } from '../db/connect.js';
 import { withTransaction } from '../db/transaction.js';
 import { publish } from '../events/notify.js';
-import { settleSearchIndexes } from '../search/settle.js';
 import type { LlmJobKind } from './budget.js';
 import { ensureQueue, LLM_QUEUE, QUEUE_OPTIONS } from './queue.js';
 import type { PageEnhancementJob } from './queue.js';
+import type { IndexUpkeep } from './upkeep.js';
 
 /**
  * The LLM stage as a stage of its job: a crawl or upload started with enhancement on reads `enhancing` once its
@@ -74,15 +74,18 @@ export async function jobWantsEnhancement(pool: pg.Pool, kind: LlmJobKind, jobId
   return rows[0]?.ok ?? false;
 }
 
+/** What completing a job needs from index upkeep (lent by whoever started the LLM workers). */
+type CompletionUpkeep = Pick<IndexUpkeep, 'beforeJobCompletes'>;
+
 /**
  * Completes an enhancing job once none of its pages waits for the stage, and announces it like any completed
  * job. Returns whether this call completed it (another process may have).
  */
-export async function completeEnhancedJob(pool: pg.Pool, kind: LlmJobKind, jobId: string): Promise<boolean> {
+export async function completeEnhancedJob(pool: pg.Pool, kind: LlmJobKind, jobId: string, upkeep: CompletionUpkeep): Promise<boolean> {
   const waiting = await pool.query(`SELECT 1 FROM ${TABLE[kind]} WHERE id = $1 AND status = 'enhancing' AND NOT EXISTS (SELECT 1 FROM llm_pages_pending($1))`, [jobId]);
   if (waiting.rowCount === 0) return false;
   // As when a crawl completes: the model's new words are counted and merged before the job reads completed.
-  await settleSearchIndexes(pool);
+  await upkeep.beforeJobCompletes(pool);
   const { rows } = await pool.query<Record<string, number>>(
     `UPDATE ${TABLE[kind]} SET status = 'completed', completed_at = now(), updated_at = now()
       WHERE id = $1 AND status = 'enhancing' AND NOT EXISTS (SELECT 1 FROM llm_pages_pending($1))
@@ -151,7 +154,7 @@ async function lostPages(client: pg.ClientBase): Promise<LostPage[]> {
  * One pass over the enhancing jobs: queue their lost pages again, and complete those with nothing left. Run by
  * every process that runs the LLM stage; a transaction-level advisory lock lets one of them at a time do it.
  */
-export async function sweepEnhancingJobs(pool: pg.Pool, boss: PgBoss): Promise<void> {
+export async function sweepEnhancingJobs(pool: pg.Pool, boss: PgBoss, upkeep: CompletionUpkeep): Promise<void> {
   await ensureQueue(boss);
   const jobs = await withTransaction(pool, async (client) => {
     const { rows } = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext('docdex-llm-sweep')) AS ok`);
@@ -173,15 +176,15 @@ export async function sweepEnhancingJobs(pool: pg.Pool, boss: PgBoss): Promise<v
     );
     return enhancing.rows;
   });
-  for (const job of jobs) await completeEnhancedJob(pool, job.kind, job.id);
+  for (const job of jobs) await completeEnhancedJob(pool, job.kind, job.id, upkeep);
 }
 
 /**
  * After the stage finished a page: completes the job when that was its last, else tells its followers how far
  * the stage has got while the job reads enhancing (during the crawl itself the job's own progress is shown).
  */
-export async function afterPageEnhanced(pool: pg.Pool, kind: LlmJobKind, jobId: string): Promise<void> {
-  if (await completeEnhancedJob(pool, kind, jobId)) return;
+export async function afterPageEnhanced(pool: pg.Pool, kind: LlmJobKind, jobId: string, upkeep: CompletionUpkeep): Promise<void> {
+  if (await completeEnhancedJob(pool, kind, jobId, upkeep)) return;
   const { rows } = await pool.query<{ status: string }>(`SELECT status FROM ${TABLE[kind]} WHERE id = $1`, [jobId]);
   if (rows[0]?.status === 'enhancing') await publishLlmProgress(pool, kind, jobId);
 }

@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import { mergePendingEntriesWhenQuiet } from '../search/pending.js';
 import type { RelationshipType } from './schema.js';
 
 /** The SQL the enhancer needs: reading a page's snippets, writing enhanced values and relationships. */
@@ -50,6 +49,7 @@ export interface SnippetUpdate {
 /**
  * Writes enhanced values (null keeps the stored value) and marks the rows enhanced. The search vector is a
  * generated column over title, description and code, so it follows; the search-term trigger picks up new words.
+ * The new entries wait in the search index's pending list: the caller tells index upkeep (enhance.ts).
  */
 export async function applyUpdates(db: pg.Pool, updates: SnippetUpdate[]): Promise<number> {
   if (updates.length === 0) return 0;
@@ -67,8 +67,6 @@ export async function applyUpdates(db: pg.Pool, updates: SnippetUpdate[]): Promi
      WHERE s.id = t.id`,
     [sorted.map((u) => u.id), sorted.map((u) => u.title), sorted.map((u) => u.description), sorted.map((u) => u.language)],
   );
-  // New titles and descriptions are new entries in the search index, like a stored page's.
-  if ((rowCount ?? 0) > 0) mergePendingEntriesWhenQuiet(db);
   return rowCount ?? 0;
 }
 

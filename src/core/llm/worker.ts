@@ -4,7 +4,6 @@ import type { Config } from '../config.js';
 import type { ConnectionInfo } from '../db/connect.js';
 import { publish } from '../events/notify.js';
 import { createBoss } from '../queue/boss.js';
-import { settleWaitingSearchIndexes } from '../search/settle.js';
 import { readUsage } from './budget.js';
 import { LlmClient } from './client.js';
 import type { LlmClientOptions } from './client.js';
@@ -14,6 +13,7 @@ import { resolveLlmSettings } from './settings.js';
 import { LlmRequestError } from './client.js';
 import type { EnhanceDeps } from './enhance.js';
 import { afterPageEnhanced, jobWantsEnhancement, recordPageDone, sweepEnhancingJobs } from './job-stage.js';
+import type { IndexUpkeep } from './upkeep.js';
 
 /**
  * The LLM stage of the pipeline: its own pg-boss queue, fed after a page is stored. The crawl or upload only
@@ -32,6 +32,11 @@ export interface LlmWorkers {
 }
 
 export interface LlmWorkerOptions {
+  /**
+   * Index upkeep for what the stage writes: the model's descriptions, and the jobs it completes (searchable
+   * before they read completed). Lent by whoever starts the workers: `stageUpkeep(documentStages(config))`.
+   */
+  upkeep: IndexUpkeep;
   /** Reuse a started PgBoss (the daemon's); otherwise the workers start and stop their own. */
   boss?: PgBoss;
   /** Background errors (a page whose enhancement failed); the workers keep going. */
@@ -49,7 +54,7 @@ export interface LlmWorkerOptions {
  * semaphore caps requests in flight. With enhancement disabled it starts nothing. A configuration that cannot
  * work (no model) throws ConfigError here, like assertLlmReady does.
  */
-export async function startLlmWorkers(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, options: LlmWorkerOptions = {}): Promise<LlmWorkers> {
+export async function startLlmWorkers(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, options: LlmWorkerOptions): Promise<LlmWorkers> {
   if (!config.llm.enabled) return { stop: async () => undefined };
   const settings = resolveLlmSettings(config);
   const client = new LlmClient(settings, options.client);
@@ -62,7 +67,8 @@ export async function startLlmWorkers(db: { pool: pg.Pool; info: ConnectionInfo 
   }
   await ensureQueue(boss);
 
-  const deps = { pool: db.pool, client, limits };
+  const { upkeep } = options;
+  const deps = { pool: db.pool, client, limits, upkeep };
   const workerId = await boss.work<PageEnhancementJob>(
     LLM_QUEUE,
     { localConcurrency: settings.maxConcurrency, batchSize: 1, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2 },
@@ -76,7 +82,7 @@ export async function startLlmWorkers(db: { pool: pg.Pool; info: ConnectionInfo 
   // The stage's own upkeep: pages whose queueing was lost (or dropped by a cancel before a resume) go back to the
   // queue, and enhancing jobs with nothing left complete (their last page's process stopped before completing them).
   const sweep = setInterval(() => {
-    sweepEnhancingJobs(db.pool, boss).catch((error: unknown) => options.onError?.(error));
+    sweepEnhancingJobs(db.pool, boss, upkeep).catch((error: unknown) => options.onError?.(error));
   }, options.sweepIntervalMs ?? 5000);
   sweep.unref();
 
@@ -88,7 +94,7 @@ export async function startLlmWorkers(db: { pool: pg.Pool; info: ConnectionInfo 
       clearInterval(sweep);
       if (ownBoss) await boss.stop({ graceful: true, close: true, timeout: 10_000 });
       else await boss.offWork(LLM_QUEUE, { id: workerId, wait: true });
-      await settleWaitingSearchIndexes(db.pool);
+      await upkeep.whenWritersStop(db.pool);
     },
   };
 }
@@ -153,12 +159,12 @@ async function enhanceQueuedPage(deps: EnhanceDeps, job: PageEnhancementJob, las
     const retried = error instanceof LlmRequestError ? error.retryable : true;
     if (retried && !lastAttempt) throw error;
     await recordPageDone(deps.pool, job, { enhanced: 0, error: errorText(error) });
-    await afterPageEnhanced(deps.pool, job.jobKind, job.jobId);
+    await afterPageEnhanced(deps.pool, job.jobKind, job.jobId, options.upkeep);
     throw error;
   }
   options.onPage?.(job, result);
   if (result.calls > 0 || result.enhanced > 0) await reportProgress(deps.pool, job, result);
   await recordPageDone(deps.pool, job, { enhanced: result.enhanced, error: pageError(result) });
-  await afterPageEnhanced(deps.pool, job.jobKind, job.jobId);
+  await afterPageEnhanced(deps.pool, job.jobKind, job.jobId, options.upkeep);
   return result;
 }

@@ -1,14 +1,15 @@
 import { refreshSearchTermsAfterWrite } from '../search/lexicon.js';
 import { mergePendingEntriesWhenQuiet } from '../search/pending.js';
-import { settleWaitingSearchIndexes } from '../search/settle.js';
+import { settleSearchIndexes, settleWaitingSearchIndexes } from '../search/settle.js';
 import type { PostCommitStage } from './types.js';
 
 /**
- * Index upkeep after a page write, the one place that schedules it. A snippet insert queues its id for the
- * typo lexicon (a trigger, migrations/010), and every page rewrites its entries in the search indexes' GIN
- * pending lists; both are folded in outside the page's transaction, so concurrent page writes never wait on
- * one another's lexicon rows (search/lexicon.ts trails the writes by about a second; search/pending.ts merges
- * once writes go quiet). A completed crawl settles both at once (search/settle.ts, from the controller).
+ * Index upkeep, the one place that schedules it for every writer. A snippet insert queues its id for the typo
+ * lexicon (a trigger, migrations/010), and every page rewrites its entries in the search indexes' GIN pending
+ * lists; both are folded in outside the page's transaction, so concurrent page writes never wait on one
+ * another's lexicon rows (search/lexicon.ts trails the writes by about a second; search/pending.ts merges once
+ * writes go quiet). Before a job reads completed (the crawl controller, the LLM stage) both are settled at once
+ * (search/settle.ts); the model's rewritten descriptions are merged like a page's entries.
  */
 export const indexUpkeepStage: PostCommitStage = {
   name: 'index-upkeep',
@@ -18,5 +19,7 @@ export const indexUpkeepStage: PostCommitStage = {
     if (page.stored.newSnippetIds.length > 0) await refreshSearchTermsAfterWrite(services.pool);
     mergePendingEntriesWhenQuiet(services.pool);
   },
+  beforeJobCompletes: (pool) => settleSearchIndexes(pool),
+  afterSnippetsRewritten: (pool) => mergePendingEntriesWhenQuiet(pool),
   whenWritersStop: (pool) => settleWaitingSearchIndexes(pool),
 };

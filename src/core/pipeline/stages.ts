@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import type { IndexUpkeep } from '../llm/upkeep.js';
 import type { InTransactionStep } from '../store/pages.js';
 import { indexUpkeepStage } from './index-upkeep.js';
 import { llmEnhancementStage } from './llm-enhancement.js';
@@ -36,4 +37,26 @@ export async function runPostCommitStages(stages: readonly PostCommitStage[], pa
 /** For writers that stop: each stage's waiting work, while their pool is still open. Never throws. */
 export async function settleStages(stages: readonly PostCommitStage[], pool: StageServices['pool']): Promise<void> {
   for (const stage of stages) await stage.whenWritersStop?.(pool).catch(() => undefined);
+}
+
+/**
+ * Before a job reads completed: each stage's completion hook, in list order. A failing hook rejects, so the
+ * job is not completed with its results half-searchable; its caller tries again (the controller's next tick).
+ */
+export async function runBeforeJobCompletes(stages: readonly PostCommitStage[], pool: StageServices['pool']): Promise<void> {
+  for (const stage of stages) await stage.beforeJobCompletes?.(pool);
+}
+
+/** After a writer other than the store changed stored snippet text: each stage's hook for that. */
+export function runAfterSnippetsRewritten(stages: readonly PostCommitStage[], pool: StageServices['pool']): void {
+  for (const stage of stages) stage.afterSnippetsRewritten?.(pool);
+}
+
+/** The stages' upkeep hooks as one value, for writers that may not import pipeline (the LLM stage's workers). */
+export function stageUpkeep(stages: readonly PostCommitStage[]): IndexUpkeep {
+  return {
+    beforeJobCompletes: (pool) => runBeforeJobCompletes(stages, pool),
+    afterSnippetsRewritten: (pool) => runAfterSnippetsRewritten(stages, pool),
+    whenWritersStop: (pool) => settleStages(stages, pool),
+  };
 }

@@ -36,6 +36,14 @@ export interface PostCommitStage {
   readonly inTransaction?: InTransactionStep;
   /** What it does with a committed page write. A rejection is reported through services.onError. */
   afterCommit(page: CommittedPage, services: StageServices): Promise<void>;
+  /**
+   * Before a job (crawl, or any job the LLM stage completes) reads completed: whatever the stage still owes the
+   * job's writes is done now, so whoever learns that it completed finds its results. A rejection keeps the job
+   * from completing (the caller tries again).
+   */
+  beforeJobCompletes?(pool: pg.Pool): Promise<void>;
+  /** After a writer other than the store changed stored snippet text (the model's titles and descriptions). */
+  afterSnippetsRewritten?(pool: pg.Pool): void;
   /** When the writers stop: work it keeps waiting on timers, done now while the pool is open. */
   whenWritersStop?(pool: pg.Pool): Promise<void>;
 }

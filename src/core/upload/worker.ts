@@ -10,7 +10,7 @@ import type { ExtractionPool } from '../extract-pool/pool.js';
 import { createBoss } from '../queue/boss.js';
 import { storePage } from '../store/pages.js';
 import type { InTransactionStep } from '../store/pages.js';
-import { documentStages, inTransactionSteps, runPostCommitStages, settleStages } from '../pipeline/stages.js';
+import { documentStages, inTransactionSteps, runPostCommitStages, settleStages, stageUpkeep } from '../pipeline/stages.js';
 import type { PostCommitStage, StageServices } from '../pipeline/stages.js';
 import { contentTypeFor } from './files.js';
 import { ensureUploadQueue, UPLOAD_QUEUE } from './queue.js';
@@ -179,10 +179,15 @@ export interface UploadWorkers {
   stop(): Promise<void>;
 }
 
-async function startLocalLlmStage(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, onError?: (error: unknown) => void): Promise<UploadWorkers> {
+async function startLocalLlmStage(
+  db: { pool: pg.Pool; info: ConnectionInfo },
+  config: Config,
+  stages: readonly PostCommitStage[],
+  onError?: (error: unknown) => void,
+): Promise<UploadWorkers> {
   // Loaded only with enhancement on: the model client and tokenizer are large.
   const { startLlmWorkers } = await import('../llm/worker.js');
-  return startLlmWorkers(db, config, { pollingIntervalSeconds: 0.5, sweepIntervalMs: 1000, ...(onError ? { onError } : {}) });
+  return startLlmWorkers(db, config, { upkeep: stageUpkeep(stages), pollingIntervalSeconds: 0.5, sweepIntervalMs: 1000, ...(onError ? { onError } : {}) });
 }
 
 /**
@@ -205,7 +210,8 @@ export async function startUploadWorkers(
     llmStage?: boolean;
   } = {},
 ): Promise<UploadWorkers> {
-  const llm = options.llmStage && config.llm.enabled ? await startLocalLlmStage(db, config, options.onError) : null;
+  const stages = options.stages ?? documentStages(config);
+  const llm = options.llmStage && config.llm.enabled ? await startLocalLlmStage(db, config, stages, options.onError) : null;
   // Uploaded files are untrusted: their extraction runs in worker threads with a time budget, off this thread.
   const extraction = options.extraction ?? createExtractionPool(config.extract);
   const own = options.boss === undefined;
@@ -215,7 +221,6 @@ export async function startUploadWorkers(
     await boss.start();
   }
   await ensureUploadQueue(boss);
-  const stages = options.stages ?? documentStages(config);
   const services = { boss, onError: (error: unknown) => options.onError?.(error) };
   await boss.work<UploadFileJobData>(
     UPLOAD_QUEUE,
