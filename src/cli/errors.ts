@@ -16,8 +16,11 @@ export const USAGE_ERROR = 'usage_error';
 const CLI_NAMES: Array<[RegExp, string | ((match: string, index?: string) => string)]> = [
   [/\bstart_urls\.(\d+)/g, (_match, index) => `URL ${Number(index) + 1}`],
   [/\bstart_urls\b/g, 'start URLs'],
-  // Every crawl request field the CLI takes as a flag, under its flag's name.
-  ...cliFieldNames().map(([field, flag]): [RegExp, string] => [new RegExp(`\\b${field}\\b`, 'g'), flag]),
+  // Every crawl request field the CLI spells differently as a flag (max_depth is --depth). A field spelled the
+  // same (name, version) is left alone: the word also appears in other messages ("Invalid skill name").
+  ...cliFieldNames()
+    .filter(([field, flag]) => flag !== `--${field}`)
+    .map(([field, flag]): [RegExp, string] => [new RegExp(`\\b${field}\\b`, 'g'), flag]),
 ];
 
 export function withCliNames(text: string): string {
