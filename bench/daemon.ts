@@ -22,7 +22,108 @@ type Row = Record<string, string | number>;
 
 const QUERIES = ['read file', 'json parse', 'connect socket', 'async await', 'transaction commit', 'http request', 'log level', 'parse date', 'cache memory', 'retry timeout'];
 
-const WORDS = ['read', 'write', 'file', 'json', 'parse', 'socket', 'connect', 'async', 'await', 'transaction', 'commit', 'http', 'request', 'log', 'level', 'date', 'cache', 'memory', 'retry', 'timeout', 'stream', 'buffer', 'query', 'table', 'index', 'column', 'thread', 'process', 'worker', 'queue', 'event', 'listener', 'callback', 'promise', 'error', 'exception', 'handler', 'signal', 'config', 'option', 'path', 'directory', 'module', 'package', 'import', 'export', 'function', 'method', 'class', 'object', 'string', 'number', 'array', 'list', 'map', 'set', 'key', 'encode', 'decode', 'yaml', 'xml', 'html', 'template', 'render', 'route', 'session', 'cookie', 'token', 'auth', 'user', 'password', 'hash', 'encrypt', 'certificate', 'debug', 'test', 'assert', 'mock', 'fixture', 'profile', 'metric', 'trace', 'deploy', 'build', 'compile', 'bundle', 'install', 'version', 'time', 'zone', 'interval', 'schedule', 'job', 'task', 'batch', 'filter', 'sort', 'merge', 'join', 'split'];
+const WORDS = [
+  'read',
+  'write',
+  'file',
+  'json',
+  'parse',
+  'socket',
+  'connect',
+  'async',
+  'await',
+  'transaction',
+  'commit',
+  'http',
+  'request',
+  'log',
+  'level',
+  'date',
+  'cache',
+  'memory',
+  'retry',
+  'timeout',
+  'stream',
+  'buffer',
+  'query',
+  'table',
+  'index',
+  'column',
+  'thread',
+  'process',
+  'worker',
+  'queue',
+  'event',
+  'listener',
+  'callback',
+  'promise',
+  'error',
+  'exception',
+  'handler',
+  'signal',
+  'config',
+  'option',
+  'path',
+  'directory',
+  'module',
+  'package',
+  'import',
+  'export',
+  'function',
+  'method',
+  'class',
+  'object',
+  'string',
+  'number',
+  'array',
+  'list',
+  'map',
+  'set',
+  'key',
+  'encode',
+  'decode',
+  'yaml',
+  'xml',
+  'html',
+  'template',
+  'render',
+  'route',
+  'session',
+  'cookie',
+  'token',
+  'auth',
+  'user',
+  'password',
+  'hash',
+  'encrypt',
+  'certificate',
+  'debug',
+  'test',
+  'assert',
+  'mock',
+  'fixture',
+  'profile',
+  'metric',
+  'trace',
+  'deploy',
+  'build',
+  'compile',
+  'bundle',
+  'install',
+  'version',
+  'time',
+  'zone',
+  'interval',
+  'schedule',
+  'job',
+  'task',
+  'batch',
+  'filter',
+  'sort',
+  'merge',
+  'join',
+  'split',
+];
 
 function variedQueries(): string[] {
   const out: string[] = [];
@@ -53,7 +154,10 @@ async function startServe(env: NodeJS.ProcessEnv): Promise<{ url: string; child:
   const started = Date.now();
   for (;;) {
     if (child.exitCode !== null) throw new Error(`docdex serve exited with ${child.exitCode}`);
-    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() - started > 60_000) {
       child.kill('SIGKILL');
@@ -78,13 +182,19 @@ async function serveSite(pages: number, delayMs: number): Promise<{ base: string
     const links = Array.from({ length: LINKS }, (_, k) => `<a href="/p${(i * LINKS + k + 1) % pages}.html">next</a>`).join(' ');
     setTimeout(() => {
       res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(`<html><head><title>Page ${i} - Bench</title></head><body><main><h1>Page ${i}</h1><h2 id="a">Usage ${i}</h2><p>Call the helper.</p><pre><code class="language-python">helper_${i}(value=${i})\nprint(helper_${i})</code></pre>${links}</main></body></html>`);
+      res.end(
+        `<html><head><title>Page ${i} - Bench</title></head><body><main><h1>Page ${i}</h1><h2 id="a">Usage ${i}</h2><p>Call the helper.</p><pre><code class="language-python">helper_${i}(value=${i})\nprint(helper_${i})</code></pre>${links}</main></body></html>`,
+      );
     }, delayMs);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -174,7 +284,15 @@ export async function benchDaemon(): Promise<Row[]> {
   const common = { CRAWL_DELAY: '0', LOG_LEVEL: 'warn', NO_COLOR: '1', DOCDEX_HOME: scratch, WORKSPACE_PATH: path.join(scratch, 'workspace') };
   const env = connectionString
     ? { ...process.env, ...common, DATABASE_URL: connectionString }
-    : { ...process.env, ...common, DB_HOST: String(info.config.host), DB_PORT: String(info.config.port), DB_NAME: String(info.config.database), DB_USER: String(info.config.user), DB_PASSWORD: String(info.config.password) };
+    : {
+        ...process.env,
+        ...common,
+        DB_HOST: String(info.config.host),
+        DB_PORT: String(info.config.port),
+        DB_NAME: String(info.config.database),
+        DB_USER: String(info.config.user),
+        DB_PASSWORD: String(info.config.password),
+      };
   const site = await serveSite(5000, 5);
   const daemon = await startServe(env).catch(async (error: unknown) => {
     await site.close();
@@ -197,7 +315,7 @@ export async function benchDaemon(): Promise<Row[]> {
       body: JSON.stringify({ start_urls: [`${site.base}/p0.html`], name: crawlName, max_depth: 3, max_concurrent_crawls: 4 }),
     });
     const job = (await start.json()) as { job_id: string };
-    const crawledSoFar = async () => ((await (await fetch(`${base}/api/crawl-jobs/${job.job_id}`)).json()) as { pages_crawled: number; status: string });
+    const crawledSoFar = async () => (await (await fetch(`${base}/api/crawl-jobs/${job.job_id}`)).json()) as { pages_crawled: number; status: string };
     const before = await crawledSoFar();
     const fixed = await loadFromChild({ url: base, connections: 200, duration: durationSeconds, queries: QUERIES, random: false });
     const afterFixed = await crawledSoFar();
@@ -222,7 +340,10 @@ export async function benchDaemon(): Promise<Row[]> {
     });
     return [
       row(`${QUERIES.length} fixed, in turn`, floor, null, null, 'no crawl; floor: bare Fastify, answers from memory'),
-      row(`${QUERIES.length} fixed, in turn`, idle, null, null), row(`${QUERIES.length} fixed, in turn`, fixed, before, afterFixed), row('9,900 varied, at random', varied, afterFixed, afterVaried)];
+      row(`${QUERIES.length} fixed, in turn`, idle, null, null),
+      row(`${QUERIES.length} fixed, in turn`, fixed, before, afterFixed),
+      row('9,900 varied, at random', varied, afterFixed, afterVaried),
+    ];
   } finally {
     await daemon.stop();
     await site.close();

@@ -135,11 +135,31 @@ try {
       mode,
       onSite: (s: IndexedSite) => {
         console.log(`  ${s.site}: ${s.pages} pages, ${s.snippets} snippets in ${s.seconds.toFixed(1)} s`);
-        cached.set(s.site, { site: s.site, fingerprint: siteFingerprint(path.join(corpusDir, s.site), s.site), mode: s.mode, schema_version: schema, source_id: s.sourceId, base_url: s.baseUrl, pages: s.pages, snippets: s.snippets, seconds: s.seconds });
+        cached.set(s.site, {
+          site: s.site,
+          fingerprint: siteFingerprint(path.join(corpusDir, s.site), s.site),
+          mode: s.mode,
+          schema_version: schema,
+          source_id: s.sourceId,
+          base_url: s.baseUrl,
+          pages: s.pages,
+          snippets: s.snippets,
+          seconds: s.seconds,
+        });
       },
     });
     for (const m of cached.values()) {
-      await db.pool.query('INSERT INTO eval_meta VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)', [m.site, m.fingerprint, m.mode, m.schema_version, m.source_id, m.base_url, m.pages, m.snippets, m.seconds]);
+      await db.pool.query('INSERT INTO eval_meta VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
+        m.site,
+        m.fingerprint,
+        m.mode,
+        m.schema_version,
+        m.source_id,
+        m.base_url,
+        m.pages,
+        m.snippets,
+        m.seconds,
+      ]);
     }
   } else {
     console.log(`Reusing the ${mode} index in ${db.info.display} (EVAL_REBUILD=1 to re-index):`);
@@ -168,7 +188,11 @@ try {
   console.log(`| typo Hit@5 kept | ${pct(kept)} | ≥ ${pct(TARGETS.typoKept)} | ${kept >= TARGETS.typoKept ? 'yes' : 'no'} |`);
   console.log(`| typo correction, first guess (${spelling.cases} single typos of the query words) | ${pct(spelling.top1)} | | |`);
   console.log(`| typo correction, among the words added | ${pct(spelling.found)} | | |`);
-  console.log(`| first guess by kind | ${Object.entries(spelling.byKind).map(([k, v]) => `${k} ${pct(v.top1 / Math.max(v.cases, 1))}`).join(', ')} | | |`);
+  console.log(
+    `| first guess by kind | ${Object.entries(spelling.byKind)
+      .map(([k, v]) => `${k} ${pct(v.top1 / Math.max(v.cases, 1))}`)
+      .join(', ')} | | |`,
+  );
 } finally {
   await db.pool.end();
 }

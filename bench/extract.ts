@@ -124,7 +124,10 @@ export async function benchExtract(): Promise<Row[]> {
     url: `https://python.docs.test/_sources/${path.basename(f)}`,
     body: readFileSync(f),
   }));
-  for (const [name, docs] of [['node .md (markdown)', md], ['python .rst.txt (rst)', rst]] as Array<[string, Doc[]]>) {
+  for (const [name, docs] of [
+    ['node .md (markdown)', md],
+    ['python .rst.txt (rst)', rst],
+  ] as Array<[string, Doc[]]>) {
     const bytes = docs.reduce((n, d) => n + d.body.length, 0);
     const ms = best(docs, (d) => {
       extractDocument({ url: d.url, contentType: 'text/plain', body: d.body });

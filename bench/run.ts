@@ -8,8 +8,7 @@ type BenchFn = () => Promise<Row[]>;
 type Bench = { name: string; load: () => Promise<BenchFn> };
 
 // Each module is imported by URL so a bench that is not written yet reports itself instead of breaking the run.
-const fromModule = (file: string, exportName: string) => async (): Promise<BenchFn> =>
-  ((await import(new URL(file, import.meta.url).href)) as Record<string, BenchFn>)[exportName]!;
+const fromModule = (file: string, exportName: string) => async (): Promise<BenchFn> => ((await import(new URL(file, import.meta.url).href)) as Record<string, BenchFn>)[exportName]!;
 
 const benches: Bench[] = [
   { name: 'CLI cold start (issue 2)', load: async () => benchStartup },

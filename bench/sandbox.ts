@@ -76,7 +76,11 @@ export async function benchSandbox(): Promise<Row[]> {
     const exec = async (cmd: string): Promise<number> => {
       const sink = new PassThrough();
       sink.resume();
-      const outcome = await service.sandboxExec(settings, { workdir: Buffer.from(path.join(ws, 'repos', 'app')), env: [], argv: [Buffer.from('sh'), Buffer.from('-c'), Buffer.from(cmd)], timeoutMs: 0 }, { stdout: sink, stderr: sink }).done;
+      const outcome = await service.sandboxExec(
+        settings,
+        { workdir: Buffer.from(path.join(ws, 'repos', 'app')), env: [], argv: [Buffer.from('sh'), Buffer.from('-c'), Buffer.from(cmd)], timeoutMs: 0 },
+        { stdout: sink, stderr: sink },
+      ).done;
       if (outcome.exitCode !== 0) throw new Error(`bench command failed: ${outcome.unavailable ?? outcome.exitCode}`);
       return outcome.exitCode;
     };
@@ -93,7 +97,15 @@ export async function benchSandbox(): Promise<Row[]> {
     }
     const status = await service.sandboxStatus(settings);
     const cold = summary(coldSamples);
-    rows.push({ measure: 'cold boot to attested VM (sandbox up)', n: coldSamples.length, 'p50 ms': cold.p50, 'p99 ms': cold.p99, 'min ms': cold.min, accel: status.accel ?? '?', note: `kernel ${boot.kernelRelease}, 1 vCPU, 512 MiB` });
+    rows.push({
+      measure: 'cold boot to attested VM (sandbox up)',
+      n: coldSamples.length,
+      'p50 ms': cold.p50,
+      'p99 ms': cold.p99,
+      'min ms': cold.min,
+      accel: status.accel ?? '?',
+      note: `kernel ${boot.kernelRelease}, 1 vCPU, 512 MiB`,
+    });
 
     await exec('true');
     const inProcess: number[] = [];
@@ -103,7 +115,15 @@ export async function benchSandbox(): Promise<Row[]> {
       inProcess.push(performance.now() - t);
     }
     const ip = summary(inProcess);
-    rows.push({ measure: 'warm exec `true`, in-process client (socket + attestation + agent)', n: COMMANDS, 'p50 ms': ip.p50, 'p99 ms': ip.p99, 'min ms': ip.min, accel: status.accel ?? '?', note: 'issue estimate for a shell-loop agent: 60-300 ms' });
+    rows.push({
+      measure: 'warm exec `true`, in-process client (socket + attestation + agent)',
+      n: COMMANDS,
+      'p50 ms': ip.p50,
+      'p99 ms': ip.p99,
+      'min ms': ip.min,
+      accel: status.accel ?? '?',
+      note: 'issue estimate for a shell-loop agent: 60-300 ms',
+    });
 
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
@@ -122,7 +142,15 @@ export async function benchSandbox(): Promise<Row[]> {
       viaProcess.push(performance.now() - t);
     }
     const vp = summary(viaProcess);
-    rows.push({ measure: 'warm exec `true`, exec-main.js process (what the shim runs)', n: PROCESS_COMMANDS, 'p50 ms': vp.p50, 'p99 ms': vp.p99, 'min ms': vp.min, accel: status.accel ?? '?', note: 'includes a Node start' });
+    rows.push({
+      measure: 'warm exec `true`, exec-main.js process (what the shim runs)',
+      n: PROCESS_COMMANDS,
+      'p50 ms': vp.p50,
+      'p99 ms': vp.p99,
+      'min ms': vp.min,
+      accel: status.accel ?? '?',
+      note: 'includes a Node start',
+    });
 
     const shim = await shimMod.writeShim(path.join(home, 'plugins'), { runner: [process.execPath, execMain], hostShell: '/bin/sh' });
     const viaShim: number[] = [];
@@ -132,7 +160,15 @@ export async function benchSandbox(): Promise<Row[]> {
       viaShim.push(performance.now() - t);
     }
     const vs = summary(viaShim);
-    rows.push({ measure: 'warm exec `true` through the generated shim', n: PROCESS_COMMANDS, 'p50 ms': vs.p50, 'p99 ms': vs.p99, 'min ms': vs.min, accel: status.accel ?? '?', note: 'end to end as the agent server sees it' });
+    rows.push({
+      measure: 'warm exec `true` through the generated shim',
+      n: PROCESS_COMMANDS,
+      'p50 ms': vs.p50,
+      'p99 ms': vs.p99,
+      'min ms': vs.min,
+      accel: status.accel ?? '?',
+      note: 'end to end as the agent server sees it',
+    });
 
     const hostShell: number[] = [];
     for (let i = 0; i < PROCESS_COMMANDS; i++) {
@@ -141,7 +177,15 @@ export async function benchSandbox(): Promise<Row[]> {
       hostShell.push(performance.now() - t);
     }
     const hs = summary(hostShell);
-    rows.push({ measure: 'baseline: /bin/sh -c true on the host', n: PROCESS_COMMANDS, 'p50 ms': hs.p50, 'p99 ms': hs.p99, 'min ms': hs.min, accel: '-', note: `${os.cpus().length} host cores, load ${os.loadavg()[0]!.toFixed(1)}` });
+    rows.push({
+      measure: 'baseline: /bin/sh -c true on the host',
+      n: PROCESS_COMMANDS,
+      'p50 ms': hs.p50,
+      'p99 ms': hs.p99,
+      'min ms': hs.min,
+      accel: '-',
+      note: `${os.cpus().length} host cores, load ${os.loadavg()[0]!.toFixed(1)}`,
+    });
   } finally {
     await daemon.close();
     await rm(home, { recursive: true, force: true });

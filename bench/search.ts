@@ -165,10 +165,7 @@ function sourceSpecs(): SourceSpec[] {
 
 export async function generate(pool: pg.Pool, total: number): Promise<{ seconds: number; rate: number }> {
   const specs = sourceSpecs();
-  const sources = await pool.query<{ id: string }>(
-    `INSERT INTO sources (name, kind) SELECT unnest($1::text[]), 'crawl' RETURNING id`,
-    [specs.map((s) => s.name)],
-  );
+  const sources = await pool.query<{ id: string }>(`INSERT INTO sources (name, kind) SELECT unnest($1::text[]), 'crawl' RETURNING id`, [specs.map((s) => s.name)]);
   const sourceIds = sources.rows.map((r) => r.id);
   const jobs = await pool.query<{ id: string }>(
     `INSERT INTO crawl_jobs (source_id, name, status, start_urls)
@@ -194,7 +191,16 @@ export async function generate(pool: pg.Pool, total: number): Promise<{ seconds:
       const urls: string[] = [];
       const pageTitles: string[] = [];
       const markdowns: string[] = [];
-      const snippet = { title: [] as string[], description: [] as string[], language: [] as string[], code: [] as string[], hash: [] as string[], url: [] as string[], page: [] as number[], position: [] as number[] };
+      const snippet = {
+        title: [] as string[],
+        description: [] as string[],
+        language: [] as string[],
+        code: [] as string[],
+        hash: [] as string[],
+        url: [] as string[],
+        page: [] as number[],
+        position: [] as number[],
+      };
       for (let p = 0; p < pages; p++) {
         const url = `https://${spec.name}.bench.example/b${b}/p${p}.html`;
         const pageTitle = `${g.cap(g.word())} ${g.word()} ${g.word()}`;
@@ -381,7 +387,7 @@ export async function benchSearch(): Promise<Row[]> {
               pg_total_relation_size('search_terms') AS lexicon, (SELECT count(*)::int FROM search_terms) AS terms`,
     );
     const sz = sizes.rows[0]!;
-    const perMillion = (bytes: string) => `${((Number(bytes) / total) * 1_000_000 / 1024 / 1024).toFixed(0)} MB`;
+    const perMillion = (bytes: string) => `${(((Number(bytes) / total) * 1_000_000) / 1024 / 1024).toFixed(0)} MB`;
 
     const mix = await queryMix(pool, total);
     // Warm-up: the same queries once, so both measurements below see a warm cache.
@@ -422,7 +428,10 @@ export async function benchSearch(): Promise<Row[]> {
       exec.push(e.executionMs);
     }
     if (process.env.BENCH_VERBOSE === '1') {
-      const slow = mix.map((q, i) => ({ q, ms: fn[i]!, sql: sql[i]! })).sort((a, b) => b.ms - a.ms).slice(0, 15);
+      const slow = mix
+        .map((q, i) => ({ q, ms: fn[i]!, sql: sql[i]! }))
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 15);
       for (const x of slow) console.log(`${x.ms.toFixed(1).padStart(7)} ms (sql ${x.sql.toFixed(1)})  ${JSON.stringify(x.q)}`);
     }
     sql.sort((a, b) => a - b);

@@ -196,13 +196,18 @@ async function crawlSite(
   const started = performance.now();
   const server = await serveSite(root);
   try {
-    const job = await parts.startCrawl(db, config, {
-      name: site,
-      start_urls: SITE_START_PAGES[site].map((p) => new URL(p, server.baseUrl).href),
-      max_depth: 3,
-      exclude_patterns: SITE_EXCLUDES[site],
-      max_concurrent_crawls: options.concurrency ?? 8,
-    }, { allowLoopback: true });
+    const job = await parts.startCrawl(
+      db,
+      config,
+      {
+        name: site,
+        start_urls: SITE_START_PAGES[site].map((p) => new URL(p, server.baseUrl).href),
+        max_depth: 3,
+        exclude_patterns: SITE_EXCLUDES[site],
+        max_concurrent_crawls: options.concurrency ?? 8,
+      },
+      { allowLoopback: true },
+    );
     const done = await parts.waitForJob(db, job.id);
     if (done.status !== 'completed') throw new Error(`Crawl of ${site} ended ${done.status}: ${done.error ?? 'no error recorded'}`);
     return {

@@ -191,11 +191,7 @@ async function lexiconEntries(pool: pg.Pool, words: string[]): Promise<Map<strin
  * themselves indexed words are left out: they are not corrected, by design. A sharper measure than the typo
  * queries' ranking, where one typo in a query of four words often goes unnoticed.
  */
-export async function correctionAccuracy(
-  parts: Pick<SearchParts, 'correctWords'>,
-  pool: pg.Pool,
-  queries: readonly EvalQuery[],
-): Promise<CorrectionAccuracy> {
+export async function correctionAccuracy(parts: Pick<SearchParts, 'correctWords'>, pool: pg.Pool, queries: readonly EvalQuery[]): Promise<CorrectionAccuracy> {
   const words = [...new Set(queries.flatMap((q) => q.query.toLowerCase().match(/[a-z]{5,}/g) ?? []))];
   const typos = new Map<string, { word: string; kind: TypoKind }>();
   for (const word of words) {

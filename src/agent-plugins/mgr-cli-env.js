@@ -40,7 +40,8 @@ async function refresh() {
 
 /** @param {unknown} error */
 function logError(error) {
-  console.error('[docdex mgr-cli-env] ' + (/** @type {{ message?: string } | undefined} */ (error)?.message ?? String(error)));
+  const message = /** @type {{ message?: string } | undefined} */ (error)?.message;
+  console.error('[docdex mgr-cli-env] ' + (message ?? String(error)));
 }
 
 const ready = refresh().catch((error) => {

@@ -123,7 +123,15 @@ const z = tool.schema;
 
 const DESCRIPTION = [
   "Talk to the docdex manager: send a push notification to the user's devices, or call an allow-listed route of the manager's internal API (settings, agent configuration, repos, schedules and their runs).",
-  'action=send_notification: give title (' + LIMITS.title[0] + '-' + LIMITS.title[1] + ' chars) and body (' + LIMITS.body[0] + '-' + LIMITS.body[1] + ' chars), optionally url, tag and priority (normal or high).',
+  'action=send_notification: give title (' +
+    LIMITS.title[0] +
+    '-' +
+    LIMITS.title[1] +
+    ' chars) and body (' +
+    LIMITS.body[0] +
+    '-' +
+    LIMITS.body[1] +
+    ' chars), optionally url, tag and priority (normal or high).',
   'action=request: give method and path relative to the internal API, e.g. GET /settings, PATCH /settings with a body, GET /repos, GET /repos/3/schedules, POST /repos/3/schedules/7/run. Query strings are allowed. The raw response body is returned.',
   'Allowed routes: ' + MGR_ALLOWLIST.map((r) => r.method + ' ' + r.path).join(', ') + ' (* is one path segment, such as an id).',
 ].join('\n');
@@ -131,7 +139,10 @@ const DESCRIPTION = [
 const ARGS = {
   action: z.enum(['send_notification', 'request']).describe('What to do'),
   title: z.string().max(LIMITS.title[1]).optional().describe('send_notification: the notification title'),
-  body: z.union([z.string(), z.record(z.string(), z.any())]).optional().describe('send_notification: the message text. request: the JSON object to send with POST, PUT or PATCH'),
+  body: z
+    .union([z.string(), z.record(z.string(), z.any())])
+    .optional()
+    .describe('send_notification: the message text. request: the JSON object to send with POST, PUT or PATCH'),
   url: z.string().max(LIMITS.url[1]).optional().describe('send_notification: a link to open'),
   tag: z.string().max(LIMITS.tag).optional().describe('send_notification: replaces an earlier notification with the same tag'),
   priority: z.enum(['normal', 'high']).optional().describe('send_notification: delivery urgency'),

@@ -151,7 +151,8 @@ async function shellEnv(input, output) {
   try {
     result = await plan(input);
   } catch (error) {
-    result = refusal('planning failed (' + (/** @type {{ message?: string } | undefined} */ (error)?.message ?? String(error)) + ')');
+    const message = /** @type {{ message?: string } | undefined} */ (error)?.message;
+    result = refusal('planning failed (' + (message ?? String(error)) + ')');
   }
   Object.assign(output.env, result.env);
   remember(input.callID, result.action);

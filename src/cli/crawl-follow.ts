@@ -61,12 +61,10 @@ async function startLocalWorkers(db: Database, config: Config, job: CrawlJob, op
   // Loaded only with enhancement on: the model client and tokenizer are large.
   const { startLlmWorkers } = await import('../core/llm/worker.js');
   const llmOptions = { upkeep: stageUpkeep(stages), pollingIntervalSeconds: 0.5, sweepIntervalMs: 1000 };
-  const llm = await startLlmWorkers(db, config, { ...llmOptions, onError: (error) => options.warn(`llm: ${errorMessage(error)}`) }).catch(
-    async (error: unknown) => {
-      await crawl.stop();
-      throw error;
-    },
-  );
+  const llm = await startLlmWorkers(db, config, { ...llmOptions, onError: (error) => options.warn(`llm: ${errorMessage(error)}`) }).catch(async (error: unknown) => {
+    await crawl.stop();
+    throw error;
+  });
   return {
     id: crawl.id,
     async stop() {

@@ -125,9 +125,6 @@ export function unknownCommandError(typed: readonly string[], commandIds: readon
   const named = words.slice(0, commandWordCount(words, commandIds));
   const close = closestCommands(words, commandIds);
   const topic = named.slice(0, -1).join(' ');
-  const hint =
-    close.length > 0
-      ? `Did you mean ${close.map((c) => `\`docdex ${c}\``).join(' or ')}?`
-      : `Run \`docdex ${topic ? `${topic} ` : ''}--help\` for the list of commands.`;
+  const hint = close.length > 0 ? `Did you mean ${close.map((c) => `\`docdex ${c}\``).join(' or ')}?` : `Run \`docdex ${topic ? `${topic} ` : ''}--help\` for the list of commands.`;
   return new UserError(`Unknown command: docdex ${named.join(' ')}.`, { code: 'unknown_command', hint });
 }

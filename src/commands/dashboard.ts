@@ -22,11 +22,7 @@ export default class Dashboard extends BaseCommand<typeof Dashboard> {
       });
     }
     // Ink and React load only once there is a terminal to draw on: refusing, or --help, stays light.
-    const [{ SCREENS }, { createDashboardData }, { renderDashboard }] = await Promise.all([
-      import('../ui/App.js'),
-      import('../ui/data/postgres.js'),
-      import('../ui/render.js'),
-    ]);
+    const [{ SCREENS }, { createDashboardData }, { renderDashboard }] = await Promise.all([import('../ui/App.js'), import('../ui/data/postgres.js'), import('../ui/render.js')]);
     const db = await openDatabase(this.settings, { max: 4, applicationName: 'docdex-dashboard' });
     try {
       const initialScreen = SCREENS.find((s) => s.toLowerCase() === this.flags.screen) as ScreenName;

@@ -8,8 +8,7 @@ import type { SearchResponse } from '../core/search/search.js';
 
 export default class Search extends BaseCommand<typeof Search> {
   static override summary = 'Search indexed code snippets.';
-  static override description =
-    'Full-text search over snippet titles, descriptions and code, tolerant of typos; identifiers match whole or in parts (json.dumps, readFileSync, "read file sync").';
+  static override description = 'Full-text search over snippet titles, descriptions and code, tolerant of typos; identifiers match whole or in parts (json.dumps, readFileSync, "read file sync").';
   static override examples = [
     '<%= config.bin %> search "asyncio gather"',
     '<%= config.bin %> search readFileSync --source node --limit 5',

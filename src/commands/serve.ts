@@ -30,11 +30,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
       services: [
         ...services,
         ...agentManagerServicesWhenWanted(
-          agentManagerServices(
-            this.settings,
-            { host: this.flags.host, port: this.flags.port },
-            { ...agentServerOptionsFromEnv(), extensions: [createSandboxExtension()] },
-          ),
+          agentManagerServices(this.settings, { host: this.flags.host, port: this.flags.port }, { ...agentServerOptionsFromEnv(), extensions: [createSandboxExtension()] }),
           this.flags.agent || Boolean(this.settings.agent.workspacePathSet),
         ),
       ],

@@ -12,10 +12,7 @@ export default class Upload extends BaseCommand<typeof Upload> {
   static override summary = 'Index local documentation files: .md .markdown .mdx .txt .rst .adoc, or directories of them.';
   static override description =
     'Directories are scanned recursively (node_modules, .git and hidden folders are skipped; other formats are listed as skipped). Files over 10 MB, binary or not UTF-8 are reported one by one and the rest is indexed. Without --wait the job is queued for `docdex serve` or `docdex worker`.';
-  static override examples = [
-    '<%= config.bin %> upload ./docs --name mylib --version 2.0 --wait',
-    '<%= config.bin %> upload README.md --source-url https://github.com/me/mylib#readme',
-  ];
+  static override examples = ['<%= config.bin %> upload ./docs --name mylib --version 2.0 --wait', '<%= config.bin %> upload README.md --source-url https://github.com/me/mylib#readme'];
   static override strict = false;
   static override args = { path: Args.string({ description: 'File or directory (several may be given).', required: true }) };
   static override flags = {
@@ -48,7 +45,9 @@ export default class Upload extends BaseCommand<typeof Upload> {
         const done = await waitForUpload(db, job.id, (e) => this.progress(e));
         if (this.isTty) process.stdout.write('\r\u001b[K');
         const llm = done.llm_enhance && done.llm_pages_total > 0 ? `; ${llmProgressText(done)}` : '';
-        this.log(`${done.status === 'completed' ? 'Indexed' : 'Failed'}: ${done.processed_files - done.failed_files} of ${plural(done.file_count, 'file')}, ${plural(done.snippets_extracted, 'snippet')}, into ${done.source_name}${llm} (job ${done.id}).`);
+        this.log(
+          `${done.status === 'completed' ? 'Indexed' : 'Failed'}: ${done.processed_files - done.failed_files} of ${plural(done.file_count, 'file')}, ${plural(done.snippets_extracted, 'snippet')}, into ${done.source_name}${llm} (job ${done.id}).`,
+        );
         this.reportErrors(done);
         return done;
       } finally {

@@ -150,9 +150,7 @@ const envSchema = z.object({
   VAPID_PRIVATE_KEY: optionalString,
   VAPID_SUBJECT: optionalString,
   SANDBOX_IMAGE: optionalString,
-  SANDBOX_ACCEL: optionalString
-    .transform((v) => v ?? 'auto')
-    .pipe(z.enum(['auto', 'kvm', 'tcg'], { message: 'expected auto, kvm or tcg' })),
+  SANDBOX_ACCEL: optionalString.transform((v) => v ?? 'auto').pipe(z.enum(['auto', 'kvm', 'tcg'], { message: 'expected auto, kvm or tcg' })),
   SANDBOX_EXEC_USER: optionalString,
   SANDBOX_START_TIMEOUT_MS: number(120_000, 1000, 3_600_000, 'of milliseconds from 1000 to 3600000', true),
   SANDBOX_MEMORY_MB: number(1024, 64, 65536, 'of MiB from 64 to 65536', true),
@@ -160,24 +158,14 @@ const envSchema = z.object({
 });
 
 /** Variables whose values are never printed, in errors or anywhere else. */
-export const SECRET_VARIABLES = new Set([
-  'DB_PASSWORD',
-  'DATABASE_URL',
-  'CODE_LLM_API_KEY',
-  'MCP_AUTH_TOKEN',
-  'MCP_AUTH_TOKENS',
-  'OPENCODE_SERVER_PASSWORD',
-  'VAPID_PRIVATE_KEY',
-]);
+export const SECRET_VARIABLES = new Set(['DB_PASSWORD', 'DATABASE_URL', 'CODE_LLM_API_KEY', 'MCP_AUTH_TOKEN', 'MCP_AUTH_TOKENS', 'OPENCODE_SERVER_PASSWORD', 'VAPID_PRIVATE_KEY']);
 
 export type Env = z.output<typeof envSchema>;
 
 export interface Config {
   /** Where docdex keeps its own state: the embedded cluster, its password, caches. */
   home: string;
-  database:
-    | { mode: 'external'; connectionString?: string; host?: string; port: number; database: string; user?: string; password?: string }
-    | { mode: 'embedded' };
+  database: { mode: 'external'; connectionString?: string; host?: string; port: number; database: string; user?: string; password?: string } | { mode: 'embedded' };
   /** searchConcurrency: searches the daemon runs at once; the rest wait their turn (core/search/shared.ts). */
   api: { host: string; port: number; corsOrigins: string[]; allowedHosts: string[]; auth: boolean; searchConcurrency: number };
   mcpAuth: { enabled: boolean; tokens: string[] };
@@ -253,10 +241,7 @@ function assertTokenLength(env: Env): void {
     ...(env.MCP_AUTH_TOKENS.some((t) => t.length < MIN_TOKEN_LENGTH) ? ['MCP_AUTH_TOKENS'] : []),
   ];
   if (short.length > 0) {
-    throw new ConfigError(
-      `${short.join(' and ')} (value hidden): every token must be at least ${MIN_TOKEN_LENGTH} characters long.`,
-      'Generate one with: openssl rand -base64 32',
-    );
+    throw new ConfigError(`${short.join(' and ')} (value hidden): every token must be at least ${MIN_TOKEN_LENGTH} characters long.`, 'Generate one with: openssl rand -base64 32');
   }
 }
 
@@ -271,10 +256,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const name = String(issue.path[0] ?? 'environment');
-    throw new ConfigError(
-      `Invalid environment variable ${name}${describeValue(name, source[name])}: ${issue.message}.`,
-      `Fix or unset ${name}; see "Configuration" in the README.`,
-    );
+    throw new ConfigError(`Invalid environment variable ${name}${describeValue(name, source[name])}: ${issue.message}.`, `Fix or unset ${name}; see "Configuration" in the README.`);
   }
   const env = result.data;
 
@@ -297,9 +279,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
 
   const vapid =
-    env.VAPID_PUBLIC_KEY && env.VAPID_PRIVATE_KEY
-      ? { publicKey: env.VAPID_PUBLIC_KEY, privateKey: env.VAPID_PRIVATE_KEY, subject: env.VAPID_SUBJECT ?? 'mailto:docdex@localhost' }
-      : undefined;
+    env.VAPID_PUBLIC_KEY && env.VAPID_PRIVATE_KEY ? { publicKey: env.VAPID_PUBLIC_KEY, privateKey: env.VAPID_PRIVATE_KEY, subject: env.VAPID_SUBJECT ?? 'mailto:docdex@localhost' } : undefined;
 
   return {
     home,
@@ -354,10 +334,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
  */
 export function assertAuthConfigured(config: Config): void {
   if ((config.mcpAuth.enabled || config.api.auth) && config.mcpAuth.tokens.length === 0) {
-    throw new ConfigError(
-      'MCP_AUTH_ENABLED is true but no token is configured.',
-      'Set MCP_AUTH_TOKEN or MCP_AUTH_TOKENS (comma-separated), or set MCP_AUTH_ENABLED=false.',
-    );
+    throw new ConfigError('MCP_AUTH_ENABLED is true but no token is configured.', 'Set MCP_AUTH_TOKEN or MCP_AUTH_TOKENS (comma-separated), or set MCP_AUTH_ENABLED=false.');
   }
   if (!isLoopbackHost(config.api.host) && !config.api.auth) {
     throw new ConfigError(

@@ -55,10 +55,10 @@ const glob = z
 /** Why `host` cannot be a domain filter, or null when it is a registrable domain or a subdomain of one. */
 export function domainFilterProblem(host: string): string | null {
   const parsed = parseHost(host, { allowPrivateDomains: true });
-  if (parsed.isIp) return 'an IP address is not a domain; leave domain_filter out to stay on the start URLs\' hosts';
+  if (parsed.isIp) return "an IP address is not a domain; leave domain_filter out to stay on the start URLs' hosts";
   const known = parsed.isIcann === true || parsed.isPrivate === true;
   if (!parsed.domain && known) return `${JSON.stringify(host)} is a public suffix shared by unrelated sites; give a registrable domain like docs.example.com`;
-  if (!host.includes('.')) return 'a single-label name (like localhost) is not a domain; leave domain_filter out to stay on the start URLs\' hosts';
+  if (!host.includes('.')) return "a single-label name (like localhost) is not a domain; leave domain_filter out to stay on the start URLs' hosts";
   if (!parsed.domain) return `${JSON.stringify(host)} is not a registrable domain; give one like docs.example.com`;
   return null;
 }

@@ -30,7 +30,28 @@ const SQL_KEYWORDS = new Set(
   ).split(' '),
 );
 
-const HASH_COMMENT = new Set(['python', 'py', 'bash', 'sh', 'shell', 'zsh', 'ruby', 'rb', 'yaml', 'yml', 'toml', 'r', 'perl', 'make', 'makefile', 'dockerfile', 'powershell', 'console', 'ini', 'conf']);
+const HASH_COMMENT = new Set([
+  'python',
+  'py',
+  'bash',
+  'sh',
+  'shell',
+  'zsh',
+  'ruby',
+  'rb',
+  'yaml',
+  'yml',
+  'toml',
+  'r',
+  'perl',
+  'make',
+  'makefile',
+  'dockerfile',
+  'powershell',
+  'console',
+  'ini',
+  'conf',
+]);
 const DASH_COMMENT = new Set(['sql', 'plpgsql', 'pgsql', 'postgresql', 'lua', 'haskell']);
 const SQL = new Set(['sql', 'plpgsql', 'pgsql', 'postgresql']);
 

@@ -163,10 +163,7 @@ export function checkBoundary(policy: BoundaryPolicy, request: FastifyRequest, i
 export function mcpRebindingOptions(policy: BoundaryPolicy, request: FastifyRequest): { enableDnsRebindingProtection: true; allowedHosts: string[]; allowedOrigins: string[] } {
   const arrival = { localAddress: request.socket.localAddress, localPort: request.socket.localPort };
   const withPorts = (name: string) => (arrival.localPort === undefined ? [name] : [name, `${name}:${arrival.localPort}`]);
-  const hosts = [
-    ...ownNames(policy, arrival).flatMap(withPorts),
-    ...policy.allowedHosts.flatMap((h) => (h.port === undefined ? withPorts(h.name) : [`${h.name}:${h.port}`])),
-  ];
+  const hosts = [...ownNames(policy, arrival).flatMap(withPorts), ...policy.allowedHosts.flatMap((h) => (h.port === undefined ? withPorts(h.name) : [`${h.name}:${h.port}`]))];
   const origins = [...policy.corsOrigins, ...hosts.flatMap((h) => [`http://${h}`, `https://${h}`])];
   return { enableDnsRebindingProtection: true, allowedHosts: [...new Set(hosts)], allowedOrigins: [...new Set(origins)] };
 }

@@ -17,7 +17,10 @@ export const ErrorBody = z
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
 function writeError(reply: FastifyReply, status: number, code: ErrorCode, error: string, details: unknown[]): FastifyReply {
-  return reply.status(status).type('application/json').send({ error, code, details } satisfies ErrorBody);
+  return reply
+    .status(status)
+    .type('application/json')
+    .send({ error, code, details } satisfies ErrorBody);
 }
 
 /** Sends the error body of `code` with its status from the one table (`ERROR_CODES` in core/errors.ts). */

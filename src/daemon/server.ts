@@ -97,11 +97,7 @@ export async function startDaemon(configured: Config, options: DaemonOptions): P
   await hub.start();
   const supervisor = superviseDatabase(db, config, log);
   const services: BackgroundService[] = [];
-  const app = await buildApp(
-    { db, config, hub, version: packageVersion(), workers: () => ({ running: services.length > 0, kinds: services.map((s) => s.name) }) },
-    options.routes,
-    { logger: log },
-  );
+  const app = await buildApp({ db, config, hub, version: packageVersion(), workers: () => ({ running: services.length > 0, kinds: services.map((s) => s.name) }) }, options.routes, { logger: log });
   const host = config.api.host;
   const port = options.port ?? config.api.port;
   const release = async () => {

@@ -80,9 +80,7 @@ export function fromCrawlJob(job: CrawlJobLike): JobProgressView {
     failed,
     skipped,
     // While enhancing, the bar follows the LLM stage through the job's pages.
-    ...(job.status === 'enhancing'
-      ? { done: num(job.llm_pages_done), total: num(job.llm_pages_total) }
-      : { done: crawled + failed + skipped, total: num(job.pages_found) }),
+    ...(job.status === 'enhancing' ? { done: num(job.llm_pages_done), total: num(job.llm_pages_total) } : { done: crawled + failed + skipped, total: num(job.pages_found) }),
     snippets: num(job.snippets_stored),
     rate: optionalNum(job.pages_per_second),
     etaSeconds: optionalNum(job.eta_seconds),
@@ -166,12 +164,7 @@ export function applyJobEvent(view: JobProgressView, event: JobEvent): JobProgre
   const c = event.counters ?? {};
   const failed = view.kind === 'crawl' ? counter(c, 'pages_failed', 'pagesFailed', 'failed') : counter(c, 'failed_files', 'failedFiles', 'failed');
   const processed = counter(c, 'processed_files', 'processedFiles', 'processed');
-  const crawled =
-    view.kind === 'crawl'
-      ? counter(c, 'pages_crawled', 'pagesCrawled', 'crawled')
-      : processed === undefined
-        ? undefined
-        : Math.max(0, processed - (failed ?? view.failed));
+  const crawled = view.kind === 'crawl' ? counter(c, 'pages_crawled', 'pagesCrawled', 'crawled') : processed === undefined ? undefined : Math.max(0, processed - (failed ?? view.failed));
   const skipped = counter(c, 'pages_skipped', 'pagesSkipped', 'skipped');
   const total = view.kind === 'crawl' ? counter(c, 'pages_found', 'pagesFound', 'found') : counter(c, 'file_count', 'fileCount', 'total');
   const snippets = counter(c, 'snippets_stored', 'snippetsStored', 'snippets_extracted', 'snippetsExtracted', 'snippets');

@@ -92,11 +92,15 @@ describe('the agent server with the mgr tool, driven by a stub model (real openc
       port: apiPort,
       routes: [...agentRoutes, ...agentServerRoutes],
       // What `docdex serve` runs, with opencode kept off the internet (a tripwire proxy records any try).
-      services: agentManagerServices(config, { host: '127.0.0.1', port: apiPort }, {
-        offline: true,
-        pollMs: 300,
-        env: { HTTP_PROXY: tripwire.url, HTTPS_PROXY: tripwire.url, http_proxy: tripwire.url, https_proxy: tripwire.url, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
-      }),
+      services: agentManagerServices(
+        config,
+        { host: '127.0.0.1', port: apiPort },
+        {
+          offline: true,
+          pollMs: 300,
+          env: { HTTP_PROXY: tripwire.url, HTTPS_PROXY: tripwire.url, http_proxy: tripwire.url, https_proxy: tripwire.url, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
+        },
+      ),
     });
     token = (await readManagerToken(db.pool))!;
     await startAgentServer(config, { timeoutMs: 120_000, pollMs: 200 });
@@ -188,10 +192,14 @@ describe('the agent server with the mgr tool, driven by a stub model (real openc
     expect(created.status).toBe(201);
     const started = await internal('POST', `/repos/${repo.id}/schedules/${created.body.id}/run`);
     expect([200, 201, 202]).toContain(started.status);
-    const run = await waitUntil(async () => {
-      const r = await internal('GET', `/repos/${repo.id}/schedules/${created.body.id}/runs/${started.body.id}`);
-      return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? r.body : undefined;
-    }, 180_000, 'the scheduled run');
+    const run = await waitUntil(
+      async () => {
+        const r = await internal('GET', `/repos/${repo.id}/schedules/${created.body.id}/runs/${started.body.id}`);
+        return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? r.body : undefined;
+      },
+      180_000,
+      'the scheduled run',
+    );
     expect(run.error).toBeNull();
     expect(run.status).toBe('completed');
     expect(run.sessionId).toMatch(/^ses/);

@@ -22,7 +22,10 @@ describe('docdex agent and docdex manager git-credentials', () => {
   });
 
   it('adds, lists and removes git credentials without ever printing the token', async () => {
-    const add = await runCli(['manager', 'git-credentials', 'add', '--host', 'https://github.com/', '--username', 'x-access-token', '--token-stdin', '--default', '--json'], { env, input: 'tok-cli-secret-123\n' });
+    const add = await runCli(['manager', 'git-credentials', 'add', '--host', 'https://github.com/', '--username', 'x-access-token', '--token-stdin', '--default', '--json'], {
+      env,
+      input: 'tok-cli-secret-123\n',
+    });
     expect(add.exitCode, String(add.stderr)).toBe(0);
     expect(`${add.stdout}${add.stderr}`).not.toContain('tok-cli-secret-123');
     const { credential } = JSON.parse(String(add.stdout)) as { credential: { id: string; host: string; isDefault: boolean } };

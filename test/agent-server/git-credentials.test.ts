@@ -25,9 +25,7 @@ describe('git credentials', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const { rows } = await db.pool.query<{ id: number }>(
-      `INSERT INTO agent_repos (local_path, clone_status) VALUES ('a', 'ready'), ('b', 'ready') RETURNING id`,
-    );
+    const { rows } = await db.pool.query<{ id: number }>(`INSERT INTO agent_repos (local_path, clone_status) VALUES ('a', 'ready'), ('b', 'ready') RETURNING id`);
     [repoA, repoB] = rows.map((r) => r.id) as [number, number];
   });
 

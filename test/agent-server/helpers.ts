@@ -30,7 +30,9 @@ export async function startStubModel(): Promise<StubModel> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const body = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model?: string; messages?: StubModel['requests'][number]['messages']; tools?: StubModel['requests'][number]['tools'] }) : {};
+      const body = chunks.length
+        ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model?: string; messages?: StubModel['requests'][number]['messages']; tools?: StubModel['requests'][number]['tools'] })
+        : {};
       const messages = body.messages ?? [];
       requests.push({ messages, tools: body.tools ?? [] });
       const last = messages.at(-1);
@@ -42,7 +44,12 @@ export async function startStubModel(): Promise<StubModel> {
       const text = contentText(last?.content);
       const directive = /@@(\w+) (\{.*\})/s.exec(text);
       if (last?.role === 'user' && directive && (body.tools ?? []).some((t) => t.function.name === directive[1])) {
-        send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: `call_${n}`, type: 'function', function: { name: directive[1], arguments: directive[2] } }] }, finish_reason: null }] });
+        send({
+          ...base,
+          choices: [
+            { index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: `call_${n}`, type: 'function', function: { name: directive[1], arguments: directive[2] } }] }, finish_reason: null },
+          ],
+        });
         send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage });
       } else {
         const answer = last?.role === 'tool' ? `RESULT ${text}` : 'ok';

@@ -56,7 +56,16 @@ describe('the agent server environment', () => {
       { PATH: '/bin', DB_PASSWORD: 'x', DATABASE_URL: 'postgres://u:p@h/d', MCP_AUTH_TOKEN: 't', VAPID_PRIVATE_KEY: 'k', PGPASSWORD: 'p', OPENAI_API_KEY: 'provider', MGR_INTERNAL_TOKEN: 'stale' },
       { layout, token: 'tok', internalApiUrl: 'http://127.0.0.1:7654/api/internal' },
     );
-    expect(env).toMatchObject({ PATH: '/bin', OPENAI_API_KEY: 'provider', HOME: '/w', XDG_CONFIG_HOME: '/w/.config', XDG_DATA_HOME: '/w/.opencode/state', MGR_INTERNAL_TOKEN: 'tok', OPENCODE_DISABLE_AUTOUPDATE: 'true', npm_config_fetch_retries: '0' });
+    expect(env).toMatchObject({
+      PATH: '/bin',
+      OPENAI_API_KEY: 'provider',
+      HOME: '/w',
+      XDG_CONFIG_HOME: '/w/.config',
+      XDG_DATA_HOME: '/w/.opencode/state',
+      MGR_INTERNAL_TOKEN: 'tok',
+      OPENCODE_DISABLE_AUTOUPDATE: 'true',
+      npm_config_fetch_retries: '0',
+    });
     for (const key of ['DB_PASSWORD', 'DATABASE_URL', 'MCP_AUTH_TOKEN', 'VAPID_PRIVATE_KEY', 'PGPASSWORD', 'OPENCODE_SERVER_PASSWORD']) expect(env).not.toHaveProperty(key);
     for (const dir of [env.HOME, env.XDG_CONFIG_HOME, env.XDG_DATA_HOME, env.XDG_STATE_HOME, env.XDG_CACHE_HOME]) {
       expect(dir!.startsWith('/w')).toBe(true);
@@ -132,10 +141,14 @@ describe('agent server lifecycle (real opencode)', () => {
       expect(health).toEqual({ healthy: true, version: pinnedOpencodeVersion() });
 
       process.kill(first, 'SIGKILL');
-      const restarted = await waitUntil(() => {
-        const s = supervisor.current();
-        return s.state === 'running' && s.pid !== first ? s : undefined;
-      }, 90_000, 'the restart');
+      const restarted = await waitUntil(
+        () => {
+          const s = supervisor.current();
+          return s.state === 'running' && s.pid !== first ? s : undefined;
+        },
+        90_000,
+        'the restart',
+      );
       expect(restarted.restarts).toBe(1);
       expect(restarted.lastExit).toBe('signal SIGKILL');
 
@@ -153,7 +166,12 @@ describe('agent server lifecycle (real opencode)', () => {
 
   it('refuses a non-loopback host without a password, and passes the password on its own calls', async () => {
     const open = loadConfig({ ...db.env, WORKSPACE_PATH: workspace, AGENT_HOST: '0.0.0.0', AGENT_PORT: config.agent.port.toString() });
-    const refused = new AgentServerSupervisor({ url: agentServerUrl(open), prepare: () => prepareAgentServer(open, db.pool, { offline: true }), logFile: agentServerLayout(workspaceLayout(open)).logFile, log: silent });
+    const refused = new AgentServerSupervisor({
+      url: agentServerUrl(open),
+      prepare: () => prepareAgentServer(open, db.pool, { offline: true }),
+      logFile: agentServerLayout(workspaceLayout(open)).logFile,
+      log: silent,
+    });
     const status = await refused.start();
     expect(status.state).toBe('failed');
     expect(status.pid).toBeNull();
@@ -222,13 +240,17 @@ describe('the supervisor with a stand-in server', () => {
     });
     try {
       expect((await supervisor.start()).state).toBe('running');
-      await waitUntil(() => {
-        try {
-          return readFileSync(`${dir}/server.log.1`, 'utf8').length > 0 ? true : undefined;
-        } catch {
-          return undefined;
-        }
-      }, 20_000, 'a rotated log');
+      await waitUntil(
+        () => {
+          try {
+            return readFileSync(`${dir}/server.log.1`, 'utf8').length > 0 ? true : undefined;
+          } catch {
+            return undefined;
+          }
+        },
+        20_000,
+        'a rotated log',
+      );
       expect(readFileSync(`${dir}/server.log.1`).length).toBeGreaterThan(64 * 1024);
       await waitUntil(() => (readFileSync(`${dir}/server.log`, 'utf8').includes('line ') ? true : undefined), 10_000, 'the new log');
       expect(supervisor.recentLog(5)).toHaveLength(5);

@@ -64,11 +64,15 @@ describe('the mgr tool of the real agent server, with sandbox enforcement on', (
     daemon = await startTestDaemon(config, {
       port: apiPort,
       routes: [...agentRoutes, ...agentServerRoutes],
-      services: agentManagerServices(config, { host: '127.0.0.1', port: apiPort }, {
-        offline: true,
-        pollMs: 300,
-        extensions: [createSandboxExtension({ runner: [runner], stopVm: async () => undefined })],
-      }),
+      services: agentManagerServices(
+        config,
+        { host: '127.0.0.1', port: apiPort },
+        {
+          offline: true,
+          pollMs: 300,
+          extensions: [createSandboxExtension({ runner: [runner], stopVm: async () => undefined })],
+        },
+      ),
     });
     expect(await readManagerToken(db.pool)).toBeDefined();
     await startAgentServer(config, { timeoutMs: 120_000, pollMs: 200 });

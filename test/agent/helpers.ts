@@ -27,10 +27,7 @@ export interface AgentDaemon {
 }
 
 /** The real daemon (startDaemon) with the agent routes and, unless told otherwise, the agent services. */
-export async function startAgentDaemon(
-  db: TestDatabase,
-  options: { env?: Record<string, string>; services?: boolean; workspacePath?: string } = {},
-): Promise<AgentDaemon> {
+export async function startAgentDaemon(db: TestDatabase, options: { env?: Record<string, string>; services?: boolean; workspacePath?: string } = {}): Promise<AgentDaemon> {
   const workspacePath = options.workspacePath ?? mkdtempSync(path.join(os.tmpdir(), 'docdex-ws-'));
   const config = loadConfig({ ...db.env, WORKSPACE_PATH: workspacePath, ...options.env });
   const services: ServiceStarter[] = options.services === false ? [] : [startAgentServices];

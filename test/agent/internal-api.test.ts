@@ -154,7 +154,9 @@ describe('GET and PATCH /settings', () => {
       expect(res.body.error).toContain(`${kind} is not configured`);
       await configureSpeech(db.pool, 'speech', kind, { provider: 'openai', apiKey: `sk-secret-${kind}`, endpoint: 'https://speech.example/v1' });
     }
-    const tts = await daemon.call('PATCH', '/api/internal/settings?userId=speech', { body: { tts: { enabled: true, provider: 'openai', autoPlay: true, voice: 'alloy', model: 'tts-1', speed: 1.25 } } });
+    const tts = await daemon.call('PATCH', '/api/internal/settings?userId=speech', {
+      body: { tts: { enabled: true, provider: 'openai', autoPlay: true, voice: 'alloy', model: 'tts-1', speed: 1.25 } },
+    });
     expect(tts.status).toBe(200);
     expect(tts.body.preferences.tts).toEqual({ enabled: true, provider: 'openai', autoPlay: true, voice: 'alloy', model: 'tts-1', speed: 1.25, configured: true });
     const stt = await daemon.call('PATCH', '/api/internal/settings?userId=speech', { body: { stt: { enabled: true, provider: 'openai', model: 'whisper-1', language: 'de' } } });
@@ -241,7 +243,13 @@ describe('GET and PUT /agent-config', () => {
 
   it('writes a new file, keeps comments and unknown keys, and reports restartRequired for agent/plugin/skills/provider', async () => {
     const first = await daemon.call('PUT', '/api/internal/agent-config', {
-      body: { content: { $schema: 'https://opencode.ai/config.json', model: 'anthropic/claude-sonnet-4-5', provider: { local: { npm: '@ai-sdk/openai-compatible', options: { baseURL: 'http://127.0.0.1:9/v1' } } } } },
+      body: {
+        content: {
+          $schema: 'https://opencode.ai/config.json',
+          model: 'anthropic/claude-sonnet-4-5',
+          provider: { local: { npm: '@ai-sdk/openai-compatible', options: { baseURL: 'http://127.0.0.1:9/v1' } } },
+        },
+      },
     });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ path: configFile(), isValid: true, restartRequired: true, content: { model: 'anthropic/claude-sonnet-4-5' } });
@@ -392,10 +400,7 @@ describe('GET /repos', () => {
       const row: Record<string, unknown> = { local_path: localPath, clone_status: 'ready', cloned_at: at(100), ...extra };
       const cols = Object.keys(row);
       const values = Object.values(row);
-      const { rows } = await db.pool.query<{ id: number }>(
-        `INSERT INTO agent_repos (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING id`,
-        values,
-      );
+      const { rows } = await db.pool.query<{ id: number }>(`INSERT INTO agent_repos (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING id`, values);
       return rows[0]!.id;
     };
     const zeta = await insert('zeta', { repo_url: 'https://example.com/zeta.git', default_branch: 'main', last_accessed_at: at(1) });

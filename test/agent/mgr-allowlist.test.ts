@@ -162,7 +162,15 @@ describe('mgr allow-list', () => {
 
   it('rejects paths the WHATWG URL parser would rewrite', () => {
     // Each of these is changed by `new URL()`: the guard insists the parsed path equals the text given.
-    for (const path of ['/repos/1/git-info/../../../settings', '/repos/\u00e9/git-info', '/repos/a b/git-info', '/repos/"x"/git-info', '/repos/<x>/git-info', '/repos/`x`/git-info', '/repos/{x}/git-info']) {
+    for (const path of [
+      '/repos/1/git-info/../../../settings',
+      '/repos/\u00e9/git-info',
+      '/repos/a b/git-info',
+      '/repos/"x"/git-info',
+      '/repos/<x>/git-info',
+      '/repos/`x`/git-info',
+      '/repos/{x}/git-info',
+    ]) {
       expectRejected('GET', path);
     }
     expectRejected('GET', `/${'a'.repeat(3000)}`, /too long/);

@@ -133,7 +133,11 @@ describe('POST /notifications/send', () => {
       // The payload is encrypted for the device: the title must not travel in clear text.
       expect(req.body).not.toContain('Nightly');
     }
-    const left = (await daemon.call('GET', '/api/settings/push/subscriptions?userId=phone-user', { token: null })).body.subscriptions as Array<{ endpoint: string; lastError: string | null; lastSuccessAt: number | null }>;
+    const left = (await daemon.call('GET', '/api/settings/push/subscriptions?userId=phone-user', { token: null })).body.subscriptions as Array<{
+      endpoint: string;
+      lastError: string | null;
+      lastSuccessAt: number | null;
+    }>;
     expect(left.map((s) => new URL(s.endpoint).pathname).sort()).toEqual(['/push/201/d', '/push/500/d']);
     expect(left.find((s) => s.endpoint.includes('/500/'))!.lastError).toContain('500');
     expect(left.find((s) => s.endpoint.includes('/201/'))!.lastSuccessAt).toEqual(expect.any(Number));

@@ -60,4 +60,3 @@ export function protectedAttempts(marker: string): Array<[string, Record<string,
     ['instructions', { ...BASE, instructions: ['AGENTS.md'] }],
   ];
 }
-

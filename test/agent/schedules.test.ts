@@ -170,7 +170,8 @@ describe('runs', () => {
 
     // Queued and running runs are not deleted; finished ones are.
     // Inserted directly (no queue job), so the daemon's worker cannot finish it meanwhile.
-    const queued = (await db.pool.query<{ id: number }>(`INSERT INTO agent_schedule_runs (schedule_id, repo_id, status, trigger) VALUES ($1, $2, 'running', 'manual') RETURNING id`, [id, repoId])).rows[0]!;
+    const queued = (await db.pool.query<{ id: number }>(`INSERT INTO agent_schedule_runs (schedule_id, repo_id, status, trigger) VALUES ($1, $2, 'running', 'manual') RETURNING id`, [id, repoId]))
+      .rows[0]!;
     expect((await api('DELETE', `/repos/${repoId}/schedules/${id}/runs/${queued.id}`)).status).toBe(409);
     expect((await api('DELETE', `/repos/${repoId}/schedules/${id}`)).status).toBe(409);
     const cancelled = await api('POST', `/repos/${repoId}/schedules/${id}/runs/${queued.id}/cancel`);
@@ -188,7 +189,8 @@ describe('runs', () => {
     await api('PATCH', `/repos/${repoId}/schedules/${id}`, { enabled: false });
     expect(await handleTrigger(ctx, id)).toBeUndefined();
     await api('PATCH', `/repos/${repoId}/schedules/${id}`, { enabled: true });
-    const active = (await db.pool.query<{ id: number }>(`INSERT INTO agent_schedule_runs (schedule_id, repo_id, status, trigger) VALUES ($1, $2, 'running', 'schedule') RETURNING id`, [id, repoId])).rows[0]!;
+    const active = (await db.pool.query<{ id: number }>(`INSERT INTO agent_schedule_runs (schedule_id, repo_id, status, trigger) VALUES ($1, $2, 'running', 'schedule') RETURNING id`, [id, repoId]))
+      .rows[0]!;
     expect(await handleTrigger(ctx, id)).toBeUndefined();
     await db.pool.query(`UPDATE agent_schedule_runs SET status = 'failed' WHERE id = $1`, [active.id]);
     const run = await handleTrigger(ctx, id);
@@ -200,7 +202,13 @@ describe('runs', () => {
 
   it('fails runs left running by a process that stopped', async () => {
     const id = (await api('GET', `/repos/${repoId}/schedules`)).body.schedules[1].id as number;
-    const orphan = (await db.pool.query<{ id: number }>(`INSERT INTO agent_schedule_runs (schedule_id, repo_id, status, trigger, queue_job_id) VALUES ($1, $2, 'running', 'manual', $3) RETURNING id`, [id, repoId, '00000000-0000-0000-0000-000000000000'])).rows[0]!;
+    const orphan = (
+      await db.pool.query<{ id: number }>(`INSERT INTO agent_schedule_runs (schedule_id, repo_id, status, trigger, queue_job_id) VALUES ($1, $2, 'running', 'manual', $3) RETURNING id`, [
+        id,
+        repoId,
+        '00000000-0000-0000-0000-000000000000',
+      ])
+    ).rows[0]!;
     expect(await failInterruptedRuns(ctx)).toBe(1);
     expect((await api('GET', `/repos/${repoId}/schedules/${id}/runs/${orphan.id}`)).body).toMatchObject({ status: 'failed', error: expect.stringContaining('Interrupted') });
   });

@@ -29,7 +29,12 @@ describe('the built docdex binary', () => {
     const topics = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { oclif: { topics: Record<string, { description: string }> } }).oclif.topics;
     const dirs = readdirSync(path.join(ROOT, 'src', 'commands'), { recursive: true, withFileTypes: true })
       .filter((e) => e.isDirectory())
-      .map((e) => path.relative(path.join(ROOT, 'src', 'commands'), path.join(e.parentPath, e.name)).split(path.sep).join(':'));
+      .map((e) =>
+        path
+          .relative(path.join(ROOT, 'src', 'commands'), path.join(e.parentPath, e.name))
+          .split(path.sep)
+          .join(':'),
+      );
     expect(dirs.length).toBeGreaterThan(5);
     for (const dir of dirs) expect(topics[dir]?.description, dir).toBeTruthy();
     // Help wraps long lines; compare with the whitespace collapsed.
@@ -63,9 +68,7 @@ describe('the built docdex binary', () => {
   it('reports an invalid variable in one line with exit code 2 and no secret', async () => {
     const bad = await runCli(['db', 'status'], { env: { ...db.env, MAX_CONCURRENT_CRAWLS: '50' } });
     expect(bad.exitCode).toBe(2);
-    expect(String(bad.stderr).trim().split('\n')[0]).toBe(
-      'Error: Invalid environment variable MAX_CONCURRENT_CRAWLS="50": expected a whole number from 1 to 20.',
-    );
+    expect(String(bad.stderr).trim().split('\n')[0]).toBe('Error: Invalid environment variable MAX_CONCURRENT_CRAWLS="50": expected a whole number from 1 to 20.');
     const secret = await runCli(['db', 'status'], { env: { ...db.env, DATABASE_URL: 'nope://user:hunter2@x' } });
     expect(secret.exitCode).toBe(2);
     expect(String(secret.stderr)).not.toContain('hunter2');

@@ -72,11 +72,7 @@ describe('CLI errors: one format', () => {
   it('adds stack traces, with their causes, under DEBUG=docdex*', async () => {
     const plain = await runCli(['crawl', 'start', 'ftp://x.test/'], { env: db.env });
     expect(String(plain.stderr)).not.toMatch(STACK);
-    for (const args of [
-      ['crawl', 'start', 'ftp://x.test/'],
-      ['search', '--frobnicate'],
-      ['serach'],
-    ]) {
+    for (const args of [['crawl', 'start', 'ftp://x.test/'], ['search', '--frobnicate'], ['serach']]) {
       const debug = await runCli(args, { env: { ...db.env, DEBUG: 'docdex*' } });
       expect(debug.exitCode, args.join(' ')).toBe(2);
       expect(String(debug.stderr), args.join(' ')).toMatch(STACK);
@@ -86,10 +82,9 @@ describe('CLI errors: one format', () => {
 
   it('ends quietly with exit 0 when the reader of its output goes away (EPIPE)', async () => {
     const source = await db.pool.query<{ id: string }>("INSERT INTO sources (name) VALUES ('pipe') RETURNING id");
-    await db.pool.query(
-      "INSERT INTO crawl_jobs (source_id, name, status, start_urls) SELECT $1, 'pipe-' || i, 'completed', ARRAY['https://example.com/' || i] FROM generate_series(1, 500) AS i",
-      [source.rows[0]!.id],
-    );
+    await db.pool.query("INSERT INTO crawl_jobs (source_id, name, status, start_urls) SELECT $1, 'pipe-' || i, 'completed', ARRAY['https://example.com/' || i] FROM generate_series(1, 500) AS i", [
+      source.rows[0]!.id,
+    ]);
     const docdex = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)}`;
     for (const script of [`set -o pipefail; ${docdex} crawl list --limit 500 | head -1 >/dev/null`, `set -o pipefail; ${docdex} crawl list --limit 500 --json | head -1 >/dev/null`]) {
       const result = await execa('bash', ['-c', script], { env: db.env, extendEnv: false, reject: false, timeout: 60_000 });

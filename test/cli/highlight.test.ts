@@ -14,7 +14,11 @@ describe('one highlighter for the CLI and the dashboard', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 200 }), languages, (code, language) => {
         expect(stripVTControlCharacters(highlight(code, language))).toBe(stripVTControlCharacters(code));
-        expect(tokenizeCode(code, language).map((line) => line.map((t) => t.text).join('')).join('\n')).toBe(code);
+        expect(
+          tokenizeCode(code, language)
+            .map((line) => line.map((t) => t.text).join(''))
+            .join('\n'),
+        ).toBe(code);
       }),
     );
   });

@@ -88,7 +88,10 @@ describe('docdex serve', () => {
     try {
       const result = await serve(['--port', String(port), '--agent']);
       expect(result.exitCode).toBe(1);
-      const lines = String(result.all).trimEnd().split('\n').filter((l) => /^(Error|Hint):/.test(l));
+      const lines = String(result.all)
+        .trimEnd()
+        .split('\n')
+        .filter((l) => /^(Error|Hint):/.test(l));
       expect(lines).toEqual([`Error: port ${port} is in use on 127.0.0.1.`, 'Hint: Pick another port with --port or API_PORT, or stop what is listening there.']);
       expect(String(result.all)).not.toContain('EADDRINUSE');
       expect(existsSync(path.join(cwd, 'workspace'))).toBe(false);

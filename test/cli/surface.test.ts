@@ -42,7 +42,10 @@ function flagSurface(flag: ManifestFlag): Record<string, unknown> {
 }
 
 function commandSurface(command: ManifestCommand): Record<string, unknown> {
-  const sorted = <T>(record: Record<string, T>) => Object.keys(record).sort().map((name) => [name, record[name]!] as const);
+  const sorted = <T>(record: Record<string, T>) =>
+    Object.keys(record)
+      .sort()
+      .map((name) => [name, record[name]!] as const);
   return {
     flags: Object.fromEntries(sorted(command.flags).map(([name, flag]) => [name, flagSurface(flag)])),
     args: Object.fromEntries(

@@ -33,7 +33,12 @@ describe('loadConfig', () => {
   it('uses an external database when DATABASE_URL or DB_HOST is set', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u:p@h:1/db' }).database).toMatchObject({ mode: 'external', connectionString: 'postgres://u:p@h:1/db' });
     expect(loadConfig({ DB_HOST: 'db', DB_PORT: '6543', DB_NAME: 'n', DB_USER: 'u', DB_PASSWORD: 'p' }).database).toEqual({
-      mode: 'external', host: 'db', port: 6543, database: 'n', user: 'u', password: 'p',
+      mode: 'external',
+      host: 'db',
+      port: 6543,
+      database: 'n',
+      user: 'u',
+      password: 'p',
     });
   });
 
@@ -68,7 +73,11 @@ describe('loadConfig', () => {
   });
 
   it('merges MCP_AUTH_TOKEN and MCP_AUTH_TOKENS and fails closed without any', () => {
-    const config = loadConfig({ MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', MCP_AUTH_TOKENS: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccccccccccccccc,,aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' });
+    const config = loadConfig({
+      MCP_AUTH_ENABLED: 'true',
+      MCP_AUTH_TOKEN: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      MCP_AUTH_TOKENS: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccccccccccccccc,,aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+    });
     expect(config.mcpAuth.tokens).toEqual(['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'cccccccccccccccccccccccccccccccc']);
     expect(() => assertAuthConfigured(loadConfig({ MCP_AUTH_ENABLED: 'true' }))).toThrow(/no token is configured/);
   });

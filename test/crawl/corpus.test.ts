@@ -58,10 +58,9 @@ describe.skipIf(!present)('crawling real documentation', () => {
     expect(job.pages_failed).toBe(0);
     const rows = await frontier(db.pool, job.job_id);
     expect(rows.filter((r) => r.status === 'failed')).toEqual([]);
-    const docs = await db.pool.query<{ n: number; empty: number }>(
-      `SELECT count(*)::int AS n, count(*) FILTER (WHERE length(markdown) < 200)::int AS empty FROM documents WHERE source_id = $1`,
-      [job.source_id],
-    );
+    const docs = await db.pool.query<{ n: number; empty: number }>(`SELECT count(*)::int AS n, count(*) FILTER (WHERE length(markdown) < 200)::int AS empty FROM documents WHERE source_id = $1`, [
+      job.source_id,
+    ]);
     expect(docs.rows[0]!.n).toBe(job.pages_crawled);
     const langs = await db.pool.query<{ language: string; n: number }>('SELECT language, count(*)::int AS n FROM snippets WHERE source_id = $1 GROUP BY 1', [job.source_id]);
     const languages = Object.fromEntries(langs.rows.map((r) => [r.language, r.n]));
@@ -90,7 +89,12 @@ describe.skipIf(!present)('crawling real documentation', () => {
   });
 
   it('PostgreSQL docs: the tutorial, depth 2 within /tutorial*', async () => {
-    const job = await crawlToEnd(db, db.config, { name: 'postgres-tutorial', start_urls: [postgres.url('/tutorial.html')], max_depth: 2, url_patterns: ['/tutorial*'], max_concurrent_crawls: 8 }, 120_000);
+    const job = await crawlToEnd(
+      db,
+      db.config,
+      { name: 'postgres-tutorial', start_urls: [postgres.url('/tutorial.html')], max_depth: 2, url_patterns: ['/tutorial*'], max_concurrent_crawls: 8 },
+      120_000,
+    );
     const r = await check(job);
     expect(r.pages).toBeGreaterThanOrEqual(15);
     expect(r.pages).toBeLessThanOrEqual(40);

@@ -58,10 +58,7 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs = 20_000, step
 
 /** Page jobs of the crawl waiting in pg-boss's queue. */
 async function queuedPageJobs(jobId: string): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'docdex-crawl-page' AND group_id = $1 AND state IN ('created', 'retry')`,
-    [jobId],
-  );
+  const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'docdex-crawl-page' AND group_id = $1 AND state IN ('created', 'retry')`, [jobId]);
   return rows[0]!.n;
 }
 
@@ -105,8 +102,7 @@ describe('concurrency', () => {
 
 describe('frontier statistics', () => {
   it('refreshes them as a job finds pages, so its frontier rows are found by key, not by reading the whole job', async () => {
-    const analyzed = async () =>
-      (await db.pool.query<{ n: number }>(`SELECT analyze_count::int AS n FROM pg_stat_user_tables WHERE relname = 'crawl_frontier'`)).rows[0]!.n;
+    const analyzed = async () => (await db.pool.query<{ n: number }>(`SELECT analyze_count::int AS n FROM pg_stat_user_tables WHERE relname = 'crawl_frontier'`)).rows[0]!.n;
     const before = await analyzed();
     await workers({ ...FAST_WORKER, concurrency: 2 });
     // A page gives at most 1,000 links (MAX_LINKS_PER_PAGE), so five hubs of 1,000 leaves each: the refresh at
@@ -130,10 +126,10 @@ describe('frontier statistics', () => {
       const plan = async () =>
         JSON.stringify(
           (
-            await db.pool.query<{ 'QUERY PLAN': unknown }>(
-              `EXPLAIN (FORMAT JSON) UPDATE crawl_frontier SET depth = 0, updated_at = now() WHERE job_id = $1 AND url = ANY($2::text[]) AND depth > 0`,
-              [job.job_id, known],
-            )
+            await db.pool.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) UPDATE crawl_frontier SET depth = 0, updated_at = now() WHERE job_id = $1 AND url = ANY($2::text[]) AND depth > 0`, [
+              job.job_id,
+              known,
+            ])
           ).rows[0]!['QUERY PLAN'],
         );
       // The refresh at 4,000 found may land a tick after the last hub is stored.
@@ -242,15 +238,11 @@ describe('cancel and resume', () => {
     expect(final.status).toBe('completed');
     expect(await documentPaths(db.pool, final.source_id)).toEqual([...paths].sort());
     expect(await snippetCount(db.pool, final.source_id)).toBe(paths.length);
-    const docs = await db.pool.query<{ n: number; distinct_urls: number }>(
-      'SELECT count(*)::int AS n, count(DISTINCT url)::int AS distinct_urls FROM documents WHERE source_id = $1',
-      [final.source_id],
-    );
+    const docs = await db.pool.query<{ n: number; distinct_urls: number }>('SELECT count(*)::int AS n, count(DISTINCT url)::int AS distinct_urls FROM documents WHERE source_id = $1', [
+      final.source_id,
+    ]);
     expect(docs.rows[0]).toEqual({ n: paths.length, distinct_urls: paths.length });
-    const occurrences = await db.pool.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM snippet_occurrences o JOIN snippets s ON s.id = o.snippet_id WHERE s.source_id = $1',
-      [final.source_id],
-    );
+    const occurrences = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM snippet_occurrences o JOIN snippets s ON s.id = o.snippet_id WHERE s.source_id = $1', [final.source_id]);
     expect(occurrences.rows[0]!.n).toBe(paths.length);
     // Pages finished before the kill were not fetched again; at most the three in flight were.
     for (const p of doneAtKill) expect(site.count(p), p).toBe(1);

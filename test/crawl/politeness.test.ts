@@ -87,7 +87,7 @@ describe('politeness', () => {
     await b.stop();
   });
 
-  it("applies robots.txt Crawl-delay when it is larger than CRAWL_DELAY", async () => {
+  it('applies robots.txt Crawl-delay when it is larger than CRAWL_DELAY', async () => {
     const config = loadConfig({ ...db.env, CRAWL_DELAY: '0' });
     const leaves = ['/a', '/b', '/c'];
     const site = await ThreadSite.start({

@@ -22,10 +22,7 @@ afterAll(async () => {
 
 /** Backends of the worker's presence session (how other workers and `crawl health` see it alive). */
 async function presenceSessions(workerId: string): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
-    [`docdex-worker:${workerId}`],
-  );
+  const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, [`docdex-worker:${workerId}`]);
   return rows[0]!.n;
 }
 
@@ -43,10 +40,7 @@ describe('worker presence', () => {
     const workers: CrawlWorkers = await startCrawlWorkers(db, db.config, { ...FAST_WORKER, onEvent: (e) => events.push(e) });
     try {
       expect(await presenceSessions(workers.id)).toBe(1);
-      await db.pool.query(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
-        [`docdex-worker:${workers.id}`],
-      );
+      await db.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, [`docdex-worker:${workers.id}`]);
       await until(() => events.some((e) => e.type === 'presence-lost'));
       await until(async () => (await presenceSessions(workers.id)) === 1);
 

@@ -59,7 +59,12 @@ describe('recrawl', () => {
     expect(second.source_id).toBe(first.source_id);
     // Every page was requested exactly once; three of them answered 304 (no body at all).
     for (const p of ['/', ...links]) expect(site.count(p), p).toBe(1);
-    expect(site.log.filter((r) => r.status === 304).map((r) => r.path).sort()).toEqual(['/', '/dated', '/etag']);
+    expect(
+      site.log
+        .filter((r) => r.status === 304)
+        .map((r) => r.path)
+        .sort(),
+    ).toEqual(['/', '/dated', '/etag']);
     expect(site.requests('/etag')[0]!.ifNoneMatch).toMatch(/^"[0-9a-f]{32}"$/);
     expect(site.requests('/dated')[0]!.ifModifiedSince).toBe(LAST_MODIFIED);
     expect(site.requests('/plain')[0]!.ifNoneMatch).toBeNull();

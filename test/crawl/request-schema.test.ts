@@ -134,7 +134,7 @@ describe('the stored crawl configuration', () => {
 });
 
 describe('POST /api/crawl-jobs with the derived body schema', () => {
-  it('reports a bad value with the crawler\'s own message, as the CLI and MCP do', async () => {
+  it("reports a bad value with the crawler's own message, as the CLI and MCP do", async () => {
     for (const bad of [{ max_depth: 4 }, { max_depth: 'deep' }, { max_pages: 0 }, { url_patterns: ['[unclosed'] }, { start_urls: 'https://example.com/' }]) {
       const body = { name: 'bad', start_urls: ['https://example.com/'], ...bad };
       const res = await postCrawl(JSON.stringify(body));

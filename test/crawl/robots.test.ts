@@ -81,7 +81,10 @@ describe('robots.txt matching', () => {
       fc.nat({ max: 40 }).map((n) => `Disallow: /${'*a'.repeat(n)}*b`),
     );
     const text = fc.tuple(fc.array(line, { maxLength: 40 }), fc.constantFrom('\n', '\r\n', '\r')).map(([lines, eol]) => lines.join(eol));
-    const path = fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.nat({ max: 300 }).map((n) => 'a'.repeat(n)));
+    const path = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 300 }),
+      fc.nat({ max: 300 }).map((n) => 'a'.repeat(n)),
+    );
     fc.assert(
       fc.property(text, path, (t, p) => {
         const started = performance.now();

@@ -154,7 +154,15 @@ describe('page queue fetch', () => {
     expect(pageFetchSkips(caps, new Map([['a', 3]]))).toEqual(['a']);
   });
   it('does not fetch at all when every running crawl is full, and fetches when none runs', () => {
-    expect(pageFetchSkips(caps, new Map([['a', 3], ['b', 1]]))).toBeNull();
+    expect(
+      pageFetchSkips(
+        caps,
+        new Map([
+          ['a', 3],
+          ['b', 1],
+        ]),
+      ),
+    ).toBeNull();
     expect(pageFetchSkips(new Map([['a', { cap: 3, others: 3, waiting: true }]]), new Map())).toBeNull();
     // Pages of crawls not (or no longer) running are still taken, to be dropped.
     expect(pageFetchSkips(new Map(), new Map([['gone', 2]]))).toEqual([]);
@@ -174,10 +182,7 @@ describe('page queue fetch', () => {
 
 describe('sitemaps', () => {
   it('reads urlsets and sitemap indexes', () => {
-    expect(parseSitemap('<urlset><url><loc>https://x.org/a?b=1&amp;c=2</loc></url><url><loc> https://x.org/b </loc></url></urlset>').pages).toEqual([
-      'https://x.org/a?b=1&c=2',
-      'https://x.org/b',
-    ]);
+    expect(parseSitemap('<urlset><url><loc>https://x.org/a?b=1&amp;c=2</loc></url><url><loc> https://x.org/b </loc></url></urlset>').pages).toEqual(['https://x.org/a?b=1&c=2', 'https://x.org/b']);
     expect(parseSitemap('<sitemapindex><sitemap><loc>https://x.org/s1.xml</loc></sitemap></sitemapindex>')).toEqual({ pages: [], sitemaps: ['https://x.org/s1.xml'] });
   });
 });

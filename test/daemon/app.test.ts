@@ -123,9 +123,12 @@ describe('daemon with authentication', () => {
   });
 
   it('requires a bearer token on REST and WebSocket when API auth is on, keeping health and docs public', async () => {
-    const daemon = await startTestDaemon(loadConfig({ ...db.env, MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'tok-one'.padEnd(32, '-'), MCP_AUTH_TOKENS: `${'tok-two'.padEnd(32, '-')},${'tok-three'.padEnd(32, '-')}`, API_AUTH: 'true' }), {
-      routes: docsIndexRoutes,
-    });
+    const daemon = await startTestDaemon(
+      loadConfig({ ...db.env, MCP_AUTH_ENABLED: 'true', MCP_AUTH_TOKEN: 'tok-one'.padEnd(32, '-'), MCP_AUTH_TOKENS: `${'tok-two'.padEnd(32, '-')},${'tok-three'.padEnd(32, '-')}`, API_AUTH: 'true' }),
+      {
+        routes: docsIndexRoutes,
+      },
+    );
     try {
       for (const header of [undefined, 'Bearer wrong', 'Basic dG9rLW9uZQ==', 'Bearer']) {
         const res = await fetch(`${daemon.base}/api/statistics/dashboard`, { headers: header ? { Authorization: header } : {} });

@@ -59,8 +59,7 @@ describe('the daemon answers every code with its one status', () => {
     await db?.drop();
   });
 
-  const post = (route: string, body: unknown) =>
-    fetch(`${daemon.base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (route: string, body: unknown) => fetch(`${daemon.base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   it('gives llm_unavailable the same status over REST and the MCP tool endpoint', async () => {
     const request = { start_urls: ['https://docs.example.com/'], name: 'example' };

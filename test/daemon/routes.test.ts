@@ -146,7 +146,10 @@ describe('upload routes', () => {
       title: 'Frobnicator',
     });
     expect(md.status).toBe(202);
-    const finished = await waitFor(() => api('GET', `/upload/status/${md.body.id}`), (r) => ['completed', 'failed'].includes(r.body.status));
+    const finished = await waitFor(
+      () => api('GET', `/upload/status/${md.body.id}`),
+      (r) => ['completed', 'failed'].includes(r.body.status),
+    );
     expect(finished.body).toMatchObject({ status: 'completed', file_count: 1, processed_files: 1, snippets_extracted: 1 });
 
     const form = new FormData();
@@ -155,7 +158,10 @@ describe('upload routes', () => {
     const file = await fetch(`${daemon.base}/upload/file`, { method: 'POST', body: form });
     expect(file.status).toBe(202);
     const fileJob = (await file.json()) as any;
-    await waitFor(() => api('GET', `/upload/status/${fileJob.id}`), (r) => r.body.status === 'completed');
+    await waitFor(
+      () => api('GET', `/upload/status/${fileJob.id}`),
+      (r) => r.body.status === 'completed',
+    );
     const found = await api('GET', '/api/search?q=frobnicate');
     expect(found.body.items[0].code).toContain('frobnicate(value');
     expect((await api('GET', '/api/search?q=gizmo%20spin')).body.items.length).toBeGreaterThan(0);

@@ -66,9 +66,7 @@ describe('graceful shutdown', () => {
         })
       ).json()) as any;
       const jobId = created.job_id as string;
-      await expect
-        .poll(async () => (await db.pool.query('SELECT pages_crawled FROM crawl_jobs WHERE id = $1', [jobId])).rows[0].pages_crawled, { timeout: 30_000 })
-        .toBeGreaterThanOrEqual(2);
+      await expect.poll(async () => (await db.pool.query('SELECT pages_crawled FROM crawl_jobs WHERE id = $1', [jobId])).rows[0].pages_crawled, { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
       await first.close();
       const afterStop = (await db.pool.query('SELECT status, pages_crawled FROM crawl_jobs WHERE id = $1', [jobId])).rows[0];
       expect(afterStop.pages_crawled).toBeLessThan(13);
@@ -81,9 +79,7 @@ describe('graceful shutdown', () => {
           // workers; resume then answers 409 (nothing to resume) or 202.
           expect([202, 409]).toContain(resumed.status);
         }
-        await expect
-          .poll(async () => (await db.pool.query('SELECT status FROM crawl_jobs WHERE id = $1', [jobId])).rows[0].status, { timeout: 60_000 })
-          .toBe('completed');
+        await expect.poll(async () => (await db.pool.query('SELECT status FROM crawl_jobs WHERE id = $1', [jobId])).rows[0].status, { timeout: 60_000 }).toBe('completed');
       } finally {
         await second.close();
       }

@@ -79,13 +79,7 @@ const post = (route: string, body: string) => fetch(`${daemon.base}${route}`, { 
 describe('bodies the daemon cannot parse', () => {
   it('answers deeply nested JSON with 400 and the error body', async () => {
     const deep = '['.repeat(10_000) + ']'.repeat(10_000);
-    const bodies = [
-      `{"start_urls":["https://x.org/"],"metadata":{"x":${deep}}}`,
-      `{"content":"# a","metadata":${deep}}`,
-      deep,
-      '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000),
-      '['.repeat(100_000),
-    ];
+    const bodies = [`{"start_urls":["https://x.org/"],"metadata":{"x":${deep}}}`, `{"content":"# a","metadata":${deep}}`, deep, '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000), '['.repeat(100_000)];
     for (const body of bodies) {
       for (const route of ['/api/crawl-jobs', '/search', '/upload/markdown']) {
         const res = await post(route, body);
@@ -107,7 +101,11 @@ describe('bodies the daemon cannot parse', () => {
 
 describe('input the database refuses', () => {
   it('answers NUL in a name with 422 on REST and validation_error on MCP', async () => {
-    for (const [method, route] of [['POST', '/api/sources/%00/recrawl'], ['GET', '/api/sources/a%00b'], ['GET', '/api/search?q=hello&source=a%00b']] as const) {
+    for (const [method, route] of [
+      ['POST', '/api/sources/%00/recrawl'],
+      ['GET', '/api/sources/a%00b'],
+      ['GET', '/api/search?q=hello&source=a%00b'],
+    ] as const) {
       const res = await fetch(`${daemon.base}${route}`, { method });
       expect(res.status, route).toBe(422);
       expect(await res.json()).toMatchObject({ code: 'validation_error', error: expect.stringContaining('cannot store'), details: [] });

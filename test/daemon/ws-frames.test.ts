@@ -100,7 +100,9 @@ describe('WebSocket client frames', () => {
     const frame = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 200 }),
       fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v) ?? 'null'),
-      fc.record({ type: fc.constantFrom('subscribe', 'unsubscribe', 'ping', 'x'), job_id: fc.jsonValue({ maxDepth: 1 }), all: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: ['type'] }).map((v) => JSON.stringify(v)),
+      fc
+        .record({ type: fc.constantFrom('subscribe', 'unsubscribe', 'ping', 'x'), job_id: fc.jsonValue({ maxDepth: 1 }), all: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: ['type'] })
+        .map((v) => JSON.stringify(v)),
       fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)),
       fc.nat({ max: 20_000 }).map((depth) => '['.repeat(depth)),
     );

@@ -42,12 +42,8 @@ describe('migrations', () => {
       expect(first.version).toBe(latestMigrationId());
       const second = await migrate(db.pool);
       expect(second.applied).toEqual([]);
-      const tables = await db.pool.query<{ table_name: string }>(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'docdex' ORDER BY 1",
-      );
-      expect(tables.rows.map((r) => r.table_name)).toEqual(
-        expect.arrayContaining(['sources', 'crawl_jobs', 'crawl_frontier', 'upload_jobs', 'documents', 'snippets', 'migrations']),
-      );
+      const tables = await db.pool.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'docdex' ORDER BY 1");
+      expect(tables.rows.map((r) => r.table_name)).toEqual(expect.arrayContaining(['sources', 'crawl_jobs', 'crawl_frontier', 'upload_jobs', 'documents', 'snippets', 'migrations']));
     } finally {
       await db.drop();
     }
@@ -72,32 +68,28 @@ describe('migrations', () => {
     try {
       await migrate(db.pool);
       const src = await db.pool.query<{ id: string }>("INSERT INTO sources (name) VALUES ('lib') RETURNING id");
-      const job = await db.pool.query<{ id: string }>(
-        "INSERT INTO crawl_jobs (source_id, name, start_urls) VALUES ($1, 'lib', '{http://x}') RETURNING id",
-        [src.rows[0]!.id],
-      );
-      const doc = await db.pool.query<{ id: string }>(
-        "INSERT INTO documents (source_id, url, content_hash, source_type, crawl_job_id) VALUES ($1, 'http://x/a', 'h', 'crawled', $2) RETURNING id",
-        [src.rows[0]!.id, job.rows[0]!.id],
-      );
+      const job = await db.pool.query<{ id: string }>("INSERT INTO crawl_jobs (source_id, name, start_urls) VALUES ($1, 'lib', '{http://x}') RETURNING id", [src.rows[0]!.id]);
+      const doc = await db.pool.query<{ id: string }>("INSERT INTO documents (source_id, url, content_hash, source_type, crawl_job_id) VALUES ($1, 'http://x/a', 'h', 'crawled', $2) RETURNING id", [
+        src.rows[0]!.id,
+        job.rows[0]!.id,
+      ]);
       await db.pool.query(
         "INSERT INTO snippets (source_id, document_id, title, description, code, code_hash, source_url) VALUES ($1, $2, 'Reading files', 'Open a file', 'data = json.dumps(readFileSync(p))', 'c', 'http://x/a')",
         [src.rows[0]!.id, doc.rows[0]!.id],
       );
-      const match = async (q: string) =>
-        (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM snippets WHERE search_vector @@ plainto_tsquery('english', $1)", [q])).rows[0]!.n;
+      const match = async (q: string) => (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM snippets WHERE search_vector @@ plainto_tsquery('english', $1)", [q])).rows[0]!.n;
       for (const q of ['reading', 'open file', 'json.dumps', 'dumps', 'readFileSync', 'read file sync']) expect(await match(q), q).toBe(1);
       expect(await match('nonexistentword')).toBe(0);
       // The document CHECK: a crawled document must name its crawl job and no upload job.
-      await expect(
-        db.pool.query("INSERT INTO documents (source_id, url, content_hash, source_type) VALUES ($1, 'http://x/b', 'h', 'crawled')", [src.rows[0]!.id]),
-      ).rejects.toThrow(/documents_one_job/);
+      await expect(db.pool.query("INSERT INTO documents (source_id, url, content_hash, source_type) VALUES ($1, 'http://x/b', 'h', 'crawled')", [src.rows[0]!.id])).rejects.toThrow(
+        /documents_one_job/,
+      );
     } finally {
       await db.drop();
     }
   });
 
-  it("names the extension a migration needs when the database user may not create it, and resumes once it exists", async () => {
+  it('names the extension a migration needs when the database user may not create it, and resumes once it exists', async () => {
     const db = await emptyDatabase();
     const adminUrl = inject('pgAdminUrl');
     const role = `docdex_r_${Math.random().toString(36).slice(2, 10)}`;

@@ -64,12 +64,41 @@ const htmlPiece = fc.oneof(
   fc.tuple(fc.constantFrom('h2', 'h3', 'section', 'dt'), word, text).map(([t, id, x]) => `<${t} id="${id}">${x}`),
   fc.tuple(fc.constantFrom('', ' class="language-python"', ' class="highlight-js"', ' data-lang="go"', ' class="lang-"'), codeText).map(([c, x]) => `<pre${c}><code>${x}</code></pre>`),
   codeText.map((x) => `<pre>${x}</pre>`),
-  codeText.map((x) => `<pre class="shiki"><code>${x.split('\n').map((l) => `<span class="line">${l}</span>`).join('\n')}</code></pre>`),
+  codeText.map(
+    (x) =>
+      `<pre class="shiki"><code>${x
+        .split('\n')
+        .map((l) => `<span class="line">${l}</span>`)
+        .join('\n')}</code></pre>`,
+  ),
   codeText.map((x) => `<table class="highlighttable"><tr><td class="linenos"><pre>1\n2</pre></td><td class="code"><pre>${x}</pre></td></tr></table>`),
   fc.tuple(word, text).map(([h, x]) => `<a href="${h}">${x}</a>`),
   fc.constantFrom('<a href="https://other.example/x#y">o</a>', '<a href="javascript:void(0)">j</a>', '<a href="mailto:a@b">m</a>', '<a href="//cdn.example/z">c</a>', '<a href="#frag">f</a>'),
-  fc.constantFrom('<div role="tablist"><button role="tab" id="t1" aria-controls="p1">One</button></div><div role="tabpanel" id="p1"><pre>tab = 1\nok</pre></div>', '<button>Copy</button>', '<span class="sr-only">Copied!</span>', '<meta name="robots" content="nofollow">', '<title>T — Site</title>', '<base href="https://base.example/dir/">', '<link rel="canonical" href="/c">'),
-  fc.constantFrom('<', '>', '</div>', '<div', '<!--', '-->', '<![CDATA[x]]>', '<script>var a = "<pre>";</script>', '<style>p{}</style>', '<br>', '<hr/>', '<ul><li>a<li>b</ul>', '<table><tr><td>c</table>', '<dl><dt id="f">f()<dd>x</dl>'),
+  fc.constantFrom(
+    '<div role="tablist"><button role="tab" id="t1" aria-controls="p1">One</button></div><div role="tabpanel" id="p1"><pre>tab = 1\nok</pre></div>',
+    '<button>Copy</button>',
+    '<span class="sr-only">Copied!</span>',
+    '<meta name="robots" content="nofollow">',
+    '<title>T — Site</title>',
+    '<base href="https://base.example/dir/">',
+    '<link rel="canonical" href="/c">',
+  ),
+  fc.constantFrom(
+    '<',
+    '>',
+    '</div>',
+    '<div',
+    '<!--',
+    '-->',
+    '<![CDATA[x]]>',
+    '<script>var a = "<pre>";</script>',
+    '<style>p{}</style>',
+    '<br>',
+    '<hr/>',
+    '<ul><li>a<li>b</ul>',
+    '<table><tr><td>c</table>',
+    '<dl><dt id="f">f()<dd>x</dl>',
+  ),
 );
 const mdPiece = fc.oneof(
   text,
@@ -80,13 +109,21 @@ const mdPiece = fc.oneof(
 const rstPiece = fc.oneof(
   text,
   fc.tuple(text, fc.constantFrom('===', '---', '~~~~~~~~')).map(([t, u]) => `${t}\n${u}`),
-  fc.tuple(fc.constantFrom('.. code-block:: python', '.. code::', '.. highlight:: c', '.. function:: f(x)', '.. note::', '.. _label:', '::', 'Para::'), codeText).map(([d, x]) => `${d}\n\n${x.split('\n').map((l) => `   ${l}`).join('\n')}`),
+  fc.tuple(fc.constantFrom('.. code-block:: python', '.. code::', '.. highlight:: c', '.. function:: f(x)', '.. note::', '.. _label:', '::', 'Para::'), codeText).map(
+    ([d, x]) =>
+      `${d}\n\n${x
+        .split('\n')
+        .map((l) => `   ${l}`)
+        .join('\n')}`,
+  ),
   fc.constantFrom('>>> 1 + 1\n2', ':mod:`x` and ``y``', '+---+---+\n| a | b |\n+---+---+'),
 );
 const adocPiece = fc.oneof(
   text,
   fc.tuple(fc.constantFrom('= ', '== ', '=== ', '[[id]]\n== ', '.title.rb\n'), text).map(([m, x]) => m + x),
-  fc.tuple(fc.constantFrom('[source,ruby]\n----', '----', '....', '[source]', '++++', '|==='), codeText).map(([d, x]) => `${d}\n${x}\n${d.split('\n').pop() === '[source]' ? '' : d.split('\n').pop()}`),
+  fc
+    .tuple(fc.constantFrom('[source,ruby]\n----', '----', '....', '[source]', '++++', '|==='), codeText)
+    .map(([d, x]) => `${d}\n${x}\n${d.split('\n').pop() === '[source]' ? '' : d.split('\n').pop()}`),
   fc.constantFrom(':source-language: go', '// comment', '////\nblock\n////', ' indented literal', 'include::x.adoc[]'),
 );
 
@@ -116,7 +153,11 @@ describe('generated documents', () => {
 // Code a reader could copy: first and last lines carry text and no trailing
 // blanks (edge blank lines are dropped by design), anything goes in between.
 const codeLine = fc.stringMatching(/^[ \t]{0,4}[\x21-\x7e]([\x20-\x7e\t]{0,30}[\x21-\x7e])?$/).filter((l) => !/^\s*(?:copy|copied!?)\s*$/i.test(l));
-const innerLine = fc.oneof(codeLine, fc.constantFrom('', '   ', '\t'), fc.string({ unit: 'grapheme-ascii', maxLength: 20 }).map((s) => s.replace(/[\r\0]/g, '')));
+const innerLine = fc.oneof(
+  codeLine,
+  fc.constantFrom('', '   ', '\t'),
+  fc.string({ unit: 'grapheme-ascii', maxLength: 20 }).map((s) => s.replace(/[\r\0]/g, '')),
+);
 const code = fc.tuple(codeLine, fc.array(innerLine, { maxLength: 6 }), codeLine).map(([a, mid, z]) => [a, ...mid, z].join('\n'));
 
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -128,11 +169,30 @@ const STYLES: Record<string, (c: string) => string> = {
   'pre-code': (c) => `<pre><code class="language-text">${esc(c)}\n</code></pre>`,
   pygments: (c) => `<div class="highlight-default"><div class="highlight"><pre><span></span>${c.split('\n').map(spans).join('\n')}\n</pre></div></div>`,
   'pygments-linenos': (c) =>
-    `<table class="highlighttable"><tr><td class="linenos"><div class="linenodiv"><pre>${c.split('\n').map((_, i) => i + 1).join('\n')}</pre></div></td><td class="code"><div class="highlight"><pre>${c.split('\n').map(spans).join('\n')}</pre></div></td></tr></table>`,
-  shiki: (c) => `<pre class="shiki"><code>${c.split('\n').map((l) => `<span class="line"><span style="color:#fff">${esc(l)}</span></span>`).join('\n')}</code></pre>`,
-  prism: (c) => `<pre class="prism-code language-js"><code>${c.split('\n').map((l) => `<span class="token-line"><span class="token plain">${esc(l)}</span><br></span>`).join('')}</code><button>Copy</button></pre>`,
-  'expressive-code': (c) => `<pre data-language="js"><code>${c.split('\n').map((l) => `<div class="ec-line"><div class="code">${esc(l)}</div></div>`).join('')}</code></pre>`,
-  github: (c) => `<table class="highlight js-file-line-container">${c.split('\n').map((l, i) => `<tr><td class="blob-num" data-line-number="${i + 1}"></td><td class="blob-code blob-code-inner">${esc(l)}</td></tr>`).join('\n')}</table>`,
+    `<table class="highlighttable"><tr><td class="linenos"><div class="linenodiv"><pre>${c
+      .split('\n')
+      .map((_, i) => i + 1)
+      .join('\n')}</pre></div></td><td class="code"><div class="highlight"><pre>${c.split('\n').map(spans).join('\n')}</pre></div></td></tr></table>`,
+  shiki: (c) =>
+    `<pre class="shiki"><code>${c
+      .split('\n')
+      .map((l) => `<span class="line"><span style="color:#fff">${esc(l)}</span></span>`)
+      .join('\n')}</code></pre>`,
+  prism: (c) =>
+    `<pre class="prism-code language-js"><code>${c
+      .split('\n')
+      .map((l) => `<span class="token-line"><span class="token plain">${esc(l)}</span><br></span>`)
+      .join('')}</code><button>Copy</button></pre>`,
+  'expressive-code': (c) =>
+    `<pre data-language="js"><code>${c
+      .split('\n')
+      .map((l) => `<div class="ec-line"><div class="code">${esc(l)}</div></div>`)
+      .join('')}</code></pre>`,
+  github: (c) =>
+    `<table class="highlight js-file-line-container">${c
+      .split('\n')
+      .map((l, i) => `<tr><td class="blob-num" data-line-number="${i + 1}"></td><td class="blob-code blob-code-inner">${esc(l)}</td></tr>`)
+      .join('\n')}</table>`,
 };
 
 describe('code round trip', () => {

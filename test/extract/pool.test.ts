@@ -35,9 +35,7 @@ describe('extraction pool', () => {
   it('fails a document over its time budget with the reason, and extracts the next one on a new thread', async () => {
     const p = pool(1, 300);
     await p.extract({ url: 'https://docs.example.test/warm.md', body: '# warm' });
-    await expect(p.extract({ url: 'https://docs.example.test/big.md', body: bigMarkdown(8_000_000) })).rejects.toThrow(
-      new ExtractionError('extraction took longer than 0.3 s'),
-    );
+    await expect(p.extract({ url: 'https://docs.example.test/big.md', body: bigMarkdown(8_000_000) })).rejects.toThrow(new ExtractionError('extraction took longer than 0.3 s'));
     const next = await p.extract({ url: 'https://docs.example.test/small.md', body: '# Small\n\n```js\nsmall();\n```\n' });
     expect(next.snippets.map((s) => s.code)).toEqual(['small();']);
   }, 300_000);

@@ -50,8 +50,32 @@ describe('requiredNeedles', () => {
   ];
   const alphabet = fc.constantFrom(
     ...'abcdefimnoprstuvwxyz ABNOPST0129_.,:;=#*-+/\\\'"`$&<>()[]{}!?@%|~\t\n'.split(''),
-    'import ', 'from ', 'def ', 'if ', 'else', ' as ', '"""', "'''", "{'", "': ", '$$', '::', '--- ', '+++ ', '## ', 'const ', ' = ',
-    '&mut ', 'Option<', 'Some(', '.unwrap()', '#[derive', '=# ', '{% if ', 'e.g. ', 'try:',
+    'import ',
+    'from ',
+    'def ',
+    'if ',
+    'else',
+    ' as ',
+    '"""',
+    "'''",
+    "{'",
+    "': ",
+    '$$',
+    '::',
+    '--- ',
+    '+++ ',
+    '## ',
+    'const ',
+    ' = ',
+    '&mut ',
+    'Option<',
+    'Some(',
+    '.unwrap()',
+    '#[derive',
+    '=# ',
+    '{% if ',
+    'e.g. ',
+    'try:',
   );
 
   it('never rules out a string the regex matches', () => {
@@ -62,7 +86,11 @@ describe('requiredNeedles', () => {
         const s = parts.join('');
         for (const { re, needles } of compiled) {
           re.lastIndex = 0;
-          if (re.test(s)) expect(needles!.some((n) => s.includes(n)), `${re} on ${JSON.stringify(s)}`).toBe(true);
+          if (re.test(s))
+            expect(
+              needles!.some((n) => s.includes(n)),
+              `${re} on ${JSON.stringify(s)}`,
+            ).toBe(true);
         }
       }),
       { numRuns: 20_000, seed: 99 },

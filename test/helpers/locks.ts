@@ -25,10 +25,7 @@ export async function withTableLocked<T>(pool: pg.Pool, table: string, body: (re
 
 /** Backends of `applicationName` waiting on a lock. */
 export async function backendsWaitingOnLocks(pool: pg.Pool, applicationName: string): Promise<number> {
-  const { rows } = await pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
-    [applicationName],
-  );
+  const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [applicationName]);
   return rows[0]!.n;
 }
 

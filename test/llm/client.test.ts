@@ -20,9 +20,7 @@ beforeEach(() => {
 });
 
 function settings(overrides: Record<string, string> = {}): LlmSettings {
-  return resolveLlmSettings(
-    loadConfig({ CODE_ENABLE_LLM_EXTRACTION: 'true', CODE_LLM_BASE_URL: stub.baseUrl, CODE_LLM_EXTRACTION_MODEL: 'stub-model', ...overrides }),
-  );
+  return resolveLlmSettings(loadConfig({ CODE_ENABLE_LLM_EXTRACTION: 'true', CODE_LLM_BASE_URL: stub.baseUrl, CODE_LLM_EXTRACTION_MODEL: 'stub-model', ...overrides }));
 }
 
 const request: ChatRequest = {

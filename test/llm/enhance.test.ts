@@ -181,7 +181,9 @@ describe('enhancePage', () => {
     const stored = await storeTestPage(db.pool, ids, page);
     const long = Array.from({ length: 75 }, () => 'word').join(' ');
     const partial = (body: ChatBody) => ({
-      content: answerFor(body, (b) => (b.code.includes('beta') ? { description: long } : {})).replace(/\{"block":3[^}]*\},?/, '').replace(',]', ']'),
+      content: answerFor(body, (b) => (b.code.includes('beta') ? { description: long } : {}))
+        .replace(/\{"block":3[^}]*\},?/, '')
+        .replace(',]', ']'),
     });
     stub.script(partial, partial);
     const result = await enhancePage(deps(), { jobKind: 'crawl', jobId: ids.jobId, sourceId: ids.sourceId, documentId: stored.documentId, snippetIds: stored.snippetIds, pageTitle: 'Settings' });
@@ -219,13 +221,15 @@ describe('enhancePage', () => {
     expect(await enhancePage(deps({ CODE_LLM_JOB_MAX_CALLS: '0', CODE_LLM_JOB_MAX_TOKENS: '0' }), job)).toMatchObject({ calls: 1, enhanced: 2 });
   });
 
-  it('counts an upload job\'s calls on the upload job', async () => {
+  it("counts an upload job's calls on the upload job", async () => {
     const source = await db.pool.query<{ id: string }>("INSERT INTO sources (name, kind) VALUES ('upload-source', 'upload') RETURNING id");
     const sourceId = source.rows[0]!.id;
     const upload = await db.pool.query<{ id: string }>("INSERT INTO upload_jobs (name, source_id, status) VALUES ('notes', $1, 'processing') RETURNING id", [sourceId]);
     const jobId = upload.rows[0]!.id;
     const page = widgetPage('upload://notes/widgets.md', 'upload');
-    const stored = await storePage(db.pool, { sourceId, url: page.url, title: page.title, markdown: page.markdown, contentHash: 'h', job: { kind: 'upload', id: jobId }, snippets: page.snippets }, [recordLanguageConfidence]);
+    const stored = await storePage(db.pool, { sourceId, url: page.url, title: page.title, markdown: page.markdown, contentHash: 'h', job: { kind: 'upload', id: jobId }, snippets: page.snippets }, [
+      recordLanguageConfidence,
+    ]);
     const result = await enhancePage(deps(), { jobKind: 'upload', jobId, sourceId, documentId: stored.documentId, snippetIds: stored.snippetIds, pageTitle: page.title });
     expect(result).toMatchObject({ calls: 1, enhanced: 3 });
     const usage = await db.pool.query('SELECT llm_calls, llm_tokens FROM upload_jobs WHERE id = $1', [jobId]);

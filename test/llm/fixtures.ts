@@ -10,10 +10,10 @@ import type { PageWriteResult } from '../../src/core/store/pages.js';
 export async function createCrawlJob(pool: pg.Pool, name = `src-${Math.random().toString(36).slice(2, 10)}`): Promise<{ sourceId: string; jobId: string }> {
   const source = await pool.query<{ id: string }>('INSERT INTO sources (name) VALUES ($1) RETURNING id', [name]);
   const sourceId = source.rows[0]!.id;
-  const job = await pool.query<{ id: string }>(
-    `INSERT INTO crawl_jobs (source_id, name, status, start_urls) VALUES ($1, $2, 'running', ARRAY['https://docs.example.test/']) RETURNING id`,
-    [sourceId, name],
-  );
+  const job = await pool.query<{ id: string }>(`INSERT INTO crawl_jobs (source_id, name, status, start_urls) VALUES ($1, $2, 'running', ARRAY['https://docs.example.test/']) RETURNING id`, [
+    sourceId,
+    name,
+  ]);
   return { sourceId, jobId: job.rows[0]!.id };
 }
 
@@ -41,15 +41,19 @@ export interface TestPage {
 
 /** Stores a page with the language-confidence rows the llm-enhancement stage writes with it; queues nothing. */
 export async function storeTestPage(pool: pg.Pool, ids: { sourceId: string; jobId: string }, page: TestPage): Promise<PageWriteResult> {
-  return storePage(pool, {
-    sourceId: ids.sourceId,
-    url: page.url,
-    title: page.title,
-    markdown: page.markdown,
-    contentHash: createHash('md5').update(page.markdown).digest('hex'),
-    job: { kind: 'crawl', id: ids.jobId },
-    snippets: page.snippets,
-  }, [recordLanguageConfidence]);
+  return storePage(
+    pool,
+    {
+      sourceId: ids.sourceId,
+      url: page.url,
+      title: page.title,
+      markdown: page.markdown,
+      contentHash: createHash('md5').update(page.markdown).digest('hex'),
+      job: { kind: 'crawl', id: ids.jobId },
+      snippets: page.snippets,
+    },
+    [recordLanguageConfidence],
+  );
 }
 
 /** A widget-factory page: a definition, its use (no language, titled like the page) and an install command. */
@@ -81,19 +85,13 @@ export interface SnippetState {
 }
 
 export async function snippetStates(pool: pg.Pool, ids: number[]): Promise<SnippetState[]> {
-  const { rows } = await pool.query<SnippetState>(
-    'SELECT id, title, description, language, language_confidence, llm_enhanced FROM snippets WHERE id = ANY($1::bigint[])',
-    [ids],
-  );
+  const { rows } = await pool.query<SnippetState>('SELECT id, title, description, language, language_confidence, llm_enhanced FROM snippets WHERE id = ANY($1::bigint[])', [ids]);
   return ids.map((id) => rows.find((r) => r.id === id)!);
 }
 
 /** Ids of the given snippets whose search vector matches a plain query. */
 export async function searchIds(pool: pg.Pool, query: string, ids: number[]): Promise<number[]> {
-  const { rows } = await pool.query<{ id: number }>(
-    `SELECT id FROM snippets WHERE id = ANY($2::bigint[]) AND search_vector @@ plainto_tsquery('english', $1) ORDER BY id`,
-    [query, ids],
-  );
+  const { rows } = await pool.query<{ id: number }>(`SELECT id FROM snippets WHERE id = ANY($2::bigint[]) AND search_vector @@ plainto_tsquery('english', $1) ORDER BY id`, [query, ids]);
   return rows.map((r) => r.id);
 }
 

@@ -129,7 +129,6 @@ describe('LLM enhancement inside the job', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
-
 });
 
 describe('LLM enhancement inside the job: failures and cancel', () => {

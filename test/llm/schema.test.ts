@@ -131,7 +131,12 @@ describe('prompt', () => {
     const long = Array.from({ length: 2000 }, (_, i) => `value_${i} = compute(${i})`).join('\n');
     const cut = truncateCode(long, 100);
     expect(cut).toMatch(/\n\.\.\. \(\d+ more lines\)$/);
-    expect(cut.split('\n').slice(0, -1).every((l) => /^value_\d+ = compute\(\d+\)$/.test(l))).toBe(true);
+    expect(
+      cut
+        .split('\n')
+        .slice(0, -1)
+        .every((l) => /^value_\d+ = compute\(\d+\)$/.test(l)),
+    ).toBe(true);
     const blocks = Array.from({ length: 14 }, (_, i) => ({ ...block, code: `print(${i})` }));
     const batches = planBatches(page, blocks);
     expect(batches.map((b) => b.length)).toEqual([MAX_BATCH_BLOCKS, MAX_BATCH_BLOCKS, 14 - 2 * MAX_BATCH_BLOCKS]);

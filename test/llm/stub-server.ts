@@ -155,8 +155,7 @@ export async function startStubServer(): Promise<StubServer> {
         return finish(status, reply.body ?? { error: { message: `stub error ${status}`, type: 'server_error' } }, reply.headers, reply.delayMs);
       }
       const content = reply.content ?? '';
-      const usage =
-        reply.usage === undefined ? { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 } : reply.usage;
+      const usage = reply.usage === undefined ? { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 } : reply.usage;
       finish(
         200,
         {

@@ -66,10 +66,7 @@ export const FAST_WORKERS: CrawlWorkerOptions = {
  * Indexes the fixture site with a real crawl: the crawler's startCrawl and its workers (in this process),
  * waiting until the job finishes.
  */
-export async function crawlSite(
-  db: { pool: pg.Pool; info: ConnectionInfo; config: Config },
-  request: CrawlRequestInput,
-): Promise<{ sourceId: string; jobId: string }> {
+export async function crawlSite(db: { pool: pg.Pool; info: ConnectionInfo; config: Config }, request: CrawlRequestInput): Promise<{ sourceId: string; jobId: string }> {
   const workers = await startCrawlWorkers(db, db.config, FAST_WORKERS);
   try {
     const job = await startCrawl(db, db.config, request, { detectTimeoutMs: 2000 });

@@ -112,9 +112,7 @@ describe('streamable HTTP (/mcp)', () => {
       expect(await response.json()).toMatchObject({ code: 'unauthorized', details: [] });
     }
     const client = new Client({ name: 'intruder', version: '1.0.0' });
-    const error = await client
-      .connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: 'Bearer wrong-token' } } }))
-      .catch((e: unknown) => e);
+    const error = await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: 'Bearer wrong-token' } } })).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     for (const [method, path] of [
       ['GET', '/mcp/v1/sse'],

@@ -275,7 +275,7 @@ describe('get_page_markdown', () => {
       expect(after.text).toContain('New text only.');
       expect(after.text).not.toContain('Route decorators');
     } finally {
-      await db.pool.query('UPDATE documents SET markdown = $1, updated_at = now() + interval \'2 seconds\' WHERE url = $2 AND source_id = $3', [rows[0]!.markdown, url, sourceId]);
+      await db.pool.query("UPDATE documents SET markdown = $1, updated_at = now() + interval '2 seconds' WHERE url = $2 AND source_id = $3", [rows[0]!.markdown, url, sourceId]);
     }
   });
 
@@ -316,7 +316,7 @@ describe('crawl tools', () => {
     expect(status.text).toContain('get_content with library_id="quillstack"');
   });
 
-  it('reports a job in its enhancing stage with the LLM stage\'s progress, and cancels it', expectEnhancingJobReported);
+  it("reports a job in its enhancing stage with the LLM stage's progress, and cancels it", expectEnhancingJobReported);
 
   it('starts a crawl, reports it while it runs, and cancels it once', async () => {
     const started = await call('init_crawl', { start_urls: [`${site.url}/slow/`], name: 'slow-docs', max_depth: 0 });

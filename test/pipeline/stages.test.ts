@@ -42,8 +42,7 @@ afterAll(async () => {
 const count = async (sql: string, params: unknown[] = []) => Number((await db.pool.query<{ n: string }>(sql, params)).rows[0]!.n);
 const queuedForLexicon = (ids: number[]) => count('SELECT count(*) AS n FROM search_terms_queue WHERE snippet_id = ANY($1::bigint[])', [ids]);
 const llmJobs = (jobId: string) => count(`SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND data->>'jobId' = $2`, [LLM_QUEUE, jobId]);
-const queuedForSource = (sourceId: string | null) =>
-  count('SELECT count(*) AS n FROM search_terms_queue q JOIN snippets s ON s.id = q.snippet_id WHERE s.source_id = $1', [sourceId]);
+const queuedForSource = (sourceId: string | null) => count('SELECT count(*) AS n FROM search_terms_queue q JOIN snippets s ON s.id = q.snippet_id WHERE s.source_id = $1', [sourceId]);
 const unsureLanguages = (ids: number[]) => count('SELECT count(*) AS n FROM snippets WHERE id = ANY($1::bigint[]) AND language_confidence IS NOT NULL', [ids]);
 
 async function storeWidgets(variant: string, stages: readonly PostCommitStage[]) {
@@ -76,7 +75,8 @@ describe('the document pipeline', () => {
   });
 
   it('counts an uploaded file with the page whatever the stages, and queues it for the LLM only when given the stage', async () => {
-    const upload = (name: string) => createUploadFromContent({ pool: db.pool, info: db.info }, db.config, { content: `# ${name}\n\n\`\`\`python\nprint("${name}")\n\`\`\`\n`, title: name, name: 'upload-stages' });
+    const upload = (name: string) =>
+      createUploadFromContent({ pool: db.pool, info: db.info }, db.config, { content: `# ${name}\n\n\`\`\`python\nprint("${name}")\n\`\`\`\n`, title: name, name: 'upload-stages' });
     const job = await upload('a');
     const bare = await db.pool.query<{ id: number }>('SELECT id FROM upload_files WHERE job_id = $1', [job.id]);
     expect(await processUploadFile(db.pool, bare.rows[0]!.id, { stages: [] })).toBe('done');
@@ -113,7 +113,7 @@ describe('the document pipeline', () => {
     }
   });
 
-  it('runs the stages\' completion hooks before a crawl reads completed: without index upkeep its words stay queued', async () => {
+  it("runs the stages' completion hooks before a crawl reads completed: without index upkeep its words stay queued", async () => {
     // Whatever earlier writes left waiting is folded now, so only this test's crawls touch the queue.
     await settleStages([indexUpkeepStage], db.pool);
     // Index upkeep that does nothing after each page: only its completion hook can fold the crawl's words in.

@@ -29,7 +29,8 @@ const raw = {
   exec_uid: 1000,
   exec_gid: 1000,
   image_ref: REF,
-  cmdline: 'console=ttyS0 panic=-1 quiet mgr.roots=/workspace/repos,/workspace/schedule-worktrees mgr.tmpfs_kib=65536 mgr.user=1000:1000 mgr.hostname=mgr-workspace mgr.labels=mgr.managed=true,mgr.name=mgr-workspace',
+  cmdline:
+    'console=ttyS0 panic=-1 quiet mgr.roots=/workspace/repos,/workspace/schedule-worktrees mgr.tmpfs_kib=65536 mgr.user=1000:1000 mgr.hostname=mgr-workspace mgr.labels=mgr.managed=true,mgr.name=mgr-workspace',
   mounts: [
     'proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0',
     'sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0',

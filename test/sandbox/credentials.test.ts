@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  FORWARDED_ENV_NAMES,
-  MAX_CREDENTIAL_HOSTS,
-  extraHeader,
-  filterForwardedEnv,
-  forwardingEnabled,
-  resolveForwardedEnv,
-} from '../../src/core/sandbox/credentials.js';
+import { FORWARDED_ENV_NAMES, MAX_CREDENTIAL_HOSTS, extraHeader, filterForwardedEnv, forwardingEnabled, resolveForwardedEnv } from '../../src/core/sandbox/credentials.js';
 import type { CredentialContext, GitCredential } from '../../src/core/sandbox/credentials.js';
 
 const gh1: GitCredential = { id: 'gh-personal', host: 'github.com', token: 'tok-personal' };

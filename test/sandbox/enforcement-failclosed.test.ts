@@ -219,7 +219,9 @@ describe('sandbox enforcement when opencode does not load mgr-sandbox.js', () =>
     }, 5000);
     const status = await s.start();
     expect(status.state).toBe('failed');
-    expect(status.lastError).toMatch(/^Sandbox enforcement is on but the sandbox is unavailable: the mgr-sandbox plugin \(.*mgr-sandbox\.js\) did not report itself loaded within 5000 ms; the agent server was stopped/);
+    expect(status.lastError).toMatch(
+      /^Sandbox enforcement is on but the sandbox is unavailable: the mgr-sandbox plugin \(.*mgr-sandbox\.js\) did not report itself loaded within 5000 ms; the agent server was stopped/,
+    );
     expect(status.pid).toBeNull();
     expect(s.recentLog(400).some((line) => line.includes('start check failed; stopping the agent server'))).toBe(true);
     // Nothing answers any more: no command can be sent to it.

@@ -177,7 +177,9 @@ describe.skipIf(skip)('sandbox enforcement with real opencode and the real micro
       parts: [{ type: 'text', text: `@@bash ${JSON.stringify({ command: 'hostname; cat from-guest.txt', description: 'Show the host name' })}` }],
     });
     expect(tools()).toContain('bash');
-    const messages = (await agent('GET', `/session/${session.id}/message`, repo)) as Array<{ parts: Array<{ type: string; tool?: string; state?: { input?: { command?: string }; output?: string; metadata?: Record<string, unknown> } }> }>;
+    const messages = (await agent('GET', `/session/${session.id}/message`, repo)) as Array<{
+      parts: Array<{ type: string; tool?: string; state?: { input?: { command?: string }; output?: string; metadata?: Record<string, unknown> } }>;
+    }>;
     const call = messages.flatMap((m) => m.parts).find((p) => p.type === 'tool' && p.tool === 'bash');
     expect(call?.state?.output?.trim()).toBe('mgr-workspace\nwritten in the guest');
     expect(call?.state?.metadata?.sandbox).toBe(true);

@@ -50,9 +50,7 @@ describe('the sandbox planner route', () => {
       ],
     });
     token = (await ensureManagerToken(db.pool)).token;
-    const repos = await db.pool.query<{ id: number }>(
-      `INSERT INTO agent_repos (local_path, clone_status) VALUES ('app', 'ready'), ('other', 'ready') RETURNING id`,
-    );
+    const repos = await db.pool.query<{ id: number }>(`INSERT INTO agent_repos (local_path, clone_status) VALUES ('app', 'ready'), ('other', 'ready') RETURNING id`);
     repoId = repos.rows[0]!.id;
     otherRepoId = repos.rows[1]!.id;
     const schedule = await db.pool.query<{ id: number }>(`INSERT INTO agent_schedules (repo_id, name, prompt, interval_minutes) VALUES ($1, 's', 'p', 60) RETURNING id`, [repoId]);

@@ -79,7 +79,7 @@ describe('sandbox enforcement on agent server start and stop', () => {
     expect((await stat(shim)).mode & 0o777).toBe(0o755);
     const pluginConfig = path.join(workspace.pluginDir, 'docdex', 'mgr-sandbox.json');
     expect(JSON.parse(await readFile(pluginConfig, 'utf8'))).toMatchObject({ SHIM: shim, ENFORCED_VAR: 'MGR_SANDBOX_ENFORCED', NONCE: start.stamp.nonce });
-    expect(await readFile(plugin, 'utf8')).toContain('process.env[C.ENFORCED_VAR] === \'true\'');
+    expect(await readFile(plugin, 'utf8')).toContain("process.env[C.ENFORCED_VAR] === 'true'");
     expect(stops).toBe(0);
 
     // The setting changing under a running child changes nothing: the stamp is the child's environment.
@@ -179,7 +179,10 @@ describe('sandbox enforcement on agent server start and stop', () => {
     await mkdir(workspace.pluginDir, { recursive: true });
     const layout = { pluginDir: workspace.pluginDir } as Parameters<typeof ext.prepare>[0]['layout'];
     const prepared = await ext.prepare({ config, pool: db.pool, workspace, layout });
-    expect(prepared).toEqual({ env: { MGR_SANDBOX_ENFORCED: 'true', OPENCODE_CONFIG_CONTENT: JSON.stringify({ shell: path.join(workspace.pluginDir, 'mgr-sandbox-shell') }) }, verify: expect.any(Function) });
+    expect(prepared).toEqual({
+      env: { MGR_SANDBOX_ENFORCED: 'true', OPENCODE_CONFIG_CONTENT: JSON.stringify({ shell: path.join(workspace.pluginDir, 'mgr-sandbox-shell') }) },
+      verify: expect.any(Function),
+    });
     await ext.stopped!();
     expect(stops).toBe(1);
   });

@@ -179,7 +179,7 @@ describe.skipIf(skip)('the sandbox microVM (real QEMU)', () => {
     const r = await sh('echo out; echo err >&2; exit 7');
     expect([r.code, r.stdout.toString(), r.stderr.toString()]).toEqual([7, 'out\n', 'err\n']);
 
-    const value = Buffer.concat([Buffer.from("a\nb'c\"$HOME "), Buffer.from([0xff, 0xfe, 0x01, 0x7f])]);
+    const value = Buffer.concat([Buffer.from('a\nb\'c"$HOME '), Buffer.from([0xff, 0xfe, 0x01, 0x7f])]);
     const env = await run(['sh', '-c', 'printf %s "$V"'], { env: [Buffer.concat([Buffer.from('V='), value])] });
     expect(env.stdout.toString('hex')).toBe(value.toString('hex'));
 
@@ -217,9 +217,7 @@ describe.skipIf(skip)('the sandbox microVM (real QEMU)', () => {
       const r = await sh('touch ran-here', { workdir: outside });
       expect(r.code).toBe(125);
       expect(r.unavailable).toBe(outsideRootsMessage(outside, sandboxRoots(ws)));
-      expect(r.unavailable).toBe(
-        `Sandbox enforcement is on but the sandbox is unavailable: the working directory ${outside} is outside the project roots ${ws}/repos and ${ws}/schedule-worktrees`,
-      );
+      expect(r.unavailable).toBe(`Sandbox enforcement is on but the sandbox is unavailable: the working directory ${outside} is outside the project roots ${ws}/repos and ${ws}/schedule-worktrees`);
       expect(existsSync(path.join(outside, 'ran-here'))).toBe(false);
       // an external repository symlinked into the roots stays outside
       await symlink(outside, path.join(ws, 'repos', 'external'));
@@ -235,7 +233,11 @@ describe.skipIf(skip)('the sandbox microVM (real QEMU)', () => {
   it('runs an agent command through the generated shim and the runner exec entry, byte for byte', async () => {
     expect(existsSync(EXEC_MAIN), `${EXEC_MAIN} is missing: run "npm run build" first`).toBe(true);
     const shim = await writeShim(path.join(home, 'plugins'), { runner: [process.execPath, EXEC_MAIN], hostShell: '/bin/sh' });
-    const payload = Buffer.concat([Buffer.from("uname -r; hostname; printf '%s' \"$GIT_AUTHOR_NAME\" > shim-env.txt; env | grep -c MGR_INTERNAL || true; printf '%s' '"), Buffer.from([0xff, 0x0a, 0x27, 0x27]), Buffer.from("' > shim-bytes.bin")]);
+    const payload = Buffer.concat([
+      Buffer.from("uname -r; hostname; printf '%s' \"$GIT_AUTHOR_NAME\" > shim-env.txt; env | grep -c MGR_INTERNAL || true; printf '%s' '"),
+      Buffer.from([0xff, 0x0a, 0x27, 0x27]),
+      Buffer.from("' > shim-bytes.bin"),
+    ]);
     await writeFile(path.join(home, 'payload'), payload);
     const env = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',

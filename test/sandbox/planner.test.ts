@@ -41,8 +41,7 @@ describe('planShell decisions', () => {
   it('refuses a directory outside the roots with the exact message naming both roots', () => {
     expect(planShell({ ...base, cwd: '/home/me/project', realCwd: '/home/me/project' })).toEqual({
       action: 'refuse',
-      message:
-        'Sandbox enforcement is on but the sandbox is unavailable: the working directory /home/me/project is outside the project roots /workspace/repos and /workspace/schedule-worktrees',
+      message: 'Sandbox enforcement is on but the sandbox is unavailable: the working directory /home/me/project is outside the project roots /workspace/repos and /workspace/schedule-worktrees',
     });
     // siblings sharing a prefix are outside
     expect(planShell({ ...base, cwd: '/workspace/repos-old', realCwd: '/workspace/repos-old' })).toMatchObject({ action: 'refuse' });

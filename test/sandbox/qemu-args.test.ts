@@ -55,10 +55,7 @@ describe('qemuArgs', () => {
       'virtio-blk-device,drive=scratch,serial=mgr-scratch',
     ]);
     expect(devices.some((d) => d.includes('-pci'))).toBe(false);
-    expect(after(args, '-fsdev')).toEqual([
-      'local,id=root0,path=/workspace/repos,security_model=none',
-      'local,id=root1,path=/workspace/schedule-worktrees,security_model=none',
-    ]);
+    expect(after(args, '-fsdev')).toEqual(['local,id=root0,path=/workspace/repos,security_model=none', 'local,id=root1,path=/workspace/schedule-worktrees,security_model=none']);
     expect(after(args, '-drive')[0]).toContain('readonly=on');
     // the scratch disk is an inherited descriptor, not a path QEMU could reach
     expect(after(args, '-add-fd')).toEqual(['fd=4,set=1,opaque=scratch-rw', 'fd=5,set=1,opaque=scratch-ro']);

@@ -27,11 +27,7 @@ exit 42
 `;
 
 /** Quotes, a newline, shell syntax that must not be evaluated, invalid UTF-8 and a trailing newline. */
-const PAYLOAD = Buffer.concat([
-  Buffer.from(`echo "it's \\"quoted\\"" '$HOME' \`id\` $(id) \\ ; a=1\n`, 'utf8'),
-  Buffer.from([0xff, 0xfe, 0x80, 0x20, 0xc3, 0x28]),
-  Buffer.from('\n', 'utf8'),
-]);
+const PAYLOAD = Buffer.concat([Buffer.from(`echo "it's \\"quoted\\"" '$HOME' \`id\` $(id) \\ ; a=1\n`, 'utf8'), Buffer.from([0xff, 0xfe, 0x80, 0x20, 0xc3, 0x28]), Buffer.from('\n', 'utf8')]);
 
 let dir: string;
 let shim: string;
@@ -238,16 +234,11 @@ describe('the shim script and its configuration', () => {
   });
 
   it('writes the runner words, the host shell and the allow-list as one line each', () => {
-    expect(renderShimConfig({ runner: ["/opt/it's/node", 'run.js'], hostShell: '/bin/bash', envNames: ['A', 'B_1'], nonce: NONCE }).split('\n').slice(1)).toEqual([
-      `nonce=${NONCE}`,
-      'host_shell=/bin/bash',
-      `unplanned=${UNPLANNED_MESSAGE}`,
-      "runner=/opt/it's/node",
-      'runner=run.js',
-      'env_name=A',
-      'env_name=B_1',
-      '',
-    ]);
+    expect(
+      renderShimConfig({ runner: ["/opt/it's/node", 'run.js'], hostShell: '/bin/bash', envNames: ['A', 'B_1'], nonce: NONCE })
+        .split('\n')
+        .slice(1),
+    ).toEqual([`nonce=${NONCE}`, 'host_shell=/bin/bash', `unplanned=${UNPLANNED_MESSAGE}`, "runner=/opt/it's/node", 'runner=run.js', 'env_name=A', 'env_name=B_1', '']);
     expect(renderShimConfig({ runner: ['x'], hostShell: '/bin/sh' })).toContain(FORWARDED_ENV_NAMES.map((n) => `env_name=${n}`).join('\n'));
   });
 
@@ -268,7 +259,6 @@ describe('the shim script and its configuration', () => {
     expect(a).toMatch(/^nonce=[0-9a-f]{32}$/m);
     expect(a).not.toBe(b);
   });
-
 });
 
 describe('the shim without a usable configuration', () => {

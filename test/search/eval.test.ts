@@ -28,8 +28,7 @@ const queryFile = process.env.EVAL_QUERIES ?? path.resolve(ROOT, '..', 'shared',
 const holdoutFile = path.join(ROOT, 'bench', 'queries-holdout.jsonl');
 const missing = !corpusDir
   ? 'DOCDEX_CORPUS_DIR is not set'
-  : EVAL_SITES.filter((s) => !existsSync(path.join(corpusDir, s))).map((s) => `${corpusDir}/${s} is missing`)[0] ??
-    (existsSync(queryFile) ? null : `the query file ${queryFile} is missing`);
+  : (EVAL_SITES.filter((s) => !existsSync(path.join(corpusDir, s))).map((s) => `${corpusDir}/${s} is missing`)[0] ?? (existsSync(queryFile) ? null : `the query file ${queryFile} is missing`));
 
 if (missing && !required) console.log(`Skipping the relevance floor on the real corpus: ${missing}.`);
 

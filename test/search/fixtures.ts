@@ -25,15 +25,14 @@ export interface FixtureSource {
 }
 
 export async function createSource(pool: pg.Pool, name: string, version = ''): Promise<FixtureSource> {
-  const { rows } = await pool.query<{ id: string }>(
-    `INSERT INTO sources (name, version, base_url, crawl_config) VALUES ($1, $2, $3, $4) RETURNING id`,
-    [name, version, `https://${name.toLowerCase().replace(/[^a-z0-9]+/g, '')}.example/`, JSON.stringify({ start_urls: [`https://${name.toLowerCase().replace(/[^a-z0-9]+/g, '')}.example/`], max_depth: 1 })],
-  );
+  const { rows } = await pool.query<{ id: string }>(`INSERT INTO sources (name, version, base_url, crawl_config) VALUES ($1, $2, $3, $4) RETURNING id`, [
+    name,
+    version,
+    `https://${name.toLowerCase().replace(/[^a-z0-9]+/g, '')}.example/`,
+    JSON.stringify({ start_urls: [`https://${name.toLowerCase().replace(/[^a-z0-9]+/g, '')}.example/`], max_depth: 1 }),
+  ]);
   const id = rows[0]!.id;
-  const job = await pool.query<{ id: string }>(
-    `INSERT INTO crawl_jobs (source_id, name, status, start_urls) VALUES ($1, $2, 'completed', $3) RETURNING id`,
-    [id, name, [`https://${name}.example/`]],
-  );
+  const job = await pool.query<{ id: string }>(`INSERT INTO crawl_jobs (source_id, name, status, start_urls) VALUES ($1, $2, 'completed', $3) RETURNING id`, [id, name, [`https://${name}.example/`]]);
   return { id, jobId: job.rows[0]!.id };
 }
 
@@ -73,6 +72,15 @@ export async function addPage(
     snippets: snippets.map((s, i) => snippet(s, url, i)),
   };
   const stored = await storePage(pool, write);
-  await runPostCommitStages([indexUpkeepStage], { job: write.job, sourceId: source.id, title: write.title, stored }, { pool, onError: (e) => { throw e; } });
+  await runPostCommitStages(
+    [indexUpkeepStage],
+    { job: write.job, sourceId: source.id, title: write.title, stored },
+    {
+      pool,
+      onError: (e) => {
+        throw e;
+      },
+    },
+  );
   return stored;
 }

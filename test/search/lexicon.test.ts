@@ -13,17 +13,14 @@ let db: TestDatabase;
 let source: FixtureSource;
 
 const queued = async () => Number((await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM search_terms_queue')).rows[0]!.n);
-const lexicon = async () =>
-  new Map((await db.pool.query<{ term: string; doc_count: number }>('SELECT term, doc_count FROM search_terms')).rows.map((r) => [r.term, r.doc_count]));
+const lexicon = async () => new Map((await db.pool.query<{ term: string; doc_count: number }>('SELECT term, doc_count FROM search_terms')).rows.map((r) => [r.term, r.doc_count]));
 
 /** The lexicon as counted row by row from the stored vectors: snippets holding each word (an oracle for ts_stat). */
 const countedFromVectors = async () =>
   new Map(
-    (
-      await db.pool.query<{ term: string; doc_count: number }>(
-        'SELECT w AS term, count(*)::int AS doc_count FROM snippets s, LATERAL search_vector_terms(s.search_vector) AS w GROUP BY w',
-      )
-    ).rows.map((r) => [r.term, r.doc_count]),
+    (await db.pool.query<{ term: string; doc_count: number }>('SELECT w AS term, count(*)::int AS doc_count FROM snippets s, LATERAL search_vector_terms(s.search_vector) AS w GROUP BY w')).rows.map(
+      (r) => [r.term, r.doc_count],
+    ),
   );
 
 /** Snippets written straight into the table, bypassing the page store (as a bulk load would). */
@@ -51,9 +48,7 @@ afterAll(async () => {
 
 describe('search lexicon upkeep', () => {
   it('folds a stored page into the lexicon right after its commit', async () => {
-    await addPage(db.pool, source, 'https://lexicon.example/a.html', [
-      { title: 'Gathering results', code: 'results = await asyncio.gather(first(), second())' },
-    ]);
+    await addPage(db.pool, source, 'https://lexicon.example/a.html', [{ title: 'Gathering results', code: 'results = await asyncio.gather(first(), second())' }]);
     expect(await queued()).toBe(0);
     const terms = await lexicon();
     expect(terms.get('gather')).toBe(1);
@@ -61,7 +56,10 @@ describe('search lexicon upkeep', () => {
   });
 
   it('corrects a typo against snippets written without the page store, by folding the queue in first', async () => {
-    await insertBypassingStore('bulk', [1, 2, 3].map((i) => ({ title: `Quaternion rotation ${i}`, code: `rotate_quaternion(q${i})` })));
+    await insertBypassingStore(
+      'bulk',
+      [1, 2, 3].map((i) => ({ title: `Quaternion rotation ${i}`, code: `rotate_quaternion(q${i})` })),
+    );
     await db.pool.query('UPDATE sources SET snippet_count = snippet_count + 3 WHERE id = $1', [source.id]);
     expect(await queued()).toBe(3);
     expect((await lexicon()).has('quaternion')).toBe(false);

@@ -53,12 +53,8 @@ describe('search index pending lists', () => {
     const writer = createPool(db.info, { max: 2 });
     try {
       // The second page's lexicon fold waits a second behind the first's (lexicon.ts).
-      await addPage(writer, source, 'https://pending.example/stopping.html', [
-        { title: 'Closing a channel', description: 'Closed channels refuse sends.', code: 'close_channel(ch)' },
-      ]);
-      await addPage(writer, source, 'https://pending.example/draining.html', [
-        { title: 'Draining a channel', description: 'Drained channels are empty.', code: 'drain_channel(ch)' },
-      ]);
+      await addPage(writer, source, 'https://pending.example/stopping.html', [{ title: 'Closing a channel', description: 'Closed channels refuse sends.', code: 'close_channel(ch)' }]);
+      await addPage(writer, source, 'https://pending.example/draining.html', [{ title: 'Draining a channel', description: 'Drained channels are empty.', code: 'drain_channel(ch)' }]);
       expect(await queuedSnippets()).toBeGreaterThan(0);
       await settleWaitingSearchIndexes(writer);
     } finally {

@@ -67,7 +67,12 @@ describe('typo helpers', () => {
     expect(chooseCorrections([c('read', 60, 1), c('real', 100, 1)])).toEqual(['real', 'read']);
     expect(chooseCorrections([c('read', 40, 1), c('real', 100, 1)])).toEqual(['real']);
     // Fewer edits win among spellings of one stem.
-    expect(chooseCorrections([{ word: 'gathers', stem: 'gather', count: 9, distance: 1 }, { word: 'gather', stem: 'gather', count: 9, distance: 0.5 }])).toEqual(['gather']);
+    expect(
+      chooseCorrections([
+        { word: 'gathers', stem: 'gather', count: 9, distance: 1 },
+        { word: 'gather', stem: 'gather', count: 9, distance: 0.5 },
+      ]),
+    ).toEqual(['gather']);
     expect(chooseCorrections([])).toEqual([]);
   });
 });

@@ -60,7 +60,7 @@ describe('planRetrieval', () => {
     expect(planRetrieval(two, [0.02, 0.6], ["('dorpravel')", '']).find).toBe("('dorpravel')");
   });
 
-  it('leaves out of a phrase\'s index read only the words in most snippets, and stop words', () => {
+  it("leaves out of a phrase's index read only the words in most snippets, and stop words", () => {
     const counts: Record<string, number> = { dorpravel: 25, read: 940, build: 44, insert: 230 };
     const words = new Map<string, { stem: string | null; count: number }>(Object.entries(counts).map(([w, count]) => [w, { stem: w, count }]));
     words.set('the', { stem: null, count: 0 });
@@ -97,9 +97,19 @@ describe('searches with common and selective terms', () => {
       code.set(c, words.join(' '));
       return { title: `Opening connection ${i}`, description: `Uses ${words.join(' and ')}.`, code: c };
     };
-    const selective = [['connect', 'timeout'], ['connect', 'timeout'], ['connect', 'timeout', 'retry'], ['connect', 'retry']];
+    const selective = [
+      ['connect', 'timeout'],
+      ['connect', 'timeout'],
+      ['connect', 'timeout', 'retry'],
+      ['connect', 'retry'],
+    ];
     for (const [i, words] of selective.entries()) await addPage(db.pool, source, `https://mixed.example/p${i}.html`, [entry(i, words)]);
-    await addPage(db.pool, source, 'https://mixed.example/rest.html', Array.from({ length: 96 }, (_, k) => entry(100 + k, ['connect'])));
+    await addPage(
+      db.pool,
+      source,
+      'https://mixed.example/rest.html',
+      Array.from({ length: 96 }, (_, k) => entry(100 + k, ['connect'])),
+    );
     // Every word counted, as after a crawl: how common a term is decides how it is searched.
     await refreshSearchTerms(db.pool);
   });
@@ -118,19 +128,14 @@ describe('searches with common and selective terms', () => {
 
   it('matches the same snippets as the database does for every term', async () => {
     const result = await searchSnippets(db.pool, { query: 'connect timeout', limit: 20 });
-    const { rows } = await db.pool.query<{ id: number }>(
-      `SELECT id FROM snippets WHERE search_vector @@ to_tsquery('english', 'connect & timeout') ORDER BY id`,
-    );
+    const { rows } = await db.pool.query<{ id: number }>(`SELECT id FROM snippets WHERE search_vector @@ to_tsquery('english', 'connect & timeout') ORDER BY id`);
     expect(result.items.map((r) => r.id).sort((a, b) => a - b)).toEqual(rows.map((r) => r.id));
   });
 
   it('finds a quoted phrase with a very common word through its selective words, with the same matches', async () => {
     const phrase = 'connect and timeout';
     const result = await searchSnippets(db.pool, { query: `"${phrase}"`, limit: 20 });
-    const { rows } = await db.pool.query<{ id: number }>(
-      `SELECT id FROM snippets WHERE search_vector @@ phraseto_tsquery('english', $1) ORDER BY id`,
-      [phrase],
-    );
+    const { rows } = await db.pool.query<{ id: number }>(`SELECT id FROM snippets WHERE search_vector @@ phraseto_tsquery('english', $1) ORDER BY id`, [phrase]);
     expect(rows.length).toBe(3);
     expect(result.items.map((r) => r.id).sort((a, b) => a - b)).toEqual(rows.map((r) => r.id));
     // The index is read for "timeout" alone ("connect" is in every snippet, "and" a stop word).

@@ -27,11 +27,15 @@ beforeAll(async () => {
     { title: 'Sleeping | asyncio', description: 'Block for delay seconds.', code: 'await asyncio.sleep(1)' },
   ]);
   // Title over code: the same words, in the title of one and in the code of the other (pages titled alike).
-  await addPage(db.pool, py, 'https://python.example/library/scratch-a.html', [
-    { title: 'Scratch directories', description: 'Helpers.', code: 'path = mkdtemp(prefix="tmp", suffix=".d", dir=None)\ncleanup_later(path, retries=3)' },
-  ], {
-    title: 'Helpers A',
-  });
+  await addPage(
+    db.pool,
+    py,
+    'https://python.example/library/scratch-a.html',
+    [{ title: 'Scratch directories', description: 'Helpers.', code: 'path = mkdtemp(prefix="tmp", suffix=".d", dir=None)\ncleanup_later(path, retries=3)' }],
+    {
+      title: 'Helpers A',
+    },
+  );
   await addPage(db.pool, py, 'https://python.example/library/scratch-b.html', [{ title: 'Build helpers', description: 'Helpers.', code: '# scratch directories\nbuild()' }], {
     title: 'Helpers B',
   });
@@ -41,7 +45,13 @@ beforeAll(async () => {
     { title: 'Messaging', description: 'Each worker thread reads the message queue in order.', code: 'worker.run()' },
   ]);
   await addPage(db.pool, js, 'https://node.example/api/fs.html', [
-    { title: 'Reading a file synchronously | fs', description: 'Returns the contents of the path.', code: "const data = fs.readFileSync('/etc/hosts', 'utf8');", language: 'javascript', anchor: 'readfilesync' },
+    {
+      title: 'Reading a file synchronously | fs',
+      description: 'Returns the contents of the path.',
+      code: "const data = fs.readFileSync('/etc/hosts', 'utf8');",
+      language: 'javascript',
+      anchor: 'readfilesync',
+    },
     { title: 'Writing JSON | fs', description: 'Write JSON text.', code: "fs.writeFileSync('x.json', JSON.stringify(obj));", language: 'javascript' },
   ]);
   await addPage(db.pool, fastapi, 'https://fastapi.example/tutorial/', [
@@ -155,9 +165,7 @@ describe('searchSnippets', () => {
   it('gives the same answer to the same search: sessions plan per values and scan from the first block', async () => {
     // Named search statements are planned for each search's values, and a scan capped at N rows reads the same
     // N rows every time instead of starting where another scan of the table had got to.
-    const { rows } = await db.pool.query<{ plan: string; sync: string }>(
-      "SELECT current_setting('plan_cache_mode') AS plan, current_setting('synchronize_seqscans') AS sync",
-    );
+    const { rows } = await db.pool.query<{ plan: string; sync: string }>("SELECT current_setting('plan_cache_mode') AS plan, current_setting('synchronize_seqscans') AS sync");
     expect(rows[0]).toEqual({ plan: 'force_custom_plan', sync: 'off' });
     const runs = [];
     for (let i = 0; i < 7; i++) runs.push(await searchSnippets(db.pool, { query: 'zebrafish', language: i % 2 === 0 ? 'py' : undefined, limit: 5 }));
@@ -170,9 +178,7 @@ describe('searchSnippets', () => {
     // connection was held by a search (the pool's 10 s connection timeout then failed them all).
     const small = createPool(db.info, { max: 2 });
     try {
-      const results = await Promise.allSettled(
-        ['python', 'node', 'FastAPI', 'python', 'node', 'fast api'].map((source, i) => searchSnippets(small, { query: i % 2 ? 'json' : 'read file', source })),
-      );
+      const results = await Promise.allSettled(['python', 'node', 'FastAPI', 'python', 'node', 'fast api'].map((source, i) => searchSnippets(small, { query: i % 2 ? 'json' : 'read file', source })));
       expect(results.map((r) => (r.status === 'fulfilled' ? 'ok' : String(r.reason)))).toEqual(Array(6).fill('ok'));
     } finally {
       await small.end();

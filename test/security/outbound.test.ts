@@ -6,15 +6,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
 import { createScope } from '../../src/core/crawl/scope.js';
-import {
-  admittedAddresses,
-  createOutboundAgent,
-  createOutboundNodeAgent,
-  OUTBOUND_REFUSED,
-  parseAllowHosts,
-  refusalFor,
-  refusalForUrl,
-} from '../../src/core/net/outbound.js';
+import { admittedAddresses, createOutboundAgent, createOutboundNodeAgent, OUTBOUND_REFUSED, parseAllowHosts, refusalFor, refusalForUrl } from '../../src/core/net/outbound.js';
 import type { OutboundPolicy, Resolve } from '../../src/core/net/outbound.js';
 
 /**
@@ -66,9 +58,7 @@ describe('refusalFor: the address ranges', () => {
 
   it('names the loopback address plainly', () => {
     expect(refusalFor('127.0.0.1', strict)).toBe('refused: 127.0.0.1 is a loopback address; add it to CRAWL_ALLOW_HOSTS to crawl internal docs');
-    expect(refusalFor('10.0.0.1', strict, 'intranet.corp')).toBe(
-      'refused: intranet.corp resolves to 10.0.0.1, a private address; add it to CRAWL_ALLOW_HOSTS to crawl internal docs',
-    );
+    expect(refusalFor('10.0.0.1', strict, 'intranet.corp')).toBe('refused: intranet.corp resolves to 10.0.0.1, a private address; add it to CRAWL_ALLOW_HOSTS to crawl internal docs');
   });
 
   it('lets a CLI crawl reach loopback, and only loopback', () => {
@@ -290,17 +280,24 @@ describe('properties', () => {
 
   it('never throws on any string as a URL, a host or an allow-list', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.webUrl(), fc.string().map((s) => `http://${s}/`)), (s) => {
-        const a = refusalForUrl(s, strict);
-        const b = refusalFor(s, strict);
-        expect(a === null || typeof a === 'string').toBe(true);
-        expect(typeof b).toBe('string');
-        try {
-          parseAllowHosts(s);
-        } catch (error) {
-          expect(error).toBeInstanceOf(Error);
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.webUrl(),
+          fc.string().map((s) => `http://${s}/`),
+        ),
+        (s) => {
+          const a = refusalForUrl(s, strict);
+          const b = refusalFor(s, strict);
+          expect(a === null || typeof a === 'string').toBe(true);
+          expect(typeof b).toBe('string');
+          try {
+            parseAllowHosts(s);
+          } catch (error) {
+            expect(error).toBeInstanceOf(Error);
+          }
+        },
+      ),
       { numRuns: 1000 },
     );
   });

@@ -140,8 +140,7 @@ async function writingOperations(): Promise<Operation[]> {
     paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: JsonSchema & { $ref?: string } }> } }>>;
     components?: { schemas?: Record<string, JsonSchema> };
   };
-  const resolve = (schema: (JsonSchema & { $ref?: string }) | undefined): JsonSchema | undefined =>
-    schema?.$ref ? spec.components?.schemas?.[schema.$ref.split('/').pop()!] : schema;
+  const resolve = (schema: (JsonSchema & { $ref?: string }) | undefined): JsonSchema | undefined => (schema?.$ref ? spec.components?.schemas?.[schema.$ref.split('/').pop()!] : schema);
   const ops: Operation[] = [];
   for (const [route, methods] of Object.entries(spec.paths)) {
     for (const [method, op] of Object.entries(methods)) {
@@ -187,10 +186,7 @@ describe('hostile input to the real daemon', () => {
       const { tools } = await client.listTools();
       expect(tools.length).toBeGreaterThan(3);
       for (const tool of tools) {
-        const args = fc.oneof(
-          { weight: 4, arbitrary: objectFor(tool.inputSchema as JsonSchema) },
-          { weight: 1, arbitrary: fc.dictionary(fc.string({ maxLength: 10 }), anyValue, { maxKeys: 4 }) },
-        );
+        const args = fc.oneof({ weight: 4, arbitrary: objectFor(tool.inputSchema as JsonSchema) }, { weight: 1, arbitrary: fc.dictionary(fc.string({ maxLength: 10 }), anyValue, { maxKeys: 4 }) });
         await fc.assert(
           fc.asyncProperty(args, async (a) => {
             const what = `${tool.name} ${JSON.stringify(a).slice(0, 200)}`;

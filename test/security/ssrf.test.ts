@@ -269,10 +269,8 @@ describe('a hostile site on an allow-listed address cannot lead the crawler to l
 
   it('a sitemap named on another host, or an index pointing there, is not fetched', async () => {
     const site = await hostileSite({
-      '/robots.txt': (res, self) =>
-        res.writeHead(200, { 'content-type': 'text/plain' }).end(`User-agent: *\nAllow: /\nSitemap: ${secret3.url}/sitemap.xml\nSitemap: ${self.url}/sitemap.xml\n`),
-      '/sitemap.xml': (res) =>
-        res.writeHead(200, { 'content-type': 'application/xml' }).end(`<sitemapindex><sitemap><loc>${secret3.url}/sitemap2.xml</loc></sitemap></sitemapindex>`),
+      '/robots.txt': (res, self) => res.writeHead(200, { 'content-type': 'text/plain' }).end(`User-agent: *\nAllow: /\nSitemap: ${secret3.url}/sitemap.xml\nSitemap: ${self.url}/sitemap.xml\n`),
+      '/sitemap.xml': (res) => res.writeHead(200, { 'content-type': 'application/xml' }).end(`<sitemapindex><sitemap><loc>${secret3.url}/sitemap2.xml</loc></sitemap></sitemapindex>`),
     });
     const created = await post(daemon.base, '/api/crawl-jobs', { start_urls: [`${site.url}/`], name: 'sitemap-pointer', use_sitemap: true, max_depth: 1 });
     const job = await waitForJob(daemon.base, created.body.job_id);

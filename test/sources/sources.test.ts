@@ -105,10 +105,7 @@ describe('sources', () => {
     const shared = { title: 'Install', code: 'npm install react', language: 'shell' };
     await addPage(db.pool, react18, 'https://react.example/18/install', [shared]);
     await addPage(db.pool, react18, 'https://react.example/18/start', [shared, { title: 'Start', code: 'npx create-react-app demo' }]);
-    const rows = await db.pool.query<{ page_count: number; source_url: string }>(
-      "SELECT page_count, source_url FROM snippets WHERE source_id = $1 AND code = 'npm install react'",
-      [react18.id],
-    );
+    const rows = await db.pool.query<{ page_count: number; source_url: string }>("SELECT page_count, source_url FROM snippets WHERE source_id = $1 AND code = 'npm install react'", [react18.id]);
     expect(rows.rows).toEqual([{ page_count: 2, source_url: 'https://react.example/18/install' }]);
     const r = await searchSnippets(db.pool, { query: 'npm install react', source: react18.id });
     expect(r.items.filter((i) => i.code === 'npm install react')).toHaveLength(1);
@@ -124,10 +121,7 @@ describe('sources', () => {
   it('deletes a source with every document, snippet, job and frontier row, and nothing else', async () => {
     await db.pool.query("INSERT INTO crawl_frontier (job_id, url, depth) VALUES ($1, 'https://react.example/18/next', 1)", [react18.jobId]);
     const ids = await db.pool.query<{ id: number }>('SELECT id FROM snippets WHERE source_id = $1 ORDER BY id', [react18.id]);
-    await db.pool.query("INSERT INTO snippet_relationships (source_snippet_id, target_snippet_id, relationship_type) VALUES ($1, $2, 'related')", [
-      ids.rows[0]!.id,
-      ids.rows[1]!.id,
-    ]);
+    await db.pool.query("INSERT INTO snippet_relationships (source_snippet_id, target_snippet_id, relationship_type) VALUES ($1, $2, 'related')", [ids.rows[0]!.id, ids.rows[1]!.id]);
     const before19 = await count('SELECT count(*)::int AS n FROM snippets WHERE source_id = $1', [react19.id]);
 
     const result = await deleteSource(db.pool, 'react', { version: '18' });

@@ -8,7 +8,13 @@ afterEach(() => view?.unmount());
 describe('BarChart', () => {
   it('scales bars to the largest value, largest first', () => {
     view = renderWithProviders(
-      <BarChart items={[{ label: 'js', value: 50 }, { label: 'python', value: 100 }]} width={20} />,
+      <BarChart
+        items={[
+          { label: 'js', value: 50 },
+          { label: 'python', value: 100 },
+        ]}
+        width={20}
+      />,
     );
     expect(lines(view.lastFrame())).toEqual([`python ${'▇'.repeat(9)} 100`, `js     ${'▇'.repeat(5)}      50`]);
   });

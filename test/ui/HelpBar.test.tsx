@@ -7,7 +7,15 @@ afterEach(() => view?.unmount());
 
 describe('HelpBar', () => {
   it('lists each key with its action', () => {
-    view = renderWithProviders(<HelpBar keys={[{ key: 'q', label: 'quit' }, { key: 'tab', label: 'screen' }]} width={80} />);
+    view = renderWithProviders(
+      <HelpBar
+        keys={[
+          { key: 'q', label: 'quit' },
+          { key: 'tab', label: 'screen' },
+        ]}
+        width={80}
+      />,
+    );
     expect(view.lastFrame().trimEnd()).toBe('q quit  tab screen');
   });
 

@@ -37,7 +37,16 @@ describe('Jobs screen', () => {
     view = renderWithProviders(screen, { data });
     await vi.waitFor(() => expect(view!.lastFrame()).toContain('10/30 pages'));
     const loads = data.calls.filter((c) => c[0] === 'jobs').length;
-    data.emit({ event: 'crawl_progress', jobId: 'j1', kind: 'crawl', state: 'running', counters: { pages_crawled: 25, pages_found: 30, pages_failed: 2, snippets_stored: 99 }, rate: 4, etaSeconds: 2, currentUrl: 'https://fastapi.example/docs/last/' });
+    data.emit({
+      event: 'crawl_progress',
+      jobId: 'j1',
+      kind: 'crawl',
+      state: 'running',
+      counters: { pages_crawled: 25, pages_found: 30, pages_failed: 2, snippets_stored: 99 },
+      rate: 4,
+      etaSeconds: 2,
+      currentUrl: 'https://fastapi.example/docs/last/',
+    });
     await vi.waitFor(() => expect(view!.lastFrame()).toContain('25/30 pages · 2 failed · 99 snippets · 4.0 pages/s · ETA 0:02'));
     expect(view.lastFrame()).toContain('→ https://fastapi.example/docs/last/');
     expect(lines(view.lastFrame())[0]).toMatch(/ 90%$/);
@@ -101,7 +110,21 @@ describe('Jobs screen', () => {
   });
 });
 
-const UPLOAD = job({ id: 'u1', kind: 'upload', name: 'notes', status: 'processing', done: 2, total: 8, crawled: 1, failed: 1, snippets: 6, rate: null, etaSeconds: null, currentUrl: null, createdAt: '2025-06-01T11:58:00Z' });
+const UPLOAD = job({
+  id: 'u1',
+  kind: 'upload',
+  name: 'notes',
+  status: 'processing',
+  done: 2,
+  total: 8,
+  crawled: 1,
+  failed: 1,
+  snippets: 6,
+  rate: null,
+  etaSeconds: null,
+  currentUrl: null,
+  createdAt: '2025-06-01T11:58:00Z',
+});
 
 describe('Jobs screen with uploads', () => {
   it('lists an upload job in files, among the crawls', async () => {
@@ -118,7 +141,16 @@ describe('Jobs screen with uploads', () => {
     view = renderWithProviders(screen, { data });
     await vi.waitFor(() => expect(view!.lastFrame()).toContain('1/8 files'));
     const loads = data.calls.filter((c) => c[0] === 'jobs').length;
-    data.emit({ event: 'upload_progress', jobId: 'u1', kind: 'upload', state: 'processing', counters: { file_count: 8, processed_files: 6, failed_files: 1, snippets_extracted: 20 }, rate: 2, etaSeconds: 1, currentUrl: 'guide/install.md' });
+    data.emit({
+      event: 'upload_progress',
+      jobId: 'u1',
+      kind: 'upload',
+      state: 'processing',
+      counters: { file_count: 8, processed_files: 6, failed_files: 1, snippets_extracted: 20 },
+      rate: 2,
+      etaSeconds: 1,
+      currentUrl: 'guide/install.md',
+    });
     await vi.waitFor(() => expect(view!.lastFrame()).toContain('5/8 files · 1 failed · 20 snippets · 2.0 files/s · ETA 0:01'));
     expect(view.lastFrame()).toContain('→ guide/install.md');
     expect(lines(view.lastFrame())[0]).toMatch(/^› notes +processing +█+░+ +75%$/);

@@ -10,14 +10,7 @@ describe('SnippetDetail', () => {
   it('shows title, language and source, the full URL, the description and the code', () => {
     view = renderWithProviders(<SnippetDetail snippet={SNIPPETS[0]!} width={80} height={20} />);
     const frame = lines(view.lastFrame());
-    expect(frame.slice(0, 6)).toEqual([
-      'Create an app',
-      'python · fastapi 0.110',
-      'https://fastapi.example/docs/first-steps/',
-      'The smallest FastAPI application.',
-      '',
-      'from fastapi import FastAPI',
-    ]);
+    expect(frame.slice(0, 6)).toEqual(['Create an app', 'python · fastapi 0.110', 'https://fastapi.example/docs/first-steps/', 'The smallest FastAPI application.', '', 'from fastapi import FastAPI']);
     expect(frame).toContain('    return {"hello": 42}');
   });
 

@@ -24,10 +24,11 @@ let jobId: string;
 let runningId: string;
 
 async function insertSource(name: string, version: string, config: object): Promise<string> {
-  const { rows } = await db.pool.query<{ id: string }>(
-    `INSERT INTO sources (name, version, base_url, crawl_config) VALUES ($1, $2, 'http://127.0.0.1:9/docs/', $3) RETURNING id`,
-    [name, version, JSON.stringify(config)],
-  );
+  const { rows } = await db.pool.query<{ id: string }>(`INSERT INTO sources (name, version, base_url, crawl_config) VALUES ($1, $2, 'http://127.0.0.1:9/docs/', $3) RETURNING id`, [
+    name,
+    version,
+    JSON.stringify(config),
+  ]);
   return rows[0]!.id;
 }
 
@@ -140,7 +141,10 @@ describe('createDashboardData', () => {
 
   it('follows job events through LISTEN/NOTIFY', async () => {
     const events: JobEvent[] = [];
-    const sub = await data.subscribe((e) => events.push(e), () => undefined);
+    const sub = await data.subscribe(
+      (e) => events.push(e),
+      () => undefined,
+    );
     try {
       await publish(db.pool, { event: 'crawl_progress', jobId, kind: 'crawl', state: 'running', counters: { pages_crawled: 3 } });
       for (let i = 0; i < 50 && events.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
@@ -152,7 +156,10 @@ describe('createDashboardData', () => {
 
   it('reports a dropped event connection as a connection loss', async () => {
     const errors: Error[] = [];
-    const sub = await data.subscribe(() => undefined, (e) => errors.push(e));
+    const sub = await data.subscribe(
+      () => undefined,
+      (e) => errors.push(e),
+    );
     try {
       await db.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'docdex-listen' AND datname = current_database()`);
       for (let i = 0; i < 100 && errors.length === 0; i++) await new Promise((r) => setTimeout(r, 20));

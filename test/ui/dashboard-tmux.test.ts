@@ -80,19 +80,22 @@ function startSite(prefix: string, count: number): Promise<{ url: string; close(
   const paths = Array.from({ length: count }, (_, i) => `/${prefix}/p${i}`);
   const server = http.createServer((req, res) => {
     const p = (req.url ?? '/').split('?')[0]!;
-    setTimeout(() => {
-      if (p === `/${prefix}/`) {
-        res.writeHead(200, { 'content-type': 'text/html' });
-        res.end(page(`${prefix} index`, [...paths, `/${prefix}/missing`], `import ${prefix}\n${prefix}.setup()`));
-      } else if (paths.includes(p)) {
-        const n = p.split('/p')[1];
-        res.writeHead(200, { 'content-type': 'text/html' });
-        res.end(page(`${prefix} page ${n}`, [`/${prefix}/`], `def ${MARKER}_${prefix}_${n}(x):\n    # step ${n}\n    return x * ${n}`));
-      } else {
-        res.writeHead(404, { 'content-type': 'text/plain' });
-        res.end('not found');
-      }
-    }, p === '/robots.txt' ? 0 : PAGE_DELAY_MS);
+    setTimeout(
+      () => {
+        if (p === `/${prefix}/`) {
+          res.writeHead(200, { 'content-type': 'text/html' });
+          res.end(page(`${prefix} index`, [...paths, `/${prefix}/missing`], `import ${prefix}\n${prefix}.setup()`));
+        } else if (paths.includes(p)) {
+          const n = p.split('/p')[1];
+          res.writeHead(200, { 'content-type': 'text/html' });
+          res.end(page(`${prefix} page ${n}`, [`/${prefix}/`], `def ${MARKER}_${prefix}_${n}(x):\n    # step ${n}\n    return x * ${n}`));
+        } else {
+          res.writeHead(404, { 'content-type': 'text/plain' });
+          res.end('not found');
+        }
+      },
+      p === '/robots.txt' ? 0 : PAGE_DELAY_MS,
+    );
   });
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () => {
@@ -136,14 +139,18 @@ describe.skipIf(!HAS_TMUX)('docdex dashboard under tmux (real binary, real datab
 
     const seen = new Set<number>();
     let midway = '';
-    await waitForScreen((s) => {
-      const m = /(\d+)\/(\d+) pages/.exec(s);
-      if (m && s.includes('running')) {
-        seen.add(Number(m[1]));
-        if (Number(m[1]) >= 3 && !midway) midway = s;
-      }
-      return s.includes('completed');
-    }, 'the crawl to complete', 40_000);
+    await waitForScreen(
+      (s) => {
+        const m = /(\d+)\/(\d+) pages/.exec(s);
+        if (m && s.includes('running')) {
+          seen.add(Number(m[1]));
+          if (Number(m[1]) >= 3 && !midway) midway = s;
+        }
+        return s.includes('completed');
+      },
+      'the crawl to complete',
+      40_000,
+    );
     const done = await waitForScreen((s) => /alpha-docs +completed +█+ 100%/.test(s), 'the finished bar');
     save('crawls-running', midway);
     save('crawls', done);

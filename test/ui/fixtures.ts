@@ -90,7 +90,17 @@ export interface FakeData extends DashboardData {
   workerWarning: string | null;
 }
 
-export function createFakeData(options: { sources?: SourceRow[]; jobs?: JobProgressView[]; stats?: DashboardStats; snippets?: SnippetHit[]; errors?: Record<string, JobErrorRow[]>; searchDelayMs?: number; rejectUpdate?: string } = {}): FakeData {
+export function createFakeData(
+  options: {
+    sources?: SourceRow[];
+    jobs?: JobProgressView[];
+    stats?: DashboardStats;
+    snippets?: SnippetHit[];
+    errors?: Record<string, JobErrorRow[]>;
+    searchDelayMs?: number;
+    rejectUpdate?: string;
+  } = {},
+): FakeData {
   let down = false;
   const listeners = new Set<{ onEvent: (e: JobEvent) => void; onError: (e: Error) => void }>();
   const calls: Call[] = [];
@@ -179,9 +189,7 @@ export function createFakeData(options: { sources?: SourceRow[]; jobs?: JobProgr
       const q = request.query.toLowerCase();
       return snippets.filter(
         (s) =>
-          (s.title.toLowerCase().includes(q) || s.code.toLowerCase().includes(q)) &&
-          (!request.source || s.sourceName === request.source) &&
-          (!request.language || s.language === request.language),
+          (s.title.toLowerCase().includes(q) || s.code.toLowerCase().includes(q)) && (!request.source || s.sourceName === request.source) && (!request.language || s.language === request.language),
       );
     },
     async subscribe(onEvent, onError) {

@@ -31,7 +31,14 @@ describe('job views', () => {
     // processed_files includes the failed ones.
     const u = fromUploadJob({ id: 'u', name: 'n', status: 'processing', file_count: 4, processed_files: 2, failed_files: 1, snippets_extracted: 9 });
     expect(u).toMatchObject({ kind: 'upload', done: 2, crawled: 1, failed: 1, total: 4, snippets: 9, rate: null });
-    const next = applyJobEvent(u, { event: 'upload_progress', jobId: 'u', kind: 'upload', state: 'processing', counters: { processed_files: 4, failed_files: 1, file_count: 4, snippets_extracted: 12 }, timestamp: '' });
+    const next = applyJobEvent(u, {
+      event: 'upload_progress',
+      jobId: 'u',
+      kind: 'upload',
+      state: 'processing',
+      counters: { processed_files: 4, failed_files: 1, file_count: 4, snippets_extracted: 12 },
+      timestamp: '',
+    });
     expect(next).toMatchObject({ done: 4, crawled: 3, failed: 1, total: 4, snippets: 12 });
   });
 
@@ -60,8 +67,19 @@ describe('job views', () => {
     expect(done).toMatchObject({ status: 'completed', etaSeconds: null, currentUrl: null });
   });
 
-  it('shows an enhancing job by the LLM stage\'s pages, from its row and from its events, and stays active', () => {
-    const row = fromCrawlJob({ id: 'j1', name: 'docs', status: 'enhancing', pages_found: 10, pages_crawled: 10, pages_skipped: 0, pages_failed: 0, snippets_stored: 20, llm_pages_total: 8, llm_pages_done: 3 });
+  it("shows an enhancing job by the LLM stage's pages, from its row and from its events, and stays active", () => {
+    const row = fromCrawlJob({
+      id: 'j1',
+      name: 'docs',
+      status: 'enhancing',
+      pages_found: 10,
+      pages_crawled: 10,
+      pages_skipped: 0,
+      pages_failed: 0,
+      snippets_stored: 20,
+      llm_pages_total: 8,
+      llm_pages_done: 3,
+    });
     expect(row).toMatchObject({ status: 'enhancing', done: 3, total: 8 });
     expect(isActive(row)).toBe(true);
     const next = applyJobEvent(crawl, event({ state: 'enhancing', counters: { llm_pages_total: 8, llm_pages_done: 5, llm_pages_failed: 0, llm_snippets_enhanced: 9 } }));

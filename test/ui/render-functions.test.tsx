@@ -55,7 +55,13 @@ describe('renderDashboard', () => {
       const stdout = new FakeTerminal();
       const stdin = new FakeKeyboard();
       const data = createFakeData();
-      const running = renderDashboard({ data, stdout: stdout as unknown as NodeJS.WriteStream, stdin: stdin as unknown as NodeJS.ReadStream, stderr: stdout as unknown as NodeJS.WriteStream, patchConsole: false });
+      const running = renderDashboard({
+        data,
+        stdout: stdout as unknown as NodeJS.WriteStream,
+        stdin: stdin as unknown as NodeJS.ReadStream,
+        stderr: stdout as unknown as NodeJS.WriteStream,
+        patchConsole: false,
+      });
       for (let i = 0; i < 100 && !stripVTControlCharacters(stdout.output).includes('Totals'); i++) await tick(20);
       expect(stdout.output).toContain(ALT_SCREEN_ON);
       expect(stdin.isRaw).toBe(true);
@@ -93,7 +99,7 @@ describe('renderJobProgress', () => {
     await progress.finish();
   });
 
-  it('backs the crawl commands\' renderLiveJob (update, stop)', async () => {
+  it("backs the crawl commands' renderLiveJob (update, stop)", async () => {
     const stdout = new FakeTerminal();
     const display = renderLiveJob(job({ id: 'j1', name: 'livejob', crawled: 1, total: 4 }), { stdout: stdout as unknown as NodeJS.WriteStream, width: 70 });
     display.update(job({ id: 'j1', name: 'livejob', crawled: 3, total: 4 }));

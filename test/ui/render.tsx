@@ -83,7 +83,15 @@ export function renderWithProviders(node: ReactElement, options: RenderOptions =
     <DashboardProvider data={data} now={options.now ?? (() => FIXED_NOW)} retry={options.retry ?? { baseMs: 20, maxMs: 50 }}>
       {node}
     </DashboardProvider>,
-    { stdout: stdout as unknown as NodeJS.WriteStream, stdin: stdin as unknown as NodeJS.ReadStream, stderr: stderr as unknown as NodeJS.WriteStream, debug: true, exitOnCtrlC: false, patchConsole: false, interactive: false },
+    {
+      stdout: stdout as unknown as NodeJS.WriteStream,
+      stdin: stdin as unknown as NodeJS.ReadStream,
+      stderr: stderr as unknown as NodeJS.WriteStream,
+      debug: true,
+      exitOnCtrlC: false,
+      patchConsole: false,
+      interactive: false,
+    },
   );
   const rawFrame = (): string => stdout.frames.at(-1) ?? '';
   // Assertions read the text; colour and inverse are checked on rawFrame() where they matter.

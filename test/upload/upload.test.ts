@@ -6,13 +6,7 @@ import { ValidationError } from '../../src/core/errors.js';
 import { subscribe } from '../../src/core/events/notify.js';
 import type { JobEvent } from '../../src/core/events/notify.js';
 import { searchSnippets } from '../../src/core/search/search.js';
-import {
-  createUploadFromContent,
-  createUploadFromPaths,
-  getUploadJob,
-  startUploadWorkers,
-  waitForUpload,
-} from '../../src/core/upload/index.js';
+import { createUploadFromContent, createUploadFromPaths, getUploadJob, startUploadWorkers, waitForUpload } from '../../src/core/upload/index.js';
 import type { UploadWorkers } from '../../src/core/upload/index.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
@@ -48,7 +42,7 @@ describe('upload', () => {
     const root = path.join(dir, 'tree');
     write('tree/guide.md', '# Guide\n\nInstall the quokkalib package:\n\n```bash\npip install quokkalib\n```\n');
     write('tree/nested/deep/notes.markdown', '# Notes\n\nCall the frobnicate helper:\n\n```python\nquokkalib.frobnicate(level=3)\n```\n');
-    write('tree/page.mdx', "import X from './x'\n\n# MDX page\n\nRender it:\n\n```jsx\n<QuokkaWidget size=\"large\" />\n```\n");
+    write('tree/page.mdx', 'import X from \'./x\'\n\n# MDX page\n\nRender it:\n\n```jsx\n<QuokkaWidget size="large" />\n```\n');
     write('tree/plain.txt', 'Plain text notes.\n\n    quokka_plain_block = True\n');
     write('tree/api.rst', 'API\n===\n\nUse the client:\n\n.. code-block:: python\n\n   client = quokkalib.Client(rst_mode=True)\n');
     write('tree/manual.adoc', '= Manual\n\nStart the server:\n\n[source,shell]\n----\nquokka-server --adoc-port 8080\n----\n');
@@ -78,10 +72,7 @@ describe('upload', () => {
     expect(mine.filter((e) => e.event === 'job_complete')).toHaveLength(1);
     expect(mine.at(-1)).toMatchObject({ event: 'job_complete', state: 'completed', counters: { processed_files: 6 } });
 
-    const docs = await db.pool.query<{ url: string; source_type: string }>(
-      'SELECT url, source_type FROM documents WHERE upload_job_id = $1 ORDER BY url',
-      [job.id],
-    );
+    const docs = await db.pool.query<{ url: string; source_type: string }>('SELECT url, source_type FROM documents WHERE upload_job_id = $1 ORDER BY url', [job.id]);
     expect(docs.rows.map((r) => path.basename(new URL(r.url).pathname)).sort()).toEqual(['api.rst', 'guide.md', 'manual.adoc', 'notes.markdown', 'page.mdx', 'plain.txt']);
     expect(docs.rows.every((r) => r.source_type === 'uploaded')).toBe(true);
     const leaked = await db.pool.query("SELECT 1 FROM snippets WHERE code LIKE '%shouldNotBeIndexed%'");

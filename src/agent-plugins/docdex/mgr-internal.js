@@ -22,4 +22,3 @@ delete process.env.MGR_INTERNAL_TOKEN;
 
 /** @type {MgrInternal} */
 export const MGR_INTERNAL = slots[key];
-

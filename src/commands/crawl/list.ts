@@ -39,7 +39,13 @@ export default class CrawlList extends BaseCommand<typeof CrawlList> {
       const head = ['JOB', 'STATUS', 'PAGES', 'SNIPPETS', 'CREATED', 'NAME'];
       const numeric = new Set([2, 3]);
       const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-      for (const r of [head, ...rows]) this.log(r.map((cell, i) => (numeric.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+      for (const r of [head, ...rows])
+        this.log(
+          r
+            .map((cell, i) => (numeric.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+            .join('  ')
+            .trimEnd(),
+        );
       const next = page.offset + page.items.length;
       if (page.total > next) this.log(`(${plural(page.total, 'job')}; next page: --offset ${next})`);
       return page;

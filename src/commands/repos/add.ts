@@ -27,7 +27,10 @@ export default class ReposAdd extends BaseCommand<typeof ReposAdd> {
       { wait: this.flags.wait },
     );
     if (repo.cloneStatus === 'error') {
-      throw new UserError(`Clone of ${repo.repoUrl} failed: ${repo.cloneError ?? 'unknown error'}`, { hint: `Fix the URL or credentials, then \`docdex repos remove ${repo.id}\` and add it again.`, code: 'clone_failed' });
+      throw new UserError(`Clone of ${repo.repoUrl} failed: ${repo.cloneError ?? 'unknown error'}`, {
+        hint: `Fix the URL or credentials, then \`docdex repos remove ${repo.id}\` and add it again.`,
+        code: 'clone_failed',
+      });
     }
     const what = repo.isLocal ? 'Registered local repo' : repo.cloneStatus === 'ready' ? 'Cloned' : 'Cloning';
     this.log(`${what} ${repo.localPath} (id ${repo.id}) at ${repo.fullPath}${repo.defaultBranch ? ` on ${repo.defaultBranch}` : ''}.`);

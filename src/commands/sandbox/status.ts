@@ -14,7 +14,9 @@ export function describeVm(status: VmStatus & { configError?: string }): string[
   if (status.attestation) {
     const f = status.attestation.facts;
     lines.push(`  guest:   ${f.hostname}, kernel ${f.kernelRelease}, up ${(f.uptimeMs / 1000).toFixed(0)} s, ${f.running} command(s) running`);
-    lines.push(`  attest:  ${status.attestation.mismatches.length === 0 ? 'matches the current settings' : `differs (${describeMismatches(status.attestation.mismatches)}); the next command recreates it`}`);
+    lines.push(
+      `  attest:  ${status.attestation.mismatches.length === 0 ? 'matches the current settings' : `differs (${describeMismatches(status.attestation.mismatches)}); the next command recreates it`}`,
+    );
   }
   if (status.accelReason) lines.push(`  accel:   ${status.accelReason}`);
   if (status.lastLoss) lines.push(`  last loss: ${status.lastLoss}`);

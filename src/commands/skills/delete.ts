@@ -7,7 +7,7 @@ import type { Skill, SkillScope } from '../../core/agent/skills.js';
 import { UserError } from '../../core/errors.js';
 
 export default class SkillsDelete extends BaseCommand<typeof SkillsDelete> {
-  static override summary = "Delete a skill (its whole folder).";
+  static override summary = 'Delete a skill (its whole folder).';
   static override examples = ['<%= config.bin %> skills delete code-review --force', '<%= config.bin %> skills delete release --scope project --repo api'];
   static override args = { name: Args.string({ required: true, description: 'Skill name.' }) };
   static override flags = { scope: skillScopeDefaultGlobalFlag, repo: repoFlag, force: forceFlag };

@@ -38,7 +38,13 @@ export default class SourcesList extends BaseCommand<typeof SourcesList> {
       ]);
       const head = ['NAME', 'VERSION', 'KIND', 'SNIPPETS', 'PAGES', 'VERSIONS', 'LAST CRAWLED', 'ID'];
       const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-      for (const r of [head, ...rows]) this.log(r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+      for (const r of [head, ...rows])
+        this.log(
+          r
+            .map((cell, i) => cell.padEnd(widths[i]!))
+            .join('  ')
+            .trimEnd(),
+        );
       if (page.offset + page.items.length < page.total) this.log(`(${page.items.length} of ${page.total}; next page: --offset ${page.offset + page.items.length})`);
       return page;
     } finally {

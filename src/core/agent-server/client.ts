@@ -66,7 +66,11 @@ export class OpencodeClient {
     return this.base;
   }
 
-  async call<T>(method: string, route: string, options: { body?: unknown; directory?: string; query?: Record<string, string | number | undefined>; signal?: AbortSignal; timeoutMs?: number | null } = {}): Promise<T> {
+  async call<T>(
+    method: string,
+    route: string,
+    options: { body?: unknown; directory?: string; query?: Record<string, string | number | undefined>; signal?: AbortSignal; timeoutMs?: number | null } = {},
+  ): Promise<T> {
     const url = new URL(`${this.base}${route}`);
     if (options.directory !== undefined) url.searchParams.set('directory', options.directory);
     for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));

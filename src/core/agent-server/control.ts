@@ -97,7 +97,10 @@ export async function agentServerStatus(config: Config): Promise<AgentServerRepo
 /** The last `lines` lines of the agent server's log file (the daemon writes it on its host). */
 export async function readAgentServerLog(config: Config, lines = 100): Promise<{ file: string; lines: string[] }> {
   const file = agentServerLayout(workspaceLayout(config)).logFile;
-  const size = await stat(file).then((s) => s.size, () => -1);
+  const size = await stat(file).then(
+    (s) => s.size,
+    () => -1,
+  );
   if (size < 0) return { file, lines: [] };
   // Enough bytes for the wanted lines in practice; a longer line is cut, never the whole tail lost.
   const want = Math.min(size, Math.max(64 * 1024, lines * 400));
@@ -118,10 +121,16 @@ export async function readAgentServerLog(config: Config, lines = 100): Promise<{
 /** Calls `onText` with what is appended to the log file until `signal` aborts. */
 export async function followAgentServerLog(config: Config, onText: (text: string) => void, signal: AbortSignal, pollMs = 500): Promise<void> {
   const file = agentServerLayout(workspaceLayout(config)).logFile;
-  let position = await stat(file).then((s) => s.size, () => 0);
+  let position = await stat(file).then(
+    (s) => s.size,
+    () => 0,
+  );
   while (!signal.aborted) {
     await new Promise((r) => setTimeout(r, pollMs));
-    const size = await stat(file).then((s) => s.size, () => 0);
+    const size = await stat(file).then(
+      (s) => s.size,
+      () => 0,
+    );
     if (size < position) position = 0; // rotated
     if (size === position) continue;
     const handle = await open(file, 'r');

@@ -95,10 +95,16 @@ export async function addGitCredential(pool: pg.Pool, input: GitCredentialInput,
   const id = `gc_${randomBytes(12).toString('base64url')}`;
   await withTransaction(pool, async (client) => {
     if (parsed.isDefault) await client.query('UPDATE agent_git_credentials SET is_default = false, updated_at = now() WHERE user_id = $1 AND is_default', [userId]);
-    await client.query(
-      `INSERT INTO agent_git_credentials (id, user_id, host, username, token, repo_id, label, is_default) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [id, userId, host, parsed.username ?? null, parsed.token, parsed.repoId ?? null, parsed.label ?? null, parsed.isDefault ?? false],
-    );
+    await client.query(`INSERT INTO agent_git_credentials (id, user_id, host, username, token, repo_id, label, is_default) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+      id,
+      userId,
+      host,
+      parsed.username ?? null,
+      parsed.token,
+      parsed.repoId ?? null,
+      parsed.label ?? null,
+      parsed.isDefault ?? false,
+    ]);
   });
   return getGitCredential(pool, id, userId);
 }

@@ -59,4 +59,3 @@ export async function installPlugin(pluginDir: string, pluginFile: string, confi
   await copyAtomic(path.join(PLUGIN_SOURCE_DIR, pluginFile), target);
   return target;
 }
-

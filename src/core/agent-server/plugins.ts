@@ -107,7 +107,7 @@ export async function seedPluginDependencies(configDir: string): Promise<{ copie
   if (pkg.dependencies?.[plugin.name] !== plugin.version) {
     await writeAtomic(pkgFile, `${JSON.stringify({ ...pkg, dependencies: { ...pkg.dependencies, [plugin.name]: plugin.version } }, null, 2)}\n`, 0o644);
   }
-  const lock = (await readJson(lockFile)) ?? { lockfileVersion: 3, requires: true, packages: {} } as PackageJson;
+  const lock = (await readJson(lockFile)) ?? ({ lockfileVersion: 3, requires: true, packages: {} } as PackageJson);
   const root = lock.packages?.[''] ?? {};
   if (root.dependencies?.[plugin.name] === undefined) {
     const next = { ...lock, packages: { ...lock.packages, '': { ...root, dependencies: { ...root.dependencies, [plugin.name]: plugin.version } } } };

@@ -184,9 +184,7 @@ export class AgentServerController {
     if (!this.leader) return;
     const status = this.supervisor.current();
     const acknowledged = this.acknowledged;
-    this.reporting = this.reporting
-      .then(() => reportStatus(this.pool, this.me, status, acknowledged))
-      .catch((error: unknown) => this.log.warn({ err: error }, 'agent server status write failed'));
+    this.reporting = this.reporting.then(() => reportStatus(this.pool, this.me, status, acknowledged)).catch((error: unknown) => this.log.warn({ err: error }, 'agent server status write failed'));
   }
 
   private act(action: () => Promise<unknown>): void {
@@ -317,9 +315,7 @@ export function agentManagerServices(
     createAgentServices({ runner: createOpencodeScheduleRunner(config) }),
     createAgentServerService({
       ...options,
-      internalApiUrl:
-        options.internalApiUrl ??
-        internalApiUrl(config, { ...(bind.host === undefined ? {} : { host: bind.host }), ...(bind.port === undefined ? {} : { port: bind.port }) }),
+      internalApiUrl: options.internalApiUrl ?? internalApiUrl(config, { ...(bind.host === undefined ? {} : { host: bind.host }), ...(bind.port === undefined ? {} : { port: bind.port }) }),
     }),
   ];
 }

@@ -149,7 +149,10 @@ export class AgentServerSupervisor {
   private async openLog(): Promise<void> {
     if (this.logStream) return;
     await mkdir(path.dirname(this.options.logFile), { recursive: true, mode: 0o700 });
-    const size = await stat(this.options.logFile).then((s) => s.size, () => 0);
+    const size = await stat(this.options.logFile).then(
+      (s) => s.size,
+      () => 0,
+    );
     const limit = this.options.logRotateBytes ?? LOG_ROTATE_BYTES;
     if (size > limit) await rename(this.options.logFile, `${this.options.logFile}.1`).catch(() => undefined);
     this.openStream(size > limit ? 0 : size);
@@ -292,7 +295,6 @@ export class AgentServerSupervisor {
     this.options.log.info({ pid: child.pid, url: this.options.url }, 'agent server running');
     this.startHealth(child);
   }
-
 
   /** The plan's start check; false when the child was stopped (for good, or for a retry) instead. */
   private async verifyStart(plan: SpawnPlan, child: ChildProcess): Promise<boolean> {

@@ -162,7 +162,11 @@ function reasonFor(keyPath: string): string {
 
 /** A change through an agent-reachable route to a protected key: HTTP 403. */
 export class ProtectedConfigError extends UserError {
-  constructor(readonly keys: string[], message?: string, details?: unknown[]) {
+  constructor(
+    readonly keys: string[],
+    message?: string,
+    details?: unknown[],
+  ) {
     super(
       message ??
         `Sandbox enforcement is on: the agent cannot change "${keys[0]}" of the agent configuration through mgr (${reasonFor(keys[0]!)}). ` +

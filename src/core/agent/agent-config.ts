@@ -99,9 +99,7 @@ export const AgentConfigContent = z
     permission: z.union([z.enum(['ask', 'allow', 'deny']), z.record(z.string(), Permission)]).optional(),
     tools: z.record(z.string(), z.boolean()).optional(),
     instructions: z.array(z.string()).optional(),
-    command: z
-      .record(z.string(), z.object({ template: z.string(), description: z.string().optional(), agent: z.string().optional(), model: Model.optional() }).loose())
-      .optional(),
+    command: z.record(z.string(), z.object({ template: z.string(), description: z.string().optional(), agent: z.string().optional(), model: Model.optional() }).loose()).optional(),
     keybinds: StringRecord.optional(),
     // opencode takes true (its built-in formatters and language servers), false, or an object of overrides.
     formatter: z.union([z.boolean(), z.record(z.string(), z.unknown())]).optional(),
@@ -162,7 +160,13 @@ export function validateAgentConfig(content: unknown): ValidationIssue[] {
 export async function agentConfigPath(ws: Workspace): Promise<{ file: string; exists: boolean }> {
   for (const name of FILE_NAMES) {
     const file = path.join(ws.agentConfigDir, name);
-    if (await stat(file).then(() => true, (error: NodeJS.ErrnoException) => error.code !== 'ENOENT' && error.code !== 'ENOTDIR')) return { file, exists: true };
+    if (
+      await stat(file).then(
+        () => true,
+        (error: NodeJS.ErrnoException) => error.code !== 'ENOENT' && error.code !== 'ENOTDIR',
+      )
+    )
+      return { file, exists: true };
   }
   return { file: path.join(ws.agentConfigDir, FILE_NAMES[0]!), exists: false };
 }

@@ -50,4 +50,3 @@ export function resolveMgrRequest(method: unknown, path: unknown): MgrCheck {
 export function mgrAllowlistJson(): string {
   return JSON.stringify({ base: MGR_INTERNAL_BASE, allowlist: MGR_ALLOWLIST, excluded: MGR_EXCLUDED });
 }
-

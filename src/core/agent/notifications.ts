@@ -48,9 +48,7 @@ export const NotificationInput = z
   .meta({ id: 'NotificationSend' });
 export type NotificationInput = z.infer<typeof NotificationInput>;
 
-export const NotificationResult = z
-  .object({ delivered: z.number(), expired: z.number(), failed: z.number(), noSubscriptions: z.boolean() })
-  .meta({ id: 'NotificationResult' });
+export const NotificationResult = z.object({ delivered: z.number(), expired: z.number(), failed: z.number(), noSubscriptions: z.boolean() }).meta({ id: 'NotificationResult' });
 export type NotificationResult = z.infer<typeof NotificationResult>;
 
 export const PushSubscriptionInput = z
@@ -69,7 +67,10 @@ export const PushSubscriptionInput = z
       p256dh: z.string().regex(/^[A-Za-z0-9_-]{80,100}={0,2}$/, 'a base64url P-256 public key'),
       auth: z.string().regex(/^[A-Za-z0-9_-]{16,32}={0,2}$/, 'a base64url 16-byte secret'),
     }),
-    userId: z.string().regex(/^[A-Za-z0-9._@-]{1,128}$/).optional(),
+    userId: z
+      .string()
+      .regex(/^[A-Za-z0-9._@-]{1,128}$/)
+      .optional(),
     userAgent: z.string().max(500).optional(),
   })
   .meta({ id: 'PushSubscriptionCreate' });
@@ -127,11 +128,7 @@ export function vapidPublicKey(config: Pick<Config, 'agent'>): string {
 }
 
 /** Registers a device (or refreshes its keys: one row per endpoint). */
-export async function subscribePush(
-  pool: pg.Pool,
-  config: Pick<Config, 'outbound'>,
-  input: PushSubscriptionInput,
-): Promise<{ subscription: PushSubscriptionRecord; created: boolean }> {
+export async function subscribePush(pool: pg.Pool, config: Pick<Config, 'outbound'>, input: PushSubscriptionInput): Promise<{ subscription: PushSubscriptionRecord; created: boolean }> {
   assertPushEndpointAllowed(config, input.endpoint);
   const { rows } = await pool.query<SubscriptionRow & { inserted: boolean }>(
     `INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth, user_agent) VALUES ($1, $2, $3, $4, $5)
@@ -149,10 +146,7 @@ export async function unsubscribePush(pool: pg.Pool, endpoint: string): Promise<
 }
 
 export async function listPushSubscriptions(pool: pg.Pool, userId?: string): Promise<PushSubscriptionRecord[]> {
-  const { rows } = await pool.query<SubscriptionRow>(
-    'SELECT * FROM push_subscriptions WHERE ($1::text IS NULL OR user_id = $1) ORDER BY id',
-    [userId ?? null],
-  );
+  const { rows } = await pool.query<SubscriptionRow>('SELECT * FROM push_subscriptions WHERE ($1::text IS NULL OR user_id = $1) ORDER BY id', [userId ?? null]);
   return rows.map(toRecord);
 }
 
@@ -200,12 +194,7 @@ async function pushToDevice(
 }
 
 /** Sends one notification to every device of the user. Throws 503 (code unavailable) without VAPID keys. */
-export async function sendNotification(
-  pool: pg.Pool,
-  config: Pick<Config, 'agent' | 'outbound'>,
-  userId: string,
-  input: NotificationInput,
-): Promise<NotificationResult> {
+export async function sendNotification(pool: pg.Pool, config: Pick<Config, 'agent' | 'outbound'>, userId: string, input: NotificationInput): Promise<NotificationResult> {
   const vapid = config.agent.vapid;
   if (!vapid) throw pushNotConfigured();
   const { rows } = await pool.query<SubscriptionRow>('SELECT * FROM push_subscriptions WHERE user_id = $1 ORDER BY id', [userId]);

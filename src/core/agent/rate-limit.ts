@@ -20,10 +20,7 @@ export type RateLimitDecision = { allowed: true; remaining: number } | { allowed
 export async function takeRateLimitSlot(pool: pg.Pool, bucket: string, limit: RateLimit): Promise<RateLimitDecision> {
   return withTransaction<RateLimitDecision>(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [bucket]);
-    await client.query(`DELETE FROM agent_rate_limit_hits WHERE bucket = $1 AND at <= clock_timestamp() - make_interval(secs => $2)`, [
-      bucket,
-      limit.windowSeconds,
-    ]);
+    await client.query(`DELETE FROM agent_rate_limit_hits WHERE bucket = $1 AND at <= clock_timestamp() - make_interval(secs => $2)`, [bucket, limit.windowSeconds]);
     const { rows } = await client.query<{ count: number; retry_ms: number | null }>(
       `SELECT count(*)::int AS count,
               extract(epoch FROM (min(at) + make_interval(secs => $2) - clock_timestamp())) * 1000 AS retry_ms

@@ -143,7 +143,10 @@ export function isGitUrl(source: string): boolean {
 export function repoDirName(source: string): string {
   const trimmed = source.replace(/[/\\]+$/, '').replace(/\.git$/i, '');
   const last = trimmed.split(/[/\\:]/).pop() ?? '';
-  const cleaned = last.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[.-]+/, '').slice(0, 100);
+  const cleaned = last
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[.-]+/, '')
+    .slice(0, 100);
   return cleaned === '' ? 'repo' : cleaned;
 }
 
@@ -250,10 +253,10 @@ export async function addRepo(ctx: RepoContext & { boss: PgBoss }, input: AddRep
   }
   const defaultBranch = await currentBranch(ctx.workspace, real);
   try {
-    const { rows } = await ctx.pool.query<RepoRow>(
-      `INSERT INTO agent_repos (local_path, default_branch, clone_status, is_local) VALUES ($1, $2, 'ready', true) RETURNING *`,
-      [name, defaultBranch ?? null],
-    );
+    const { rows } = await ctx.pool.query<RepoRow>(`INSERT INTO agent_repos (local_path, default_branch, clone_status, is_local) VALUES ($1, $2, 'ready', true) RETURNING *`, [
+      name,
+      defaultBranch ?? null,
+    ]);
     return toRepo(ctx.workspace, rows[0]!);
   } catch (error) {
     if (!inPlace) await rm(path.join(ctx.workspace.reposDir, name), { force: true });
@@ -262,7 +265,13 @@ export async function addRepo(ctx: RepoContext & { boss: PgBoss }, input: AddRep
 }
 
 async function isBareRepository(ws: Workspace, dir: string): Promise<boolean> {
-  if (!(await stat(dir).then((s) => s.isDirectory(), () => false))) return false;
+  if (
+    !(await stat(dir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  )
+    return false;
   try {
     return (await git(ws, ['rev-parse', '--is-bare-repository'], { cwd: dir })) === 'true';
   } catch {

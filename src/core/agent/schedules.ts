@@ -38,7 +38,10 @@ const Timezone = z
     }
   }, 'an IANA time zone such as UTC or Europe/Berlin');
 const Agent = z.string().min(1).max(100);
-const Model = z.string().regex(/^[^/\s]+\/\S+$/, 'expected "provider/model"').max(200);
+const Model = z
+  .string()
+  .regex(/^[^/\s]+\/\S+$/, 'expected "provider/model"')
+  .max(200);
 
 export const ScheduleCreate = z
   .object({
@@ -117,9 +120,7 @@ export const RunRecord = z
   .meta({ id: 'ScheduleRun' });
 export type RunRecord = z.infer<typeof RunRecord>;
 
-export const RunList = z
-  .object({ runs: z.array(RunRecord), total: z.number(), limit: z.number(), offset: z.number() })
-  .meta({ id: 'ScheduleRunList' });
+export const RunList = z.object({ runs: z.array(RunRecord), total: z.number(), limit: z.number(), offset: z.number() }).meta({ id: 'ScheduleRunList' });
 export type RunList = z.infer<typeof RunList>;
 
 export const RUN_LIST_DEFAULT = 20;
@@ -332,10 +333,7 @@ export async function deleteSchedule(ctx: ScheduleContext, repoId: number, sched
 /** Queues a run of a job now (manual) or from the cron clock (schedule). */
 export async function startRun(ctx: ScheduleContext, repoId: number, scheduleId: number, trigger: 'manual' | 'schedule' = 'manual'): Promise<RunRecord> {
   await scheduleRow(ctx, repoId, scheduleId);
-  const { rows } = await ctx.pool.query<RunRow>(
-    `INSERT INTO agent_schedule_runs (schedule_id, repo_id, status, trigger) VALUES ($1, $2, 'queued', $3) RETURNING *`,
-    [scheduleId, repoId, trigger],
-  );
+  const { rows } = await ctx.pool.query<RunRow>(`INSERT INTO agent_schedule_runs (schedule_id, repo_id, status, trigger) VALUES ($1, $2, 'queued', $3) RETURNING *`, [scheduleId, repoId, trigger]);
   const run = rows[0]!;
   await ctx.pool.query('UPDATE agent_schedules SET last_run_at = now() WHERE id = $1', [scheduleId]);
   try {
@@ -446,9 +444,7 @@ export interface ScheduleRunner {
 /** Until the agent server integration exists, a run fails here with a clear reason. */
 export const unavailableRunner: ScheduleRunner = {
   run() {
-    return Promise.reject(
-      new Error('No agent server is available: scheduled runs send their prompt to the managed opencode server, which this docdex version does not run yet.'),
-    );
+    return Promise.reject(new Error('No agent server is available: scheduled runs send their prompt to the managed opencode server, which this docdex version does not run yet.'));
   },
 };
 

@@ -107,9 +107,7 @@ export const Preferences = z
   .meta({ id: 'AgentPreferences' });
 export type Preferences = z.infer<typeof Preferences>;
 
-export const SettingsEnvelope = z
-  .object({ preferences: Preferences, updatedAt: z.number().describe('Milliseconds since the Unix epoch of the last change') })
-  .meta({ id: 'AgentSettings' });
+export const SettingsEnvelope = z.object({ preferences: Preferences, updatedAt: z.number().describe('Milliseconds since the Unix epoch of the last change') }).meta({ id: 'AgentSettings' });
 export type SettingsEnvelope = z.infer<typeof SettingsEnvelope>;
 
 type Stored = Record<string, unknown>;
@@ -173,10 +171,7 @@ export function presentPreferences(stored: Stored): Preferences {
 }
 
 async function loadStored(client: pg.Pool | pg.PoolClient, userId: string, lock = false): Promise<{ stored: Stored; updatedAt: number }> {
-  const { rows } = await client.query<{ preferences: Stored; updated_at: Date }>(
-    `SELECT preferences, updated_at FROM agent_settings WHERE user_id = $1${lock ? ' FOR UPDATE' : ''}`,
-    [userId],
-  );
+  const { rows } = await client.query<{ preferences: Stored; updated_at: Date }>(`SELECT preferences, updated_at FROM agent_settings WHERE user_id = $1${lock ? ' FOR UPDATE' : ''}`, [userId]);
   const row = rows[0];
   // A user who never saved anything has the defaults, dated at the epoch.
   return row ? { stored: row.preferences, updatedAt: row.updated_at.getTime() } : { stored: {}, updatedAt: 0 };
@@ -255,7 +250,10 @@ export function parsePreferencesPatch(body: unknown): PreferencesPatch {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.join('.') || 'body';
-    throw badRequest(`Invalid value for "${where}": ${issue.message}.`, parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+    throw badRequest(
+      `Invalid value for "${where}": ${issue.message}.`,
+      parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    );
   }
   return parsed.data;
 }

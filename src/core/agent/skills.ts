@@ -22,10 +22,7 @@ export const MAX_DESCRIPTION = 1024;
 export const MAX_BODY = 1024 * 1024;
 const SKILL_FILE = 'SKILL.md';
 
-export const SkillName = z
-  .string()
-  .max(MAX_SKILL_NAME, `at most ${MAX_SKILL_NAME} characters`)
-  .regex(SKILL_NAME, 'lowercase letters and digits, single hyphens between words');
+export const SkillName = z.string().max(MAX_SKILL_NAME, `at most ${MAX_SKILL_NAME} characters`).regex(SKILL_NAME, 'lowercase letters and digits, single hyphens between words');
 export const SkillScope = z.enum(['global', 'project']);
 export type SkillScope = z.infer<typeof SkillScope>;
 
@@ -67,10 +64,9 @@ export type SkillPlace = { scope: 'global'; dir: string } | { scope: 'project'; 
 /** Throws (code invalid_skill_name, HTTP 400) unless `name` is a valid skill name. */
 export function assertSkillName(name: string): void {
   if (name.length > MAX_SKILL_NAME || !SKILL_NAME.test(name)) {
-    throw new UserError(
-      `Invalid skill name "${name.slice(0, 80)}": use lowercase letters and digits with single hyphens between words, at most ${MAX_SKILL_NAME} characters.`,
-      { code: 'invalid_skill_name' },
-    );
+    throw new UserError(`Invalid skill name "${name.slice(0, 80)}": use lowercase letters and digits with single hyphens between words, at most ${MAX_SKILL_NAME} characters.`, {
+      code: 'invalid_skill_name',
+    });
   }
 }
 

@@ -3,18 +3,7 @@ import type pg from 'pg';
 import { withTransaction } from '../db/transaction.js';
 import { fillSourceDescription } from '../sources/upsert.js';
 import type { InTransactionStep } from '../store/pages.js';
-import {
-  addIgnoredLinks,
-  claimAlias,
-  claimPage,
-  crawlJobGone,
-  expandLinks,
-  forgetFetch,
-  previousFetch,
-  recordPageError,
-  releaseClaim,
-  settleRows,
-} from './frontier.js';
+import { addIgnoredLinks, claimAlias, claimPage, crawlJobGone, expandLinks, forgetFetch, previousFetch, recordPageError, releaseClaim, settleRows } from './frontier.js';
 import type { ExpandContext, FetchRecord, PreviousFetch, SettleRow } from './frontier.js';
 import type { Enqueue, PageJobData } from './queue.js';
 import type { Scope } from './scope.js';
@@ -74,13 +63,7 @@ export async function retryTransaction<T>(fn: () => Promise<T>): Promise<T> {
  * stops first (the page is queued again unless the job was cancelled), 'not-claimed' when it is not ours to
  * process (finished, busy elsewhere, job not running).
  */
-export async function takeClaim(
-  ctx: ClaimContext,
-  job: JobInfo,
-  data: PageJobData,
-  signal: AbortSignal,
-  jobCancelled: () => boolean,
-): Promise<PageClaim | 'released' | 'not-claimed'> {
+export async function takeClaim(ctx: ClaimContext, job: JobInfo, data: PageJobData, signal: AbortSignal, jobCancelled: () => boolean): Promise<PageClaim | 'released' | 'not-claimed'> {
   const token = randomUUID();
   for (;;) {
     if (signal.aborted) {
@@ -165,7 +148,14 @@ export class PageClaim {
       withTransaction(ctx.pool, async (client) => {
         const depth = await settleRows(client, job.id, token, rows, record);
         if (extra.forget) await forgetFetch(client, job.sourceId, extra.forget);
-        if (extra.links) await expandLinks(client, this.expandContext(), depth, rows.map((r) => r.url), extra.links);
+        if (extra.links)
+          await expandLinks(
+            client,
+            this.expandContext(),
+            depth,
+            rows.map((r) => r.url),
+            extra.links,
+          );
       }),
     );
   }

@@ -76,10 +76,7 @@ async function startJob(pool: pg.Pool, jobId: string, workerId: string): Promise
 }
 
 async function stillControlling(pool: pg.Pool, jobId: string, workerId: string): Promise<boolean> {
-  const { rows } = await pool.query<{ ok: boolean }>(
-    `SELECT status = 'running' AND controller_worker_id = $2 AS ok FROM crawl_jobs WHERE id = $1`,
-    [jobId, workerId],
-  );
+  const { rows } = await pool.query<{ ok: boolean }>(`SELECT status = 'running' AND controller_worker_id = $2 AS ok FROM crawl_jobs WHERE id = $1`, [jobId, workerId]);
   return rows[0]?.ok ?? false;
 }
 

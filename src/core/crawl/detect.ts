@@ -21,12 +21,7 @@ export function nameFromHost(url: string): string {
  * description comes along for the source. A start page that cannot be fetched still gives the host, so
  * a request is never refused for a name.
  */
-export async function detectSite(
-  pool: pg.Pool,
-  config: Config,
-  url: string,
-  options: { timeoutMs?: number; allowLoopback?: boolean } = {},
-): Promise<DetectedSite> {
+export async function detectSite(pool: pg.Pool, config: Config, url: string, options: { timeoutMs?: number; allowLoopback?: boolean } = {}): Promise<DetectedSite> {
   const fallback = { name: nameFromHost(url), description: '' };
   const timeoutMs = options.timeoutMs ?? 15_000;
   const fetcher = new PageFetcher({

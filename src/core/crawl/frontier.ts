@@ -77,9 +77,7 @@ export async function claimPage(pool: pg.Pool, jobId: string, sourceId: string, 
     depth: r.depth,
     fetchUrl: r.fetch_url,
     attempts: r.attempts,
-    previous: r.has_previous
-      ? { documentUrl: r.document_url, documentHash: r.document_hash, etag: r.etag, lastModified: r.last_modified, links: r.links ?? [] }
-      : null,
+    previous: r.has_previous ? { documentUrl: r.document_url, documentHash: r.document_hash, etag: r.etag, lastModified: r.last_modified, links: r.links ?? [] } : null,
   };
 }
 
@@ -88,10 +86,7 @@ export async function claimPage(pool: pg.Pool, jobId: string, sourceId: string, 
  * when the key is new or only pending (its queued job will find it finished); fails when another worker
  * fetched or is fetching it, in which case this page is a duplicate.
  */
-export async function claimAlias(
-  pool: pg.Pool,
-  a: { jobId: string; url: string; fetchUrl: string; depth: number; workerId: string; token: string; from: string },
-): Promise<boolean> {
+export async function claimAlias(pool: pg.Pool, a: { jobId: string; url: string; fetchUrl: string; depth: number; workerId: string; token: string; from: string }): Promise<boolean> {
   const { rowCount } = await pool.query(
     `INSERT INTO crawl_frontier AS f (job_id, url, fetch_url, depth, status, worker_id, claim_token, attempts, discovered_from)
      VALUES ($1, $2, $3, $4, 'fetching', $5, $6, 1, $7)
@@ -145,13 +140,7 @@ export interface SettleRow {
  * so a depth lowered by a concurrent discovery is seen). Throws ClaimLostError when the claim is no longer
  * ours, which rolls back the page write around it (and, outside a transaction, the record with it).
  */
-export async function settleRows(
-  client: pg.ClientBase | pg.Pool,
-  jobId: string,
-  token: string,
-  rows: SettleRow[],
-  record?: { sourceId: string; urls: string[]; value: FetchRecord },
-): Promise<number> {
+export async function settleRows(client: pg.ClientBase | pg.Pool, jobId: string, token: string, rows: SettleRow[], record?: { sourceId: string; urls: string[]; value: FetchRecord }): Promise<number> {
   const col = <T>(f: (r: SettleRow) => T) => rows.map(f);
   const settle = `UPDATE crawl_frontier f SET status = t.status, http_status = t.http_status, last_error = t.error, skip_reason = t.skip_reason,
        content_hash = t.content_hash, etag = t.etag, last_modified = t.last_modified, document_url = t.document_url,
@@ -262,7 +251,12 @@ export async function expandLinks(client: pg.ClientBase, ctx: ExpandContext, par
     [ctx.jobId, depth, parentKeys[0] ?? null, keys, keys.map((k) => byKey.get(k)!), ctx.maxPages],
   );
   const fresh = new Set(inserted.rows.map((r) => r.url));
-  if (fresh.size > 0) await ctx.enqueue(client, ctx.jobId, [...fresh].sort().map((url) => ({ url, depth })));
+  if (fresh.size > 0)
+    await ctx.enqueue(
+      client,
+      ctx.jobId,
+      [...fresh].sort().map((url) => ({ url, depth })),
+    );
   let added = fresh.size;
   const known = keys.filter((k) => !fresh.has(k));
   if (known.length > 0) {
@@ -329,10 +323,7 @@ export async function sweepDeadClaims(client: pg.ClientBase | pg.Pool, jobId: st
 }
 
 export async function pendingPages(client: pg.ClientBase | pg.Pool, jobId: string): Promise<Array<{ url: string; depth: number }>> {
-  const { rows } = await client.query<{ url: string; depth: number }>(
-    `SELECT url, depth FROM crawl_frontier WHERE job_id = $1 AND status = 'pending' ORDER BY depth, url`,
-    [jobId],
-  );
+  const { rows } = await client.query<{ url: string; depth: number }>(`SELECT url, depth FROM crawl_frontier WHERE job_id = $1 AND status = 'pending' ORDER BY depth, url`, [jobId]);
   return rows;
 }
 
@@ -377,10 +368,9 @@ export async function analyzeFrontier(client: pg.ClientBase | pg.Pool): Promise<
 
 /** The most recently claimed page, shown as the job's current URL. */
 export async function currentUrl(client: pg.ClientBase | pg.Pool, jobId: string): Promise<string | null> {
-  const { rows } = await client.query<{ url: string }>(
-    `SELECT coalesce(fetch_url, url) AS url FROM crawl_frontier WHERE job_id = $1 AND status = 'fetching' ORDER BY updated_at DESC LIMIT 1`,
-    [jobId],
-  );
+  const { rows } = await client.query<{ url: string }>(`SELECT coalesce(fetch_url, url) AS url FROM crawl_frontier WHERE job_id = $1 AND status = 'fetching' ORDER BY updated_at DESC LIMIT 1`, [
+    jobId,
+  ]);
   return rows[0]?.url ?? null;
 }
 

@@ -188,10 +188,10 @@ export async function listCrawlJobs(pool: pg.Pool, options: ListCrawlJobsOptions
   );
   let total = rows[0]?.total ?? 0;
   if (rows.length === 0 && offset > 0) {
-    const c = await pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM crawl_jobs WHERE ($1::text[] IS NULL OR status = ANY($1::text[])) AND ($2::uuid IS NULL OR source_id = $2)`,
-      [statuses, options.sourceId ?? null],
-    );
+    const c = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM crawl_jobs WHERE ($1::text[] IS NULL OR status = ANY($1::text[])) AND ($2::uuid IS NULL OR source_id = $2)`, [
+      statuses,
+      options.sourceId ?? null,
+    ]);
     total = c.rows[0]!.n;
   }
   return { items: rows.map(toCrawlJob), total, limit, offset };
@@ -231,12 +231,7 @@ function assertStartUrlsAllowed(config: Config, startUrls: string[], allowLoopba
 }
 
 /** The request's name, or the one detected from its start page, and the description for the source. */
-async function nameAndDescription(
-  db: { pool: pg.Pool },
-  config: Config,
-  request: CrawlRequest,
-  options: StartCrawlOptions,
-): Promise<{ name: string; nameGiven: boolean; description: string }> {
+async function nameAndDescription(db: { pool: pg.Pool }, config: Config, request: CrawlRequest, options: StartCrawlOptions): Promise<{ name: string; nameGiven: boolean; description: string }> {
   const metaDescription = typeof request.metadata.description === 'string' ? request.metadata.description.trim() : '';
   if (request.name !== null) return { name: request.name, nameGiven: true, description: metaDescription };
   // Loaded on demand: the extractor and HTTP client are not needed to list or cancel jobs.
@@ -246,10 +241,7 @@ async function nameAndDescription(
 }
 
 async function assertNoActiveCrawl(client: pg.ClientBase, source: UpsertedSource): Promise<void> {
-  const active = await client.query<{ id: string; status: string }>(
-    `SELECT id, status FROM crawl_jobs WHERE source_id = $1 AND status IN ('queued', 'running', 'enhancing') LIMIT 1`,
-    [source.id],
-  );
+  const active = await client.query<{ id: string; status: string }>(`SELECT id, status FROM crawl_jobs WHERE source_id = $1 AND status IN ('queued', 'running', 'enhancing') LIMIT 1`, [source.id]);
   const other = active.rows[0];
   if (!other) return;
   throw new ConflictError(`${source.name}${source.version ? ` ${source.version}` : ''} already has a ${other.status} crawl (job ${other.id}).`, {
@@ -258,12 +250,7 @@ async function assertNoActiveCrawl(client: pg.ClientBase, source: UpsertedSource
 }
 
 /** Writes the job row and its start URLs into the frontier; returns the job id. */
-async function insertCrawlJob(
-  client: pg.ClientBase,
-  source: UpsertedSource,
-  request: CrawlRequest,
-  options: { allowLoopback: boolean; llmEnhance: boolean },
-): Promise<string> {
+async function insertCrawlJob(client: pg.ClientBase, source: UpsertedSource, request: CrawlRequest, options: { allowLoopback: boolean; llmEnhance: boolean }): Promise<string> {
   const { rows } = await client.query<{ id: string }>(
     `INSERT INTO crawl_jobs (source_id, name, status, start_urls, max_depth, version, domain_filter, url_patterns, exclude_patterns,
                              max_concurrent, metadata, use_sitemap, max_pages, allow_loopback, llm_enhance)
@@ -298,12 +285,7 @@ async function insertCrawlJob(
  * in the frontier. One source has at most one active crawl: a second start while one is queued or running is
  * a conflict.
  */
-export async function startCrawl(
-  db: { pool: pg.Pool; info: ConnectionInfo },
-  config: Config,
-  input: CrawlRequestInput,
-  options: StartCrawlOptions = {},
-): Promise<CrawlJob> {
+export async function startCrawl(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, input: CrawlRequestInput, options: StartCrawlOptions = {}): Promise<CrawlJob> {
   // A broken LLM setup is reported before any work starts, not as silently unenhanced snippets later.
   await assertLlmReady(config);
   const request = parseCrawlRequest(input, {
@@ -393,12 +375,7 @@ async function controllerAlive(pool: pg.Pool, id: string): Promise<boolean> {
  * Completed pages are not fetched again; pages that failed transiently (no answer, 429, 5xx) are retried;
  * claims of dead workers go back to pending. Any worker then adopts the job.
  */
-export async function resumeCrawl(
-  db: { pool: pg.Pool; info?: ConnectionInfo },
-  config: Config,
-  id: string,
-  options: { allowLoopback?: boolean } = {},
-): Promise<CrawlJob> {
+export async function resumeCrawl(db: { pool: pg.Pool; info?: ConnectionInfo }, config: Config, id: string, options: { allowLoopback?: boolean } = {}): Promise<CrawlJob> {
   await assertLlmReady(config);
   const pool = db.pool;
   const row = await selectJob(pool, id);

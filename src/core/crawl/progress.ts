@@ -38,14 +38,7 @@ export function etaSeconds(c: FrontierCounters, rate: number): number | null {
 }
 
 /** Writes the controller's view of the job and its heartbeat; returns false when the job is no longer running. */
-export async function writeProgress(
-  pool: pg.Pool,
-  jobId: string,
-  c: FrontierCounters,
-  rate: number,
-  eta: number | null,
-  current: string | null,
-): Promise<boolean> {
+export async function writeProgress(pool: pg.Pool, jobId: string, c: FrontierCounters, rate: number, eta: number | null, current: string | null): Promise<boolean> {
   const { rowCount } = await pool.query(
     `UPDATE crawl_jobs SET pages_found = $2, pages_crawled = $3, pages_skipped = $4, pages_failed = $5, snippets_stored = $6,
        pages_per_second = $7, eta_seconds = $8, current_url = $9, heartbeat_at = now(), updated_at = now()
@@ -99,12 +92,7 @@ export interface WaitOptions {
  * Follows a job until it completes, fails or is cancelled, whoever runs it: NOTIFY events trigger a re-read
  * of the job row; a slow poll covers lost events. onProgress receives the job at most a few times a second.
  */
-export async function waitForJob(
-  db: { pool: pg.Pool; info: ConnectionInfo },
-  id: string,
-  onProgress: (job: CrawlJob) => void = () => undefined,
-  options: WaitOptions = {},
-): Promise<CrawlJob> {
+export async function waitForJob(db: { pool: pg.Pool; info: ConnectionInfo }, id: string, onProgress: (job: CrawlJob) => void = () => undefined, options: WaitOptions = {}): Promise<CrawlJob> {
   const pollMs = options.pollMs ?? 2000;
   let job = await getCrawlJob(db.pool, id);
   onProgress(job);

@@ -39,12 +39,7 @@ export async function recrawlRequest(pool: pg.Pool, ref: string, options: { vers
  * Re-fetches a source with its stored configuration through the crawler, which skips pages whose content hash
  * is unchanged. Returns the crawler's job.
  */
-export async function recrawlSource(
-  db: { pool: pg.Pool; info: ConnectionInfo },
-  config: Config,
-  ref: string,
-  options: { version?: string; allowLoopback?: boolean } = {},
-): Promise<CrawlJob> {
+export async function recrawlSource(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, ref: string, options: { version?: string; allowLoopback?: boolean } = {}): Promise<CrawlJob> {
   const { request } = await recrawlRequest(db.pool, ref, options);
   return startCrawl(db, config, request, { allowLoopback: options.allowLoopback ?? false });
 }

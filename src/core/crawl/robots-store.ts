@@ -60,10 +60,7 @@ export class RobotsStore {
   private async withCeiling(jobId: string, rules: RobotsRules): Promise<RobotsRules> {
     const clamped = clampCrawlDelay(rules, this.maxCrawlDelaySeconds);
     if (clamped === rules) return rules;
-    await this.pool.query(
-      `UPDATE crawl_jobs SET crawl_delay_clamped = $2 WHERE id = $1 AND (crawl_delay_clamped IS NULL OR crawl_delay_clamped < $2)`,
-      [jobId, rules.crawlDelaySeconds],
-    );
+    await this.pool.query(`UPDATE crawl_jobs SET crawl_delay_clamped = $2 WHERE id = $1 AND (crawl_delay_clamped IS NULL OR crawl_delay_clamped < $2)`, [jobId, rules.crawlDelaySeconds]);
     return clamped;
   }
 
@@ -111,10 +108,7 @@ export class RobotsStore {
     }
     const rules = robotsFromResponse(status, body);
     if (rules === 'unreachable') throw new RobotsUnavailableError(`robots.txt unreachable: HTTP ${status}`);
-    await this.pool.query(
-      `INSERT INTO crawl_robots (job_id, origin, status, body) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id, origin) DO NOTHING`,
-      [jobId, origin, status, body],
-    );
+    await this.pool.query(`INSERT INTO crawl_robots (job_id, origin, status, body) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id, origin) DO NOTHING`, [jobId, origin, status, body]);
     return status >= 200 && status < 300 ? parseRobots(body) : rules;
   }
 }

@@ -5,10 +5,13 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       reject(signal.reason as Error);
       return;
     }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
     const onAbort = () => {
       clearTimeout(timer);
       reject(signal!.reason as Error);

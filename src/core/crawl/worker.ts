@@ -223,11 +223,7 @@ function startLoops(parts: WorkerParts, boss: PgBoss, config: Config, options: C
   return { stopping, bells, loops, batch, controllers, runner, stopGraceMs, pagesStop, completions, pool, boss, presence, fetcher, ownExtraction, stages, onError };
 }
 
-export async function startCrawlWorkers(
-  db: { pool: pg.Pool; info: ConnectionInfo },
-  config: Config,
-  options: CrawlWorkerOptions = {},
-): Promise<CrawlWorkers> {
+export async function startCrawlWorkers(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, options: CrawlWorkerOptions = {}): Promise<CrawlWorkers> {
   const settings = workerSettings(config, options);
   const parts = createParts(db, config, options, settings);
   const boss = await connect(db.info, parts, options.supervise ?? true, settings.warm);

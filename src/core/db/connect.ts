@@ -109,8 +109,7 @@ export async function openDatabase(config: Config, options: { max?: number; appl
 export function connectionError(error: unknown, info: ConnectionInfo): unknown {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === '28P01' || code === '3D000') {
-    const what =
-      code === '28P01' ? 'authentication failed' : code === '3D000' ? 'the database does not exist' : `cannot connect (${code})`;
+    const what = code === '28P01' ? 'authentication failed' : code === '3D000' ? 'the database does not exist' : `cannot connect (${code})`;
     return new UserError(`Database ${info.display}: ${what}.`, {
       hint:
         info.mode === 'external'

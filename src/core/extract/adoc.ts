@@ -27,7 +27,11 @@ export function adocInline(text: string): string {
 
 /** asciidoctor's automatic id: `_` prefix, lower case, runs of other characters become `_`. */
 function autoId(text: string): string {
-  return `_${text.toLowerCase().replace(/<[^>]+>/g, '').replace(/[^\p{L}\p{N}]+/gu, '_').replace(/^_+|_+$/g, '')}`;
+  return `_${text
+    .toLowerCase()
+    .replace(/<[^>]+>/g, '')
+    .replace(/[^\p{L}\p{N}]+/gu, '_')
+    .replace(/^_+|_+$/g, '')}`;
 }
 
 interface BlockAttrs {
@@ -183,7 +187,10 @@ class AdocReader {
 
   private flushPara(): void {
     if (this.para.length === 0) return;
-    const t = this.para.join(' ').replace(/^(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION):\s*/, '').replace(/^(?:[*.-]+|\d+\.|<\d+>)\s+/, '');
+    const t = this.para
+      .join(' ')
+      .replace(/^(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION):\s*/, '')
+      .replace(/^(?:[*.-]+|\d+\.|<\d+>)\s+/, '');
     this.para = [];
     this.doc.prose(adocInline(t));
   }

@@ -23,8 +23,7 @@ function sniffCharset(bytes: Uint8Array): string | null {
   if (bytes.length >= 2 && bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
   if (bytes.length >= 2 && bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
   const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, SNIFF_BYTES)).toString('latin1');
-  const meta =
-    /<meta[^>]+charset\s*=\s*["']?\s*([\w:.+-]+)/i.exec(head) ?? /<\?xml[^>]+encoding\s*=\s*["']([\w:.+-]+)/i.exec(head);
+  const meta = /<meta[^>]+charset\s*=\s*["']?\s*([\w:.+-]+)/i.exec(head) ?? /<\?xml[^>]+encoding\s*=\s*["']([\w:.+-]+)/i.exec(head);
   return meta?.[1] ?? null;
 }
 
@@ -32,12 +31,27 @@ function sniffCharset(bytes: Uint8Array): string | null {
 // decodes windows-1252 as ISO-8859-1, turning curly quotes into C1 controls,
 // so we decode as latin1 and map the 0x80-0x9F range ourselves.
 const WINDOWS_1252_LABELS = new Set([
-  'windows-1252', 'cp1252', 'x-cp1252', 'latin1', 'iso-8859-1', 'iso8859-1', 'iso88591', 'iso_8859-1', 'iso_8859-1:1987',
-  'l1', 'ibm819', 'cp819', 'csisolatin1', 'iso-ir-100', 'ascii', 'us-ascii', 'ansi_x3.4-1968',
+  'windows-1252',
+  'cp1252',
+  'x-cp1252',
+  'latin1',
+  'iso-8859-1',
+  'iso8859-1',
+  'iso88591',
+  'iso_8859-1',
+  'iso_8859-1:1987',
+  'l1',
+  'ibm819',
+  'cp819',
+  'csisolatin1',
+  'iso-ir-100',
+  'ascii',
+  'us-ascii',
+  'ansi_x3.4-1968',
 ]);
 const CP1252_HIGH = [
-  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
-  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
+  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f, 0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122,
+  0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
 ];
 
 function decodeWindows1252(bytes: Uint8Array): string {

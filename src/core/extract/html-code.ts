@@ -366,7 +366,9 @@ export function tabLabel(el: HElement, stop: HElement, tree: HtmlTree): string |
     if (p.attrs.role === 'tabpanel') return labelForPanel(p, tree);
     if (hasClass(p, /(?:^|\s)tabbed-block(?:\s|$)/) && p.parent !== null) {
       // Material (new): .tabbed-set > .tabbed-labels > label ; .tabbed-content > .tabbed-block
-      const index = elementSiblings(p).filter((s) => hasClass(s, /(?:^|\s)tabbed-block(?:\s|$)/)).indexOf(p);
+      const index = elementSiblings(p)
+        .filter((s) => hasClass(s, /(?:^|\s)tabbed-block(?:\s|$)/))
+        .indexOf(p);
       const set = p.parent.parent;
       if (set === null) return null;
       const labelsBox = elementSiblings(p.parent).find((s) => hasClass(s, /(?:^|\s)tabbed-labels(?:\s|$)/));

@@ -10,8 +10,7 @@ export { ClassMatcher } from './code-classes.js';
 
 // Theme containers that hold exactly the article (specific), then landmarks,
 // then generic names. Higher wins among candidates that hold the page's code.
-const SPECIFIC_CLASS =
-  /(?:^|\s)(?:theme-doc-markdown|md-content__inner|sl-markdown-content|markdown-body|markdown-section|api-content)(?:\s|$)/;
+const SPECIFIC_CLASS = /(?:^|\s)(?:theme-doc-markdown|md-content__inner|sl-markdown-content|markdown-body|markdown-section|api-content)(?:\s|$)/;
 const SPECIFIC_ID = /^(?:apicontent|main-content)$/;
 
 function candidateScore(el: HElement): number {
@@ -76,10 +75,7 @@ export function chooseMainRoot(tree: HtmlTree): HElement {
   return best;
 }
 
-const JUNK_ROLES = new Set([
-  'navigation', 'banner', 'contentinfo', 'search', 'tablist', 'tab', 'button', 'toolbar', 'menu', 'menubar',
-  'dialog', 'alertdialog', 'status', 'complementary',
-]);
+const JUNK_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'search', 'tablist', 'tab', 'button', 'toolbar', 'menu', 'menubar', 'dialog', 'alertdialog', 'status', 'complementary']);
 // Matched against the whole class attribute, token by token.
 const JUNK_CLASS =
   /(?:^|\s)(?:sr-only|sr-only-focusable|visually-hidden|visuallyhidden|screen-reader-text|screen-reader-only|a11y-hidden|skip-link|skip-nav|skip-to-content|headerlink|header-anchor|hash-link|anchorjs-link|anchor-link|heading-anchor|copybutton|copy-button|copybtn|copy-btn|btn-copy|copy-code|copy-code-button|code-copy|clipboard|md-clipboard|clipboard-btn|edit-this-page|theme-edit-this-page|md-content__button|edit-page|editlink|edit-link|edit-on-github|breadcrumb|breadcrumbs|md-path|pagination-nav|md-footer|md-sidebar|md-header|md-tabs|sphinxsidebar|sphinxsidebarwrapper|related|rellinks|navheader|navfooter|navbar|nav-bar|sidebar|sidenav|side-nav|toc|table-of-contents|theme-doc-toc-mobile|theme-doc-toc-desktop|theme-doc-footer|theme-doc-breadcrumbs|theme-doc-version-badge|theme-last-updated|right-sidebar|sl-sidebar|page-nav|prev-next|footer|site-footer|page-footer|top-nav|sub-nav|nav-list|legal-copy|flex-header|out-of-band|srclink|rustdoc-breadcrumbs|tabbed-labels|sd-tab-label|tab-strip|tablist|tabs__item|expand-button|collapse-button|toggle-button|code-toggle|admonition-toggle|linenos|linenodiv|lineno|line-numbers-rows|line-number|line-numbers|blob-num|hljs-ln-numbers|rouge-gutter|gutter|cookie-banner|announcement|announcementBar|theme-announcement-bar|feedback|page-feedback|hidden|d-none|print-only|mobile-only)(?:\s|$)|(?:^|\s)[\w-]*(?:copyButton|CopyButton|clipboardButton|codeLineNumber|tocCollapsible|breadcrumbs|paginationNav|editThisPage|lastUpdated|copyCode)[\w-]*(?:\s|$)/;

@@ -83,10 +83,7 @@ const openImpliesClose = new Map<string, Set<string>>([
   ['tbody', tableSectionTags],
   ['tfoot', tableSectionTags],
 ]);
-const voidElements = new Set([
-  'area', 'base', 'basefont', 'br', 'col', 'command', 'embed', 'frame', 'hr', 'img', 'input', 'isindex', 'keygen',
-  'link', 'meta', 'param', 'source', 'track', 'wbr',
-]);
+const voidElements = new Set(['area', 'base', 'basefont', 'br', 'col', 'command', 'embed', 'frame', 'hr', 'img', 'input', 'isindex', 'keygen', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
 // Foreign content: inside <svg> and <math> tag names keep SVG casing and
 // <script>/<style> are not raw text; integration points switch back to HTML.
 const FOREIGN_NONE = 0;
@@ -94,16 +91,43 @@ const FOREIGN_SVG = 1;
 const FOREIGN_MATHML = 2;
 const htmlIntegrationElements = new Set(['mi', 'mo', 'mn', 'ms', 'mtext', 'annotation-xml', 'foreignObject', 'desc', 'title']);
 const svgTagNameAdjustments = new Map<string, string>([
-  ['altglyph', 'altGlyph'], ['altglyphdef', 'altGlyphDef'], ['altglyphitem', 'altGlyphItem'], ['animatecolor', 'animateColor'],
-  ['animatemotion', 'animateMotion'], ['animatetransform', 'animateTransform'], ['clippath', 'clipPath'], ['feblend', 'feBlend'],
-  ['fecolormatrix', 'feColorMatrix'], ['fecomponenttransfer', 'feComponentTransfer'], ['fecomposite', 'feComposite'],
-  ['feconvolvematrix', 'feConvolveMatrix'], ['fediffuselighting', 'feDiffuseLighting'], ['fedisplacementmap', 'feDisplacementMap'],
-  ['fedistantlight', 'feDistantLight'], ['fedropshadow', 'feDropShadow'], ['feflood', 'feFlood'], ['fefunca', 'feFuncA'],
-  ['fefuncb', 'feFuncB'], ['fefuncg', 'feFuncG'], ['fefuncr', 'feFuncR'], ['fegaussianblur', 'feGaussianBlur'], ['feimage', 'feImage'],
-  ['femerge', 'feMerge'], ['femergenode', 'feMergeNode'], ['femorphology', 'feMorphology'], ['feoffset', 'feOffset'],
-  ['fepointlight', 'fePointLight'], ['fespecularlighting', 'feSpecularLighting'], ['fespotlight', 'feSpotLight'], ['fetile', 'feTile'],
-  ['feturbulence', 'feTurbulence'], ['foreignobject', 'foreignObject'], ['glyphref', 'glyphRef'], ['lineargradient', 'linearGradient'],
-  ['radialgradient', 'radialGradient'], ['textpath', 'textPath'],
+  ['altglyph', 'altGlyph'],
+  ['altglyphdef', 'altGlyphDef'],
+  ['altglyphitem', 'altGlyphItem'],
+  ['animatecolor', 'animateColor'],
+  ['animatemotion', 'animateMotion'],
+  ['animatetransform', 'animateTransform'],
+  ['clippath', 'clipPath'],
+  ['feblend', 'feBlend'],
+  ['fecolormatrix', 'feColorMatrix'],
+  ['fecomponenttransfer', 'feComponentTransfer'],
+  ['fecomposite', 'feComposite'],
+  ['feconvolvematrix', 'feConvolveMatrix'],
+  ['fediffuselighting', 'feDiffuseLighting'],
+  ['fedisplacementmap', 'feDisplacementMap'],
+  ['fedistantlight', 'feDistantLight'],
+  ['fedropshadow', 'feDropShadow'],
+  ['feflood', 'feFlood'],
+  ['fefunca', 'feFuncA'],
+  ['fefuncb', 'feFuncB'],
+  ['fefuncg', 'feFuncG'],
+  ['fefuncr', 'feFuncR'],
+  ['fegaussianblur', 'feGaussianBlur'],
+  ['feimage', 'feImage'],
+  ['femerge', 'feMerge'],
+  ['femergenode', 'feMergeNode'],
+  ['femorphology', 'feMorphology'],
+  ['feoffset', 'feOffset'],
+  ['fepointlight', 'fePointLight'],
+  ['fespecularlighting', 'feSpecularLighting'],
+  ['fespotlight', 'feSpotLight'],
+  ['fetile', 'feTile'],
+  ['feturbulence', 'feTurbulence'],
+  ['foreignobject', 'foreignObject'],
+  ['glyphref', 'glyphRef'],
+  ['lineargradient', 'linearGradient'],
+  ['radialgradient', 'radialGradient'],
+  ['textpath', 'textPath'],
 ]);
 
 // Everything the rules above say about one tag, looked up once per tag.

@@ -10,12 +10,7 @@ import { extractMarkdown } from './markdown.js';
 import { extractRst } from './rst.js';
 import type { ExtractInput, ExtractResult, PageFormat } from './types.js';
 
-export type {
-  ExtractInput,
-  ExtractedSnippet,
-  ExtractResult,
-  PageFormat,
-} from './types.js';
+export type { ExtractInput, ExtractedSnippet, ExtractResult, PageFormat } from './types.js';
 export { normalizeLanguage, detectLanguage } from './language.js';
 export { normalizeCode } from './snippet.js';
 
@@ -68,7 +63,7 @@ export function detectFormat(url: string, contentType?: string | null): PageForm
   const fromPath = formatFromPath(path);
   if (type === '' || type === 'application/octet-stream' || type === 'binary/octet-stream') return fromPath ?? null;
   if (HTML_TYPES.has(type)) {
-    if ((type.endsWith('/xml')) && fromPath !== 'html') return fromPath === undefined ? null : fromPath;
+    if (type.endsWith('/xml') && fromPath !== 'html') return fromPath === undefined ? null : fromPath;
     return 'html';
   }
   if (MARKDOWN_TYPES.has(type)) return 'markdown';

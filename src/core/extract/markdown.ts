@@ -79,8 +79,7 @@ export function fenceFilename(lang: string | null | undefined, meta: string | nu
     }
   }
   if (meta) {
-    const m =
-      /(?:^|[\s{,])(?:title|filename|file|name|path)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s},]+))/.exec(meta) ?? null;
+    const m = /(?:^|[\s{,])(?:title|filename|file|name|path)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s},]+))/.exec(meta) ?? null;
     const v = m ? (m[1] ?? m[2] ?? m[3] ?? '') : null;
     if (v) filename = asFilename(v) ?? filename;
     if (filename === null) {
@@ -186,9 +185,7 @@ function addParagraph(node: Paragraph, st: MdState): Marker | null {
   const tab = MATERIAL_TAB.exec(text);
   if (tab?.[1]) return { kind: 'tab', tab: tab[1] };
   if (ADMONITION.test(text)) return ADMONITION_MARKER;
-  const lines = text
-    .split('\n')
-    .filter((l) => !/^\s*:::/.test(l) && !(st.mdx && /^\s*(?:import|export)\s/.test(l)));
+  const lines = text.split('\n').filter((l) => !/^\s*:::/.test(l) && !(st.mdx && /^\s*(?:import|export)\s/.test(l)));
   const prose = lines.join(' ').trim();
   if (prose.length > 0) st.items.push({ kind: 'prose', text: prose });
   return null;
@@ -377,13 +374,7 @@ function stripFrontmatter(text: string): string {
   return m ? text.slice(m[0].length) : text;
 }
 
-export function extractMarkdown(
-  text: string,
-  url: string,
-  contentHash: string,
-  format: 'markdown' | 'text',
-  mdx: boolean,
-): ExtractResult {
+export function extractMarkdown(text: string, url: string, contentHash: string, format: 'markdown' | 'text', mdx: boolean): ExtractResult {
   const tree = safeParse(text);
   const st: MdState = { items: [], blocks: [], slugger: new Slugger(), tab: null, h1: null, frontmatter: null, mdx };
   walkChildren(tree.children as Nodes[], st, 0);

@@ -8,11 +8,7 @@
 // match contains; anything it does not fully understand yields no needles,
 // which means "always run the regex".
 
-type Node =
-  | { kind: 'char'; ch: string }
-  | { kind: 'other' }
-  | { kind: 'empty' }
-  | { kind: 'group'; alt: Item[][] };
+type Node = { kind: 'char'; ch: string } | { kind: 'other' } | { kind: 'empty' } | { kind: 'group'; alt: Item[][] };
 
 interface Item {
   node: Node;

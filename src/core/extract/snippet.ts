@@ -67,11 +67,7 @@ export function codeHash(code: string): string {
   return md5Hex(normalizeCode(code));
 }
 
-export function resolveLanguage(
-  code: string,
-  declared: string | null,
-  filename: string | null,
-): { language: string; confidence: LanguageConfidence } {
+export function resolveLanguage(code: string, declared: string | null, filename: string | null): { language: string; confidence: LanguageConfidence } {
   if (declared !== null) {
     const n = normalizeLanguage(declared);
     if (n.length > 0) return { language: n, confidence: 'declared' };
@@ -102,12 +98,7 @@ export function preview(code: string): string {
   return collapseSpaces(code.slice(0, 80)).trim();
 }
 
-export function finaliseSnippets(
-  blocks: readonly RawBlock[],
-  contexts: readonly BlockContext[],
-  pageUrl: string,
-  pageHeading: string,
-): FinalisedSnippets {
+export function finaliseSnippets(blocks: readonly RawBlock[], contexts: readonly BlockContext[], pageUrl: string, pageHeading: string): FinalisedSnippets {
   const base = pageUrlWithoutFragment(pageUrl);
   const seen = new Set<string>();
   const snippets: ExtractedSnippet[] = [];

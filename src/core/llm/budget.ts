@@ -37,18 +37,15 @@ export async function reserveCall(db: pg.Pool, kind: LlmJobKind, jobId: string, 
 
 /** Replaces the reserved tokens by what the call really used. */
 export async function settleCall(db: pg.Pool, reservation: Reservation, usedTokens: number): Promise<void> {
-  await db.query(`UPDATE ${TABLE[reservation.kind]} SET llm_tokens = greatest(0, llm_tokens + $2), updated_at = now() WHERE id = $1`, [
-    reservation.jobId,
-    usedTokens - reservation.tokens,
-  ]);
+  await db.query(`UPDATE ${TABLE[reservation.kind]} SET llm_tokens = greatest(0, llm_tokens + $2), updated_at = now() WHERE id = $1`, [reservation.jobId, usedTokens - reservation.tokens]);
 }
 
 /** Gives back a reservation whose request never got an answer (the endpoint failed after all retries). */
 export async function releaseCall(db: pg.Pool, reservation: Reservation): Promise<void> {
-  await db.query(
-    `UPDATE ${TABLE[reservation.kind]} SET llm_calls = greatest(0, llm_calls - 1), llm_tokens = greatest(0, llm_tokens - $2), updated_at = now() WHERE id = $1`,
-    [reservation.jobId, reservation.tokens],
-  );
+  await db.query(`UPDATE ${TABLE[reservation.kind]} SET llm_calls = greatest(0, llm_calls - 1), llm_tokens = greatest(0, llm_tokens - $2), updated_at = now() WHERE id = $1`, [
+    reservation.jobId,
+    reservation.tokens,
+  ]);
 }
 
 export async function readUsage(db: pg.Pool, kind: LlmJobKind, jobId: string): Promise<{ calls: number; tokens: number } | null> {

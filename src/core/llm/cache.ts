@@ -34,11 +34,7 @@ export async function readCache(db: pg.Pool | pg.ClientBase, key: CacheKey, code
   return new Map(rows.map((r) => [r.code_hash, { ...r.result, relationships: r.result.relationships ?? [] }]));
 }
 
-export async function writeCache(
-  db: pg.Pool | pg.ClientBase,
-  key: CacheKey,
-  entries: Array<{ codeHash: string; result: CachedResult; tokens: number }>,
-): Promise<void> {
+export async function writeCache(db: pg.Pool | pg.ClientBase, key: CacheKey, entries: Array<{ codeHash: string; result: CachedResult; tokens: number }>): Promise<void> {
   if (entries.length === 0) return;
   const sorted = [...entries].sort((a, b) => (a.codeHash < b.codeHash ? -1 : a.codeHash > b.codeHash ? 1 : 0));
   // DO NOTHING: two workers answering the same code at once keep the first answer; both are valid.

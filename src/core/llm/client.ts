@@ -220,18 +220,13 @@ export class LlmClient {
     const body: ChatCompletionCreateParamsNonStreaming = {
       model: this.model,
       messages: request.messages,
-      response_format:
-        this.#mode === 'json_schema'
-          ? { type: 'json_schema', json_schema: { name: request.schema.name, schema: request.schema.schema, strict: true } }
-          : { type: 'json_object' },
+      response_format: this.#mode === 'json_schema' ? { type: 'json_schema', json_schema: { name: request.schema.name, schema: request.schema.schema, strict: true } } : { type: 'json_object' },
       // OpenAI's current models reject max_tokens; many local servers only know max_tokens.
       ...(this.#settings.customEndpoint ? { max_tokens: request.maxOutputTokens, temperature: 0 } : { max_completion_tokens: request.maxOutputTokens }),
     };
     const response = await this.#sdk.chat.completions.create(body, signal === undefined ? undefined : { signal });
     const choice = response.choices[0];
-    const usage = response.usage
-      ? { promptTokens: response.usage.prompt_tokens, completionTokens: response.usage.completion_tokens, totalTokens: response.usage.total_tokens }
-      : null;
+    const usage = response.usage ? { promptTokens: response.usage.prompt_tokens, completionTokens: response.usage.completion_tokens, totalTokens: response.usage.total_tokens } : null;
     return { content: choice?.message.content ?? '', finishReason: choice?.finish_reason ?? null, usage };
   }
 

@@ -169,7 +169,11 @@ function addRelationships(work: PageWork, sourceId: number, list: CachedRelation
 
 /** Applies cached answers (no call) and returns the snippets the model still has to see. */
 async function useCachedAnswers(deps: EnhanceDeps, key: CacheKey, pending: PageSnippetRow[], work: PageWork, result: EnhancePageResult): Promise<BatchBlock[]> {
-  const cached = await readCache(deps.pool, key, pending.map((r) => r.code_hash));
+  const cached = await readCache(
+    deps.pool,
+    key,
+    pending.map((r) => r.code_hash),
+  );
   for (const row of pending) {
     const hit = cached.get(row.code_hash);
     if (!hit) continue;
@@ -217,9 +221,7 @@ function collectBatch(blocks: BatchBlock[], outcome: BatchOutcome, work: PageWor
       result.fallbacks++;
       return;
     }
-    const rels: CachedRelationship[] = checked.relationships
-      .filter((r) => r.from === i + 1)
-      .map((r) => ({ target_hash: blocks[r.to - 1]!.row.code_hash, type: r.type, description: r.description }));
+    const rels: CachedRelationship[] = checked.relationships.filter((r) => r.from === i + 1).map((r) => ({ target_hash: blocks[r.to - 1]!.row.code_hash, type: r.type, description: r.description }));
     work.updates.push(decideUpdate(block.row, answer, work.pageTitles));
     addRelationships(work, block.row.id, rels);
     work.cacheEntries.push({ codeHash: block.row.code_hash, result: { ...answer, relationships: rels }, tokens: perBlockTokens });

@@ -67,10 +67,7 @@ export async function recordPageDone(pool: pg.Pool, job: PageEnhancementJob, out
 
 /** Whether the job still wants its pages enhanced: not cancelled, failed or finished meanwhile. */
 export async function jobWantsEnhancement(pool: pg.Pool, kind: LlmJobKind, jobId: string): Promise<boolean> {
-  const { rows } = await pool.query<{ ok: boolean }>(
-    `SELECT status IN ('queued', 'running', 'processing', 'enhancing') AS ok FROM ${TABLE[kind]} WHERE id = $1`,
-    [jobId],
-  );
+  const { rows } = await pool.query<{ ok: boolean }>(`SELECT status IN ('queued', 'running', 'processing', 'enhancing') AS ok FROM ${TABLE[kind]} WHERE id = $1`, [jobId]);
   return rows[0]?.ok ?? false;
 }
 

@@ -53,10 +53,7 @@ async function check(settings: LlmSettings, timeoutMs: number): Promise<void> {
   }
   if (ids.length > 0 && !modelListed(settings.model, ids)) {
     const shown = ids.slice(0, 10).join(', ') + (ids.length > 10 ? `, ... (${ids.length} in all)` : '');
-    throw llmError(
-      `The model "${settings.model}" (${settings.modelFrom}) is not served by ${settings.baseUrl}.`,
-      `Available models: ${shown}. Fix ${settings.modelFrom}, ${off}.`,
-    );
+    throw llmError(`The model "${settings.model}" (${settings.modelFrom}) is not served by ${settings.baseUrl}.`, `Available models: ${shown}. Fix ${settings.modelFrom}, ${off}.`);
   }
 }
 

@@ -83,7 +83,10 @@ export function pageIntro(markdown: string): string {
  * block's first non-blank line; '' when the markdown rendition does not contain it verbatim.
  */
 export function contextBefore(markdown: string, code: string): string {
-  const firstLine = code.split('\n').find((l) => l.trim().length >= 4)?.trim();
+  const firstLine = code
+    .split('\n')
+    .find((l) => l.trim().length >= 4)
+    ?.trim();
   if (!firstLine) return '';
   const at = markdown.indexOf(firstLine);
   if (at < 0) return '';

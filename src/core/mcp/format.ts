@@ -34,7 +34,10 @@ export function fenceFor(code: string): string {
 
 function fenceLanguage(language: string): string {
   // An info string may not contain backticks or line breaks; "text" adds nothing for the reader.
-  const clean = language.trim().toLowerCase().replace(/[`\s]+/g, '-');
+  const clean = language
+    .trim()
+    .toLowerCase()
+    .replace(/[`\s]+/g, '-');
   return clean === 'text' || clean === 'plaintext' ? '' : clean;
 }
 

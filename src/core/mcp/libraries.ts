@@ -51,7 +51,9 @@ export async function resolveLibrary(pool: pg.Pool, ref: string): Promise<Resolv
     return {
       library: exact[0],
       ...(others.length > 0
-        ? { note: `Using ${libraryLabel(exact[0])}, the most recently crawled version. Other versions: ${others.map((o) => `${o.version || '(unversioned)'} (library_id "${o.name}@${o.version}" or ${o.id})`).join(', ')}.` }
+        ? {
+            note: `Using ${libraryLabel(exact[0])}, the most recently crawled version. Other versions: ${others.map((o) => `${o.version || '(unversioned)'} (library_id "${o.name}@${o.version}" or ${o.id})`).join(', ')}.`,
+          }
         : {}),
     };
   }
@@ -72,9 +74,7 @@ export async function resolveLibrary(pool: pg.Pool, ref: string): Promise<Resolv
   }
   const ambiguous = items.length > 1;
   throw new UserError(
-    ambiguous
-      ? `"${wanted}" matches several libraries and none clearly: ${describeSuggestions(suggestions)}.`
-      : `No library matches "${wanted}". Closest names: ${describeSuggestions(suggestions)}.`,
+    ambiguous ? `"${wanted}" matches several libraries and none clearly: ${describeSuggestions(suggestions)}.` : `No library matches "${wanted}". Closest names: ${describeSuggestions(suggestions)}.`,
     {
       code: 'not_found',
       hint: 'Call get_content again with one of these names or ids as library_id, or call search_libraries to see every library.',

@@ -32,10 +32,7 @@ export const LIBRARY_MATCH_THRESHOLD = NAME_MATCH_THRESHOLD;
  * Libraries matching `query` (all when empty), best first, with the total for pagination. Libraries with
  * snippets come before empty ones (a crawl that has stored nothing yet), whatever their scores.
  */
-export async function findLibraries(
-  pool: pg.Pool,
-  options: { query: string; limit: number; offset: number; threshold?: number },
-): Promise<{ items: LibraryRow[]; total: number }> {
+export async function findLibraries(pool: pg.Pool, options: { query: string; limit: number; offset: number; threshold?: number }): Promise<{ items: LibraryRow[]; total: number }> {
   const threshold = options.threshold ?? LIBRARY_MATCH_THRESHOLD;
   const query = options.query.trim();
   const { rows } = await pool.query<LibraryRow & { total: number }>(
@@ -54,10 +51,7 @@ export async function findLibraries(
 
 /** Counts matches when the requested page is past the end (the window count needs at least one row). */
 async function countLibraries(pool: pg.Pool, query: string, threshold: number): Promise<number> {
-  const { rows } = await pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM sources s WHERE $1 = '' OR (${SCORE.replaceAll('$5', '$3')}) >= $2`,
-    [query, threshold, aliasOf(query)],
-  );
+  const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM sources s WHERE $1 = '' OR (${SCORE.replaceAll('$5', '$3')}) >= $2`, [query, threshold, aliasOf(query)]);
   return rows[0]!.n;
 }
 
@@ -92,11 +86,7 @@ export interface LibrarySnippetRow {
  * A library's snippets for browsing without a query: code repeated on many pages first (installation, the
  * canonical setup), then in page order, so a model paging through sees the essentials before the details.
  */
-export async function listLibrarySnippets(
-  pool: pg.Pool,
-  sourceId: string,
-  options: { limit: number; offset: number },
-): Promise<{ items: LibrarySnippetRow[]; total: number }> {
+export async function listLibrarySnippets(pool: pg.Pool, sourceId: string, options: { limit: number; offset: number }): Promise<{ items: LibrarySnippetRow[]; total: number }> {
   const [items, total] = await Promise.all([
     pool.query<LibrarySnippetRow>(
       `SELECT s.id, s.title, s.description, s.language, s.code, s.filename, s.source_url, s.page_count

@@ -24,10 +24,7 @@ export async function bossJobTableExists(db: Db): Promise<boolean> {
  */
 export async function deleteQueuedJobsInGroups(db: Db, queue: string, groupIds: string[]): Promise<number> {
   if (groupIds.length === 0 || !(await bossJobTableExists(db))) return 0;
-  const deleted = await db.query(`DELETE FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND group_id = ANY($2::text[]) AND state IN ('created', 'retry')`, [
-    queue,
-    groupIds,
-  ]);
+  const deleted = await db.query(`DELETE FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND group_id = ANY($2::text[]) AND state IN ('created', 'retry')`, [queue, groupIds]);
   return deleted.rowCount ?? 0;
 }
 

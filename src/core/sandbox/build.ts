@@ -81,11 +81,7 @@ export async function ensureBootFiles(cacheDir: string, options: BuildOptions = 
   };
 }
 
-export async function buildImage(
-  cacheDir: string,
-  image: { flavor: ImageFlavor; name?: string; suite?: string; mirror?: string },
-  options: BuildOptions = {},
-): Promise<BuiltImage> {
+export async function buildImage(cacheDir: string, image: { flavor: ImageFlavor; name?: string; suite?: string; mirror?: string }, options: BuildOptions = {}): Promise<BuiltImage> {
   const args = ['--flavor', image.flavor];
   if (image.name) args.push('--name', image.name);
   if (image.suite) args.push('--suite', image.suite);

@@ -70,7 +70,11 @@ export function forwardingEnabled(ctx: CredentialContext): boolean {
 const HOST = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d{1,5})?$/;
 
 export function normaliseHost(host: string): string | undefined {
-  const h = host.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/\/+$/, '');
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^https?:\/\//, '')
+    .replace(/\/+$/, '');
   return HOST.test(h) ? h : undefined;
 }
 

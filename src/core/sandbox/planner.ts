@@ -34,10 +34,7 @@ export interface PlanInput {
   env?: Readonly<Record<string, string>>;
 }
 
-export type ShellPlan =
-  | { action: 'host'; reason: 'not-enforced' | 'no-call-id' }
-  | { action: 'sandbox'; workdir: string; env: Record<string, string> }
-  | { action: 'refuse'; message: string };
+export type ShellPlan = { action: 'host'; reason: 'not-enforced' | 'no-call-id' } | { action: 'sandbox'; workdir: string; env: Record<string, string> } | { action: 'refuse'; message: string };
 
 export type WorkdirPin = { ok: true; workdir: string } | { ok: false; message: string };
 
@@ -59,7 +56,13 @@ export function pinWorkdir(cwd: string, realCwd: string | undefined, roots: read
       return { ok: true, workdir: rel === '' ? root.path : path.join(root.path, rel) };
     }
   }
-  return { ok: false, message: outsideRootsMessage(cwd, roots.map((r) => r.path)) };
+  return {
+    ok: false,
+    message: outsideRootsMessage(
+      cwd,
+      roots.map((r) => r.path),
+    ),
+  };
 }
 
 export function planShell(input: PlanInput): ShellPlan {

@@ -92,14 +92,7 @@ export interface ExecRequest {
 }
 
 export function encodeExecPayload(req: ExecRequest): Buffer {
-  return Buffer.concat([
-    u32(req.timeoutMs),
-    u32(req.argv.length),
-    u32(req.env.length),
-    str(req.cwd),
-    ...req.argv.map(str),
-    ...req.env.map(str),
-  ]);
+  return Buffer.concat([u32(req.timeoutMs), u32(req.argv.length), u32(req.env.length), str(req.cwd), ...req.argv.map(str), ...req.env.map(str)]);
 }
 
 export function decodeExecPayload(payload: Buffer, offset = 0): ExecRequest {
@@ -127,21 +120,12 @@ export function decodeExecPayload(payload: Buffer, offset = 0): ExecRequest {
 }
 
 export type ExecEnd =
-  | { kind: 'exited'; code: number }
-  | { kind: 'signaled'; signal: number }
-  | { kind: 'timeout'; value: number; message: string }
-  | { kind: 'spawn-failed'; errno: number; message: string };
+  { kind: 'exited'; code: number } | { kind: 'signaled'; signal: number } | { kind: 'timeout'; value: number; message: string } | { kind: 'spawn-failed'; errno: number; message: string };
 
 export function encodeExit(end: ExecEnd): Buffer {
   const head = Buffer.alloc(5);
   const [kind, value, message] =
-    end.kind === 'exited'
-      ? [0, end.code, '']
-      : end.kind === 'signaled'
-        ? [1, end.signal, '']
-        : end.kind === 'timeout'
-          ? [2, end.value, end.message]
-          : [3, end.errno, end.message];
+    end.kind === 'exited' ? [0, end.code, ''] : end.kind === 'signaled' ? [1, end.signal, ''] : end.kind === 'timeout' ? [2, end.value, end.message] : [3, end.errno, end.message];
   head.writeUInt8(kind, 0);
   head.writeInt32LE(value, 1);
   return Buffer.concat([head, Buffer.from(message)]);

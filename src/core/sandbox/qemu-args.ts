@@ -102,46 +102,69 @@ export function qemuArgs(spec: VmLaunchSpec): string[] {
   const machine = spec.accel === 'tcg' ? 'microvm,acpi=on,pit=on,pic=on,rtc=on' : 'microvm,acpi=on';
   const args = [
     spec.qemuBinary ?? 'qemu-system-x86_64',
-    '-name', spec.name,
-    '-machine', machine,
-    '-accel', spec.accel,
-    '-cpu', spec.accel === 'kvm' ? 'host' : 'max',
-    '-m', `${spec.memoryMib}M`,
-    '-smp', String(spec.cpus),
+    '-name',
+    spec.name,
+    '-machine',
+    machine,
+    '-accel',
+    spec.accel,
+    '-cpu',
+    spec.accel === 'kvm' ? 'host' : 'max',
+    '-m',
+    `${spec.memoryMib}M`,
+    '-smp',
+    String(spec.cpus),
     '-nodefaults',
     '-no-user-config',
-    '-display', 'none',
-    '-monitor', 'none',
+    '-display',
+    'none',
+    '-monitor',
+    'none',
     '-no-reboot',
-    '-kernel', spec.kernel,
-    '-initrd', spec.initramfs,
-    '-append', kernelCmdline(spec),
+    '-kernel',
+    spec.kernel,
+    '-initrd',
+    spec.initramfs,
+    '-append',
+    kernelCmdline(spec),
     // The guest console goes to QEMU's stderr, which the runner keeps as the boot log.
-    '-serial', 'file:/dev/stderr',
+    '-serial',
+    'file:/dev/stderr',
   ];
   if (!spec.probe) {
     if (!spec.image || spec.scratchFd === undefined) throw new Error('image and scratchFd are required unless probing');
     args.push(
       // The agent port rides on QEMU's stdin/stdout: no socket file exists that anything else could open.
-      '-device', 'virtio-serial-device,id=vser0',
-      '-chardev', 'stdio,id=agent,signal=off',
-      '-device', 'virtserialport,bus=vser0.0,chardev=agent,name=mgr.agent',
+      '-device',
+      'virtio-serial-device,id=vser0',
+      '-chardev',
+      'stdio,id=agent,signal=off',
+      '-device',
+      'virtserialport,bus=vser0.0,chardev=agent,name=mgr.agent',
     );
     spec.roots.forEach((root, i) => {
       args.push(
         // security_model=none: files the guest creates belong to QEMU's user, the workspace owner.
-        '-fsdev', `local,id=root${i},path=${qemuPath(root)},security_model=none`,
-        '-device', `virtio-9p-device,fsdev=root${i},mount_tag=mgr${i}`,
+        '-fsdev',
+        `local,id=root${i},path=${qemuPath(root)},security_model=none`,
+        '-device',
+        `virtio-9p-device,fsdev=root${i},mount_tag=mgr${i}`,
       );
     });
     args.push(
-      '-drive', `if=none,id=image,file=${qemuPath(spec.image)},format=raw,readonly=on`,
-      '-device', 'virtio-blk-device,drive=image,serial=mgr-image',
+      '-drive',
+      `if=none,id=image,file=${qemuPath(spec.image)},format=raw,readonly=on`,
+      '-device',
+      'virtio-blk-device,drive=image,serial=mgr-image',
       // QEMU dups from the set by access mode and opens the disk read-only first, so the set holds both.
-      '-add-fd', `fd=${spec.scratchFd},set=1,opaque=scratch-rw`,
-      '-add-fd', `fd=${spec.scratchFd + 1},set=1,opaque=scratch-ro`,
-      '-drive', 'if=none,id=scratch,file=/dev/fdset/1,format=raw,discard=unmap',
-      '-device', 'virtio-blk-device,drive=scratch,serial=mgr-scratch',
+      '-add-fd',
+      `fd=${spec.scratchFd},set=1,opaque=scratch-rw`,
+      '-add-fd',
+      `fd=${spec.scratchFd + 1},set=1,opaque=scratch-ro`,
+      '-drive',
+      'if=none,id=scratch,file=/dev/fdset/1,format=raw,discard=unmap',
+      '-device',
+      'virtio-blk-device,drive=scratch,serial=mgr-scratch',
     );
   }
   // No -netdev/-nic and -nodefaults: the guest has no network device at all (network policy "none").

@@ -43,10 +43,10 @@ export async function repoIdForWorkdir(pool: pg.Pool, roots: readonly [string, s
   const worktree = first(worktreesRoot);
   if (worktree !== undefined) {
     const dir = `${worktreesRoot}/${worktree}`;
-    const { rows } = await pool.query<{ repo_id: number }>(
-      `SELECT repo_id FROM agent_schedule_runs WHERE worktree_path = $1 OR worktree_path LIKE $2 ORDER BY id DESC LIMIT 1`,
-      [dir, `${dir.replaceAll('\\', '\\\\').replaceAll('%', '\\%').replaceAll('_', '\\_')}/%`],
-    );
+    const { rows } = await pool.query<{ repo_id: number }>(`SELECT repo_id FROM agent_schedule_runs WHERE worktree_path = $1 OR worktree_path LIKE $2 ORDER BY id DESC LIMIT 1`, [
+      dir,
+      `${dir.replaceAll('\\', '\\\\').replaceAll('%', '\\%').replaceAll('_', '\\_')}/%`,
+    ]);
     return rows[0]?.repo_id;
   }
   return undefined;

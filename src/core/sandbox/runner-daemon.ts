@@ -41,11 +41,7 @@ export interface VmStatus {
   attestation?: { facts: LiveFacts; mismatches: Mismatch[] };
 }
 
-export type RunnerRequest =
-  | { op: 'status'; config?: VmConfig }
-  | { op: 'up'; config: VmConfig }
-  | { op: 'down' }
-  | { op: 'exec'; config: VmConfig };
+export type RunnerRequest = { op: 'status'; config?: VmConfig } | { op: 'up'; config: VmConfig } | { op: 'down' } | { op: 'exec'; config: VmConfig };
 
 export type RunnerReply = { ok: true; result: unknown } | { ok: false; error: { message: string; code: string; hint?: string } };
 

@@ -50,12 +50,7 @@ export function sandboxExec(settings: SandboxSettings, args: ExecArgs, io: { std
     const facts = await inspectPlanPaths(cwd, settings.roots);
     const pin = pinWorkdir(cwd, facts.realCwd, facts.roots);
     if (!pin.ok) return { exitCode: UNAVAILABLE_EXIT_CODE, unavailable: pin.message };
-    inner = runnerExec(
-      settings.stateDir,
-      { op: 'exec', config },
-      { cwd: Buffer.from(pin.workdir, 'utf8'), argv: args.argv, env: args.env, timeoutMs: args.timeoutMs },
-      io,
-    );
+    inner = runnerExec(settings.stateDir, { op: 'exec', config }, { cwd: Buffer.from(pin.workdir, 'utf8'), argv: args.argv, env: args.env, timeoutMs: args.timeoutMs }, io);
     for (const s of queued.splice(0)) inner.signal(s);
     return inner.done;
   })();

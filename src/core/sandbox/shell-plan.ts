@@ -80,10 +80,7 @@ export async function planSessionShell(deps: ShellPlannerDeps, request: ShellPla
 
   const repoId = await repoIdForWorkdir(deps.pool, settings.roots, pinned.workdir);
   const userId = deps.userId ?? DEFAULT_USER_ID;
-  const [preferences, repoSettings] = await Promise.all([
-    credentialPreferences(deps.pool, userId, repoId),
-    repoId === undefined ? undefined : readSandboxRepoSettings(deps.pool, repoId),
-  ]);
+  const [preferences, repoSettings] = await Promise.all([credentialPreferences(deps.pool, userId, repoId), repoId === undefined ? undefined : readSandboxRepoSettings(deps.pool, repoId)]);
   const repoCredentialId = repoId === undefined ? undefined : preferences.gitCredentials?.find((c) => (c as { repoId?: number }).repoId === repoId)?.id;
   const forwarded = resolveForwardedEnv({
     preferences,

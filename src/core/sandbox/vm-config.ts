@@ -98,10 +98,9 @@ export async function resolveVmConfig(settings: SandboxSettings): Promise<VmConf
     // Files written through 9p belong to QEMU's user (the workspace owner); a different guest uid could not
     // write them back, so a mismatch is a configuration error, not something to run with.
     if (execUser.uid !== owner.uid) {
-      throw new SandboxUnavailableError(
-        `SANDBOX_EXEC_USER=${settings.execUser} (uid ${execUser.uid}) does not match the owner of ${settings.workspacePath} (uid ${owner.uid})`,
-        { hint: `Set SANDBOX_EXEC_USER=${owner.uid}:${owner.gid} or unset it.` },
-      );
+      throw new SandboxUnavailableError(`SANDBOX_EXEC_USER=${settings.execUser} (uid ${execUser.uid}) does not match the owner of ${settings.workspacePath} (uid ${owner.uid})`, {
+        hint: `Set SANDBOX_EXEC_USER=${owner.uid}:${owner.gid} or unset it.`,
+      });
     }
   }
   const image = await resolveImageRef(settings.cacheDir, settings.image);

@@ -18,9 +18,7 @@ const quiet = new WeakMap<pg.Pool, NodeJS.Timeout>();
 
 /** Merges the pending entries of both search indexes; returns how many pending-list pages were merged. */
 export async function mergePendingEntries(db: Db): Promise<number> {
-  const { rows } = await db.query<{ pages: number }>(
-    `SELECT gin_clean_pending_list('snippets_search'::regclass) + gin_clean_pending_list('documents_search'::regclass) AS pages`,
-  );
+  const { rows } = await db.query<{ pages: number }>(`SELECT gin_clean_pending_list('snippets_search'::regclass) + gin_clean_pending_list('documents_search'::regclass) AS pages`);
   return Number(rows[0]?.pages ?? 0);
 }
 

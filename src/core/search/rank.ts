@@ -56,7 +56,12 @@ export function scoreSql(termCount: number, identifierCount: number): string {
   const terms = range(termCount);
   const titleHits = sum(terms.map((i) => `(s.search_vector @@ q.titles[${i}])::int`));
   const pageTitleHits = sum(terms.map((i) => `(d.title_vector @@ q.terms[${i}])::int`));
-  const exact = identifierCount === 0 ? '0' : `(CASE WHEN ${range(identifierCount).map((i) => `strpos(s.code, q.identifiers[${i}]) > 0`).join(' OR ')} THEN 1 ELSE 0 END)`;
+  const exact =
+    identifierCount === 0
+      ? '0'
+      : `(CASE WHEN ${range(identifierCount)
+          .map((i) => `strpos(s.code, q.identifiers[${i}]) > 0`)
+          .join(' OR ')} THEN 1 ELSE 0 END)`;
   return `(
   ${WEIGHTS.coverage} * (h.hits + ${PAGE_CONTEXT_CREDIT} * (q.n - h.hits) * (CASE WHEN tp.id IS NULL THEN 0 ELSE 1 END)) / greatest(q.n, 1)
   + ${WEIGHTS.pageRelevance} * COALESCE(tp.relevance, 0)

@@ -234,12 +234,7 @@ const PHRASE_ON_ROWS_SHARE = 0.5;
  * index has no word positions). So such words, and stop words, are left out of the index read. Identifiers are
  * left whole: a dotted one is also a lexeme of its own, which a row can hold without its parts.
  */
-export function phraseIndexForms(
-  parsed: ParsedQuery,
-  stats: WordStats,
-  corrected: ReadonlyMap<string, readonly string[]>,
-  correctionStats: WordStats | null,
-): string[] {
+export function phraseIndexForms(parsed: ParsedQuery, stats: WordStats, corrected: ReadonlyMap<string, readonly string[]>, correctionStats: WordStats | null): string[] {
   return parsed.terms.map((t) => {
     if (!t.phrase) return '';
     const selective = (w: string) => wordShare(w, stats, corrected, correctionStats) < PHRASE_ON_ROWS_SHARE;
@@ -445,14 +440,7 @@ function cachedSql(termCount: number, identifierCount: number, retrieval: Retrie
   return sql;
 }
 
-function snippetStatement(
-  q: TsQueries,
-  parsed: ParsedQuery,
-  retrieval: Retrieval,
-  filters: Filters,
-  limit: number,
-  offset: number,
-): { name?: string; text: string; values: unknown[] } {
+function snippetStatement(q: TsQueries, parsed: ParsedQuery, retrieval: Retrieval, filters: Filters, limit: number, offset: number): { name?: string; text: string; values: unknown[] } {
   const identifiers = exactIdentifiers(parsed);
   return {
     ...cachedSql(q.perTerm.length, identifiers.length, retrieval),
@@ -480,15 +468,7 @@ function snippetStatement(
   };
 }
 
-async function searchSnippetRows(
-  pool: Db,
-  q: TsQueries,
-  parsed: ParsedQuery,
-  retrieval: Retrieval,
-  filters: Filters,
-  limit: number,
-  offset: number,
-): Promise<{ rows: Row[]; total: number }> {
+async function searchSnippetRows(pool: Db, q: TsQueries, parsed: ParsedQuery, retrieval: Retrieval, filters: Filters, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
   const { rows } = await pool.query<Row>(snippetStatement(q, parsed, retrieval, filters, limit, offset));
   let total = rows[0]?.total ?? 0;
   if (rows.length === 0 && offset > 0) {
@@ -558,9 +538,8 @@ async function prepareSearch(db: Db, options: SearchOptions, pool: pg.Pool): Pro
   const { limit, offset } = checkOptions(options);
   const parsed = parseQuery(options.query);
   if (parsed.terms.length === 0) {
-    const hint = parsed.symbols.length > 0
-      ? `Operators such as ${parsed.symbols[0]} only rank results: add a word next to them (e.g. "echo $?").`
-      : 'Search for a function, a concept or an error message.';
+    const hint =
+      parsed.symbols.length > 0 ? `Operators such as ${parsed.symbols[0]} only rank results: add a word next to them (e.g. "echo $?").` : 'Search for a function, a concept or an error message.';
     throw new ValidationError('The search query has no words to search for.', { hint });
   }
   const words = parsed.terms.flatMap((t) => t.words);
@@ -620,11 +599,15 @@ async function searchOn(db: pg.ClientBase, pool: pg.Pool, options: SearchOptions
   let fallback = false;
   if (snippets.total < FALLBACK_BELOW) {
     // The few snippet matches come first; page matches fill the list after them.
-    const head =
-      snippets.rows.length === snippets.total
-        ? items
-        : (await searchSnippetRows(db, q, parsed, retrieval, filters, FALLBACK_BELOW, 0)).rows.map((r) => toResult(r, 'snippet'));
-    const pageRows = await searchPages(db, q, retrieval.any || q.any, filters, head.map((r) => r.id), offset + limit);
+    const head = snippets.rows.length === snippets.total ? items : (await searchSnippetRows(db, q, parsed, retrieval, filters, FALLBACK_BELOW, 0)).rows.map((r) => toResult(r, 'snippet'));
+    const pageRows = await searchPages(
+      db,
+      q,
+      retrieval.any || q.any,
+      filters,
+      head.map((r) => r.id),
+      offset + limit,
+    );
     if (pageRows.length > 0) {
       fallback = true;
       items = [...head, ...pageRows.map((r) => toResult(r, 'page'))].slice(offset, offset + limit);

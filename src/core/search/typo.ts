@@ -248,9 +248,7 @@ export async function correctWords(db: Db, words: readonly string[], known?: Wor
     }
     let chosen = chooseCorrections(near);
     if (chosen.length === 0 && w.length >= MIN_WORD_TWO_EDITS && own.stem !== null) {
-      const far = (await nearStems(db, own.stem))
-        .map((r) => ({ word: r.term, stem: r.term, count: r.doc_count, distance: editDistance(own.stem!, r.term, 2) }))
-        .filter((c) => c.distance <= 2);
+      const far = (await nearStems(db, own.stem)).map((r) => ({ word: r.term, stem: r.term, count: r.doc_count, distance: editDistance(own.stem!, r.term, 2) })).filter((c) => c.distance <= 2);
       chosen = chooseCorrections(far);
     }
     if (chosen.length > 0) result.set(w, chosen);

@@ -70,10 +70,7 @@ export function checkPaging(limit: number | undefined, offset: number | undefine
  * alias, prefix, trigram similarity) or containment in the name or description; sources with snippets first,
  * then the closest.
  */
-export async function listSources(
-  pool: pg.Pool,
-  options: { query?: string; limit?: number; offset?: number } = {},
-): Promise<Page<SourceSummary>> {
+export async function listSources(pool: pg.Pool, options: { query?: string; limit?: number; offset?: number } = {}): Promise<Page<SourceSummary>> {
   const { limit, offset } = checkPaging(options.limit, options.offset);
   const query = options.query?.trim() ? options.query.trim() : null;
   const score = `CASE WHEN $1::text IS NULL THEN 0 ELSE ${nameScoreSql('$1', '$4')} END`;
@@ -91,14 +88,8 @@ export async function listSources(
 export async function getSource(pool: pg.Pool, ref: string, version?: string): Promise<SourceDetails> {
   const { id } = await resolveSource(pool, ref, version);
   const [row, languages, jobs] = await Promise.all([
-    pool.query<SourceSummary & { crawl_config: CrawlSettings; metadata: Record<string, unknown> }>(
-      `SELECT ${SUMMARY_COLUMNS}, s.crawl_config, s.metadata FROM sources s WHERE s.id = $1`,
-      [id],
-    ),
-    pool.query<{ language: string; snippets: number }>(
-      'SELECT language, count(*)::int AS snippets FROM snippets WHERE source_id = $1 GROUP BY language ORDER BY 2 DESC, 1',
-      [id],
-    ),
+    pool.query<SourceSummary & { crawl_config: CrawlSettings; metadata: Record<string, unknown> }>(`SELECT ${SUMMARY_COLUMNS}, s.crawl_config, s.metadata FROM sources s WHERE s.id = $1`, [id]),
+    pool.query<{ language: string; snippets: number }>('SELECT language, count(*)::int AS snippets FROM snippets WHERE source_id = $1 GROUP BY language ORDER BY 2 DESC, 1', [id]),
     pool.query<SourceJob>(
       `(SELECT id, 'crawl' AS kind, status, created_at, completed_at FROM crawl_jobs WHERE source_id = $1
         UNION ALL
@@ -175,15 +166,7 @@ export async function updateSource(pool: pg.Pool, ref: string, update: SourceUpd
            name = COALESCE($2, name), version = COALESCE($3, version), description = COALESCE($4, description),
            base_url = CASE WHEN $5 THEN $6 ELSE base_url END, crawl_config = $7, updated_at = now()
          WHERE id = $1`,
-        [
-          id,
-          update.name?.trim() ?? null,
-          update.version?.trim() ?? null,
-          update.description ?? null,
-          update.baseUrl !== undefined,
-          update.baseUrl ?? null,
-          JSON.stringify(config),
-        ],
+        [id, update.name?.trim() ?? null, update.version?.trim() ?? null, update.description ?? null, update.baseUrl !== undefined, update.baseUrl ?? null, JSON.stringify(config)],
       );
     });
   } catch (error) {
@@ -227,7 +210,10 @@ export async function deleteSource(pool: pg.Pool, ref: string, options: { versio
     );
     // Its crawls' queued pages would otherwise stay in the queue after the crawls are gone.
     const crawls = await client.query<{ id: string }>('SELECT id FROM crawl_jobs WHERE source_id = $1', [source.id]);
-    await dropQueuedPages(client, crawls.rows.map((r) => r.id));
+    await dropQueuedPages(
+      client,
+      crawls.rows.map((r) => r.id),
+    );
     // Crawl jobs outlive a source only when a failed crawl removes its empty source (migration 018).
     await client.query('DELETE FROM crawl_jobs WHERE source_id = $1', [source.id]);
     await client.query('DELETE FROM sources WHERE id = $1', [source.id]);

@@ -87,7 +87,11 @@ async function closestName(pool: pg.Pool | pg.ClientBase, text: string): Promise
     return candidates[best]!.name;
   }
   const close = await namesWithinEdits(pool, text);
-  if (close.length > 1) throw ambiguous(text, close.map((name) => ({ name, score: 0, snippet_count: 0 })));
+  if (close.length > 1)
+    throw ambiguous(
+      text,
+      close.map((name) => ({ name, score: 0, snippet_count: 0 })),
+    );
   return close[0] ?? null;
 }
 

@@ -43,10 +43,7 @@ interface ExistingSource {
 const MAX_NAME_ATTEMPTS = 50;
 
 async function lockSourceByName(client: pg.ClientBase, name: string, version: string): Promise<ExistingSource | null> {
-  const { rows } = await client.query<ExistingSource>(
-    'SELECT id, base_url, crawl_config FROM sources WHERE name = $1 AND version = $2 FOR UPDATE',
-    [name, version],
-  );
+  const { rows } = await client.query<ExistingSource>('SELECT id, base_url, crawl_config FROM sources WHERE name = $1 AND version = $2 FOR UPDATE', [name, version]);
   return rows[0] ?? null;
 }
 

@@ -15,10 +15,7 @@ export async function setUrlPatterns(pool: pg.Pool, sourceId: string, patterns: 
   for (const p of clean) {
     if (p.length > MAX_PATTERN_LENGTH) throw new ValidationError(`URL patterns must be 1 to ${MAX_PATTERN_LENGTH} characters, got ${JSON.stringify(p)}.`);
   }
-  const { rowCount } = await pool.query(
-    `UPDATE sources SET crawl_config = jsonb_set(crawl_config, '{url_patterns}', $2::jsonb), updated_at = now() WHERE id = $1`,
-    [sourceId, JSON.stringify(clean)],
-  );
+  const { rowCount } = await pool.query(`UPDATE sources SET crawl_config = jsonb_set(crawl_config, '{url_patterns}', $2::jsonb), updated_at = now() WHERE id = $1`, [sourceId, JSON.stringify(clean)]);
   if (!rowCount) throw new NotFoundError(`Source ${sourceId} not found.`, { hint: 'List sources with `docdex sources list`.' });
   return clean;
 }

@@ -28,9 +28,7 @@ export async function dashboardStats(pool: pg.Pool, options: { recent?: number; 
               (SELECT coalesce(sum(document_count), 0)::int FROM sources) AS documents,
               (SELECT coalesce(sum(snippet_count), 0)::int FROM sources) AS snippets`,
     ),
-    pool.query<{ language: string; snippets: number }>(
-      'SELECT language, count(*)::int AS snippets FROM snippets GROUP BY language ORDER BY snippets DESC, language',
-    ),
+    pool.query<{ language: string; snippets: number }>('SELECT language, count(*)::int AS snippets FROM snippets GROUP BY language ORDER BY snippets DESC, language'),
     pool.query<{ status: JobState; n: number }>('SELECT status, count(*)::int AS n FROM crawl_jobs GROUP BY status'),
     pool.query<{ status: UploadState; n: number }>('SELECT status, count(*)::int AS n FROM upload_jobs GROUP BY status'),
     pool.query<DashboardStats['recentJobs'][number]>(
@@ -41,10 +39,9 @@ export async function dashboardStats(pool: pg.Pool, options: { recent?: number; 
        ) j ORDER BY created_at DESC LIMIT $1`,
       [options.recent ?? 10],
     ),
-    pool.query<DashboardStats['topSources'][number]>(
-      'SELECT id, name, version, snippet_count AS snippets, document_count AS documents FROM sources ORDER BY snippet_count DESC, name LIMIT $1',
-      [options.top ?? 10],
-    ),
+    pool.query<DashboardStats['topSources'][number]>('SELECT id, name, version, snippet_count AS snippets, document_count AS documents FROM sources ORDER BY snippet_count DESC, name LIMIT $1', [
+      options.top ?? 10,
+    ]),
   ]);
   const crawl: Record<JobState, number> = { queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
   for (const r of crawlStates.rows) crawl[r.status] = r.n;

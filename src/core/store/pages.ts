@@ -52,9 +52,7 @@ export type InTransactionStep = (client: pg.ClientBase, write: PageWrite, newSni
  * home was this page move to the smallest page that still shows them. Returns snippets deleted.
  */
 async function detachDocument(client: pg.ClientBase, documentId: string): Promise<number> {
-  const { rows } = await client.query<{ snippet_id: number }>('DELETE FROM snippet_occurrences WHERE document_id = $1 RETURNING snippet_id', [
-    documentId,
-  ]);
+  const { rows } = await client.query<{ snippet_id: number }>('DELETE FROM snippet_occurrences WHERE document_id = $1 RETURNING snippet_id', [documentId]);
   if (rows.length === 0) return 0;
   const ids = rows.map((r) => r.snippet_id);
   const deleted = await client.query(
@@ -292,10 +290,7 @@ export async function removePage(pool: pg.Pool, sourceId: string, url: string): 
     if (!doc) return { removed: false, snippetsRemoved: 0 };
     const snippetsRemoved = await detachDocument(client, doc.id);
     await client.query('DELETE FROM documents WHERE id = $1', [doc.id]);
-    await client.query(
-      'UPDATE sources SET snippet_count = snippet_count - $2, document_count = document_count - 1, updated_at = now() WHERE id = $1',
-      [sourceId, snippetsRemoved],
-    );
+    await client.query('UPDATE sources SET snippet_count = snippet_count - $2, document_count = document_count - 1, updated_at = now() WHERE id = $1', [sourceId, snippetsRemoved]);
     return { removed: true, snippetsRemoved };
   });
 }

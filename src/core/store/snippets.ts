@@ -25,10 +25,7 @@ const SNIPPET_COLUMNS = `s.id, s.title, s.description, s.language, s.code, s.fil
 
 export async function getSnippet(pool: pg.Pool, idText: string): Promise<SnippetRecord> {
   if (!/^\d{1,15}$/.test(idText)) throw new ValidationError(`Snippet id must be a positive integer, got ${JSON.stringify(idText)}.`);
-  const { rows } = await pool.query<Omit<SnippetRecord, 'related'>>(
-    `SELECT ${SNIPPET_COLUMNS} FROM snippets s JOIN sources src ON src.id = s.source_id WHERE s.id = $1`,
-    [Number(idText)],
-  );
+  const { rows } = await pool.query<Omit<SnippetRecord, 'related'>>(`SELECT ${SNIPPET_COLUMNS} FROM snippets s JOIN sources src ON src.id = s.source_id WHERE s.id = $1`, [Number(idText)]);
   const row = rows[0];
   if (!row) throw new NotFoundError(`Snippet ${idText} not found.`);
   const related = await pool.query<{ id: number; relationship: string; description: string }>(
@@ -55,7 +52,10 @@ export async function listSourceSnippets(
         WHERE s.source_id = $1 ${languageClause} ORDER BY s.document_id, s.position, s.id LIMIT $2 OFFSET $3`,
       params,
     ),
-    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM snippets s WHERE s.source_id = $1 ${options.language ? 'AND s.language = $2' : ''}`, options.language ? [sourceId, options.language] : [sourceId]),
+    pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM snippets s WHERE s.source_id = $1 ${options.language ? 'AND s.language = $2' : ''}`,
+      options.language ? [sourceId, options.language] : [sourceId],
+    ),
   ]);
   return { items: items.rows, total: total.rows[0]!.n, limit: options.limit, offset: options.offset };
 }

@@ -58,10 +58,7 @@ const JOB_COLUMNS = `j.id, j.name, j.source_type, j.source_id, src.name AS sourc
 
 export async function getUploadJob(pool: pg.Pool | pg.ClientBase, id: string): Promise<UploadJob> {
   if (!isUuid(id)) throw new ValidationError(`Upload job id must be a UUID, got ${JSON.stringify(id)}.`);
-  const { rows } = await pool.query<UploadJob>(
-    `SELECT ${JOB_COLUMNS} FROM upload_jobs j LEFT JOIN sources src ON src.id = j.source_id ${LLM_PROGRESS_LATERAL} WHERE j.id = $1`,
-    [id],
-  );
+  const { rows } = await pool.query<UploadJob>(`SELECT ${JOB_COLUMNS} FROM upload_jobs j LEFT JOIN sources src ON src.id = j.source_id ${LLM_PROGRESS_LATERAL} WHERE j.id = $1`, [id]);
   if (!rows[0]) throw new NotFoundError(`Upload job ${id} not found.`);
   return rows[0];
 }
@@ -111,10 +108,10 @@ interface NewUpload {
 async function createUpload(db: QueueDb, upload: NewUpload): Promise<UploadJob> {
   if (upload.files.length === 0) {
     const first = upload.errors[0];
-    throw new ValidationError(
-      upload.errors.length === 1 && first ? `${first.path}: ${first.error}.` : `None of the ${upload.errors.length} files can be uploaded.`,
-      { details: upload.errors, hint: 'Upload UTF-8 text files (.md .markdown .mdx .txt .rst .adoc) of at most 10 MB each.' },
-    );
+    throw new ValidationError(upload.errors.length === 1 && first ? `${first.path}: ${first.error}.` : `None of the ${upload.errors.length} files can be uploaded.`, {
+      details: upload.errors,
+      hint: 'Upload UTF-8 text files (.md .markdown .mdx .txt .rst .adoc) of at most 10 MB each.',
+    });
   }
   return withBoss(db, async (boss) => {
     const created = await withTransaction(db.pool, async (client) => {

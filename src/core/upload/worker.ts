@@ -179,12 +179,7 @@ export interface UploadWorkers {
   stop(): Promise<void>;
 }
 
-async function startLocalLlmStage(
-  db: { pool: pg.Pool; info: ConnectionInfo },
-  config: Config,
-  stages: readonly PostCommitStage[],
-  onError?: (error: unknown) => void,
-): Promise<UploadWorkers> {
+async function startLocalLlmStage(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, stages: readonly PostCommitStage[], onError?: (error: unknown) => void): Promise<UploadWorkers> {
   // Loaded only with enhancement on: the model client and tokenizer are large.
   const { startLlmWorkers } = await import('../llm/worker.js');
   return startLlmWorkers(db, config, { upkeep: stageUpkeep(stages), pollingIntervalSeconds: 0.5, sweepIntervalMs: 1000, ...(onError ? { onError } : {}) });

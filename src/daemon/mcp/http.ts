@@ -122,12 +122,15 @@ function installJsonParser(app: FastifyInstance): void {
 /** Closes idle streamable sessions, and every session when the app closes. */
 function manageSessionLifetimes(app: FastifyInstance, state: McpHttpState): void {
   const { sessions, idleMs } = state;
-  const reaper = setInterval(() => {
-    const cutoff = Date.now() - idleMs;
-    for (const session of sessions.values()) {
-      if (session.kind === 'streamable' && session.open === 0 && session.lastActive < cutoff) void session.transport.close().catch(() => undefined);
-    }
-  }, Math.min(60_000, idleMs)).unref();
+  const reaper = setInterval(
+    () => {
+      const cutoff = Date.now() - idleMs;
+      for (const session of sessions.values()) {
+        if (session.kind === 'streamable' && session.open === 0 && session.lastActive < cutoff) void session.transport.close().catch(() => undefined);
+      }
+    },
+    Math.min(60_000, idleMs),
+  ).unref();
 
   app.addHook('onClose', async () => {
     clearInterval(reaper);
@@ -287,11 +290,9 @@ function registerSseRoutes(app: FastifyInstance, state: McpHttpState): void {
 
 /** REST access to the tools: GET /mcp/tools and POST /mcp/execute/{tool_name}. */
 function registerRestToolRoutes(app: FastifyInstance, { rest }: McpHttpState): void {
-  app.get(
-    '/mcp/tools',
-    { schema: { tags: ['mcp'], summary: 'List the MCP tools', description: 'The MCP tools with their JSON Schemas and annotations, as tools/list returns them.' } },
-    async () => ({ tools: [...rest.tools.values()].map((t) => t.listing) }),
-  );
+  app.get('/mcp/tools', { schema: { tags: ['mcp'], summary: 'List the MCP tools', description: 'The MCP tools with their JSON Schemas and annotations, as tools/list returns them.' } }, async () => ({
+    tools: [...rest.tools.values()].map((t) => t.listing),
+  }));
 
   app.post(
     '/mcp/execute/:tool_name',

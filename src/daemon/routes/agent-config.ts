@@ -23,17 +23,15 @@ export function createUserAgentConfigRoutes(options: { agentServer?: (deps: Daem
     const workspace = workspaceLayout(deps.config);
     const r = app.withTypeProvider<ZodTypeProvider>();
 
-    r.get(
-      '/api/settings/agent-config',
-      { schema: { summary: 'The agent configuration file (JSON with comments)', tags, response: { 200: AgentConfigRecord, 404: ErrorBody } } },
-      async () => readAgentConfig(workspace),
+    r.get('/api/settings/agent-config', { schema: { summary: 'The agent configuration file (JSON with comments)', tags, response: { 200: AgentConfigRecord, 404: ErrorBody } } }, async () =>
+      readAgentConfig(workspace),
     );
 
     r.put(
       '/api/settings/agent-config',
       {
         schema: {
-          summary: "Replace the agent configuration as the user (send the complete object)",
+          summary: 'Replace the agent configuration as the user (send the complete object)',
           description:
             'Every key may change here, including those that start host processes or loosen permissions (mcp, plugin, formatter, lsp, provider, permission, ...), ' +
             'which the mgr tool cannot change while sandbox enforcement is on. The written file counts as approved for POST /api/internal/assistant/reload.',

@@ -156,7 +156,7 @@ function registerNotificationAndSettingsRoutes(r: ZodApp, { deps }: InternalCont
     {
       onRequest: rateLimited('notifications/send', NOTIFY_LIMIT, deps.db),
       schema: {
-        summary: "Send a push notification to every registered device of the user (10 per minute per token)",
+        summary: 'Send a push notification to every registered device of the user (10 per minute per token)',
         tags,
         security: bearer,
         querystring: UserQuery,
@@ -267,7 +267,9 @@ function registerRepoRoutes(r: ZodApp, { deps, workspace }: InternalContext): vo
 
   r.get(
     '/repos/:repoId/git-info',
-    { schema: { summary: 'Branch, upstream, working-tree state, remotes and last commit of a repo', tags, security: bearer, params: RepoParams, response: { 200: GitInfo, ...errors, 404: ErrorBody } } },
+    {
+      schema: { summary: 'Branch, upstream, working-tree state, remotes and last commit of a repo', tags, security: bearer, params: RepoParams, response: { 200: GitInfo, ...errors, 404: ErrorBody } },
+    },
     async (request) => gitInfo({ pool: deps.db.pool, workspace }, request.params.repoId),
   );
 

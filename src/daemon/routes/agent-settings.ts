@@ -1,14 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import {
-  PushSubscriptionInput,
-  PushSubscriptionRecord,
-  listPushSubscriptions,
-  subscribePush,
-  unsubscribePush,
-  vapidPublicKey,
-} from '../../core/agent/notifications.js';
+import { PushSubscriptionInput, PushSubscriptionRecord, listPushSubscriptions, subscribePush, unsubscribePush, vapidPublicKey } from '../../core/agent/notifications.js';
 import { Skill, SkillCreate, SkillScope, SkillUpdate, assertSkillName, createSkill, deleteSkill, listSkills, readSkill, skillPlace, updateSkill } from '../../core/agent/skills.js';
 import { UserId } from '../../core/agent/settings.js';
 import { ensureManagerToken, rotateManagerToken } from '../../core/agent/token.js';
@@ -112,7 +105,7 @@ function registerSkillChangeRoutes(r: ZodApp, ctx: SkillContext): void {
     '/api/settings/skills/:name',
     {
       schema: {
-        summary: "Delete a skill (its whole folder)",
+        summary: 'Delete a skill (its whole folder)',
         tags,
         params: NameParams,
         querystring: Scoped,
@@ -165,7 +158,7 @@ function registerPushRoutes(r: ZodApp, deps: DaemonDeps): void {
     '/api/settings/push/vapid-public-key',
     {
       schema: {
-        summary: "The VAPID public key a device passes to pushManager.subscribe() as applicationServerKey",
+        summary: 'The VAPID public key a device passes to pushManager.subscribe() as applicationServerKey',
         tags,
         response: { 200: z.object({ publicKey: z.string() }), 503: ErrorBody },
       },

@@ -65,9 +65,7 @@ export const CrawlJobSchema = z
   })
   .meta({ id: 'CrawlJob' });
 
-const JobList = z
-  .object({ items: z.array(CrawlJobSchema), total: z.number(), limit: z.number(), offset: z.number() })
-  .meta({ id: 'CrawlJobList' });
+const JobList = z.object({ items: z.array(CrawlJobSchema), total: z.number(), limit: z.number(), offset: z.number() }).meta({ id: 'CrawlJobList' });
 
 const ListQuery = z.object({
   status: z.enum(CRAWL_JOB_STATUSES).optional(),
@@ -89,12 +87,8 @@ export function registerCrawlRoutes(app: FastifyInstance, deps: DaemonDeps): voi
     response: { 202: CrawlJobSchema, 409: ErrorBody, 422: ErrorBody },
   });
   const createOptions = (summary: string) => ({ schema: createSchema(summary), validatorCompiler: crawlRequestValidator });
-  r.post('/api/crawl-jobs', createOptions('Start a crawl (the job runs in the background)'), async (request, reply) =>
-    reply.status(202).send(await create(request.body)),
-  );
-  r.post('/crawl/init', createOptions('Start a crawl (alias of POST /api/crawl-jobs)'), async (request, reply) =>
-    reply.status(202).send(await create(request.body)),
-  );
+  r.post('/api/crawl-jobs', createOptions('Start a crawl (the job runs in the background)'), async (request, reply) => reply.status(202).send(await create(request.body)));
+  r.post('/crawl/init', createOptions('Start a crawl (alias of POST /api/crawl-jobs)'), async (request, reply) => reply.status(202).send(await create(request.body)));
 
   const listSchema = (summary: string) => ({ summary, tags: ['crawl'], querystring: ListQuery, response: { 200: JobList, 422: ErrorBody } });
   const list = async (query: z.infer<typeof ListQuery>) =>
@@ -108,12 +102,8 @@ export function registerCrawlRoutes(app: FastifyInstance, deps: DaemonDeps): voi
   r.get('/crawl/jobs', { schema: listSchema('List crawl jobs (alias of GET /api/crawl-jobs)') }, async (request) => list(request.query));
 
   const getSchema = (summary: string) => ({ summary, tags: ['crawl'], params: JobParams, response: { 200: CrawlJobSchema, 404: ErrorBody, 422: ErrorBody } });
-  r.get('/api/crawl-jobs/:job_id', { schema: getSchema('Crawl job status, progress and statistics') }, async (request) =>
-    getCrawlJob(deps.db.pool, request.params.job_id),
-  );
-  r.get('/crawl/status/:job_id', { schema: getSchema('Crawl progress and statistics (alias)') }, async (request) =>
-    getCrawlJob(deps.db.pool, request.params.job_id),
-  );
+  r.get('/api/crawl-jobs/:job_id', { schema: getSchema('Crawl job status, progress and statistics') }, async (request) => getCrawlJob(deps.db.pool, request.params.job_id));
+  r.get('/crawl/status/:job_id', { schema: getSchema('Crawl progress and statistics (alias)') }, async (request) => getCrawlJob(deps.db.pool, request.params.job_id));
 
   const cancelSchema = (summary: string) => ({
     summary,
@@ -121,9 +111,7 @@ export function registerCrawlRoutes(app: FastifyInstance, deps: DaemonDeps): voi
     params: JobParams,
     response: { 200: CrawlJobSchema, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody },
   });
-  r.post('/api/crawl-jobs/:job_id/cancel', { schema: cancelSchema('Cancel a queued or running crawl') }, async (request) =>
-    cancelCrawl(deps.db.pool, request.params.job_id),
-  );
+  r.post('/api/crawl-jobs/:job_id/cancel', { schema: cancelSchema('Cancel a queued or running crawl') }, async (request) => cancelCrawl(deps.db.pool, request.params.job_id));
   r.post('/crawl/cancel/:job_id', { schema: cancelSchema('Cancel a crawl (alias)') }, async (request) => cancelCrawl(deps.db.pool, request.params.job_id));
   r.post(
     '/api/crawl-jobs/:job_id/resume',

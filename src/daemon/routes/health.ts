@@ -18,10 +18,9 @@ const Health = z
   .meta({ id: 'Health' });
 
 export function registerHealthRoutes(app: FastifyInstance, deps: DaemonDeps): void {
-  app.withTypeProvider<ZodTypeProvider>().get(
-    '/health',
-    { schema: { summary: 'Health of the daemon, its database and queue', tags: ['health'], response: { 200: Health, 503: Health } } },
-    async (_request, reply) => {
+  app
+    .withTypeProvider<ZodTypeProvider>()
+    .get('/health', { schema: { summary: 'Health of the daemon, its database and queue', tags: ['health'], response: { 200: Health, 503: Health } } }, async (_request, reply) => {
       const started = performance.now();
       const body: z.infer<typeof Health> = {
         status: 'ok',
@@ -41,6 +40,5 @@ export function registerHealthRoutes(app: FastifyInstance, deps: DaemonDeps): vo
         if (!body.database.reachable) body.database.error = databaseUnavailableReason(error) ?? 'query failed';
       }
       return reply.status(body.status === 'ok' ? 200 : 503).send(body);
-    },
-  );
+    });
 }

@@ -25,7 +25,12 @@ export const SANDBOX_PLANNER_ROUTE = '/api/internal/sandbox/shell';
 
 const PlanBody = z
   .object({
-    cwd: z.string().min(1).max(4096).refine((v) => v.startsWith('/') && !v.includes('\0'), 'cwd must be an absolute path').describe('The spawn\'s working directory on the host'),
+    cwd: z
+      .string()
+      .min(1)
+      .max(4096)
+      .refine((v) => v.startsWith('/') && !v.includes('\0'), 'cwd must be an absolute path')
+      .describe("The spawn's working directory on the host"),
     callID: z.string().max(256).optional().describe('Present for session shells (bash tool, !command); absent for pseudo-terminals'),
     sessionID: z.string().max(256).optional(),
   })

@@ -51,7 +51,10 @@ const SearchResponse = z
     total: z.number(),
     limit: z.number(),
     offset: z.number(),
-    corrected: z.array(z.object({ from: z.string(), to: z.string() })).optional().describe('Typo corrections applied'),
+    corrected: z
+      .array(z.object({ from: z.string(), to: z.string() }))
+      .optional()
+      .describe('Typo corrections applied'),
     fallback: z.boolean(),
   })
   .meta({ id: 'SearchResponse' });
@@ -61,15 +64,17 @@ const SearchResponse = z
 // same thing, serialising the same answer again for each spent the CPU the searches need (the daemon load
 // bench's fixed-query rows in `npm run bench`).
 const answerJson = new WeakMap<object, string>();
-const serializeAnswer = () => (data: unknown): string => {
-  if (typeof data !== 'object' || data === null) return JSON.stringify(data);
-  let json = answerJson.get(data);
-  if (json === undefined) {
-    json = JSON.stringify(data);
-    answerJson.set(data, json);
-  }
-  return json;
-};
+const serializeAnswer =
+  () =>
+  (data: unknown): string => {
+    if (typeof data !== 'object' || data === null) return JSON.stringify(data);
+    let json = answerJson.get(data);
+    if (json === undefined) {
+      json = JSON.stringify(data);
+      answerJson.set(data, json);
+    }
+    return json;
+  };
 
 export function registerSearchRoutes(app: FastifyInstance, deps: DaemonDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -80,7 +85,10 @@ export function registerSearchRoutes(app: FastifyInstance, deps: DaemonDeps): vo
   );
   r.get(
     '/api/search',
-    { serializerCompiler: serializeAnswer, schema: { summary: 'Search code snippets (query string)', tags: ['search'], querystring: SearchQuery, response: { 200: SearchResponse, 404: ErrorBody, 422: ErrorBody } } },
+    {
+      serializerCompiler: serializeAnswer,
+      schema: { summary: 'Search code snippets (query string)', tags: ['search'], querystring: SearchQuery, response: { 200: SearchResponse, 404: ErrorBody, 422: ErrorBody } },
+    },
     async (request, reply) => {
       const { q, ...rest } = request.query;
       return searchSnippetsShared(deps.db.pool, { query: q, ...rest }, clientGone(reply));

@@ -163,7 +163,7 @@ function registerSourceChangeRoutes(r: ZodApp, deps: DaemonDeps): void {
       },
     },
     async (request, reply) => {
-        return reply.status(202).send((await recrawlSource(deps.db, deps.config, request.params.source_id)) as unknown as CrawlJob);
+      return reply.status(202).send((await recrawlSource(deps.db, deps.config, request.params.source_id)) as unknown as CrawlJob);
     },
   );
 }

@@ -16,9 +16,9 @@ const Stats = z
   .meta({ id: 'DashboardStatistics' });
 
 export function registerStatsRoutes(app: FastifyInstance, deps: DaemonDeps): void {
-  app.withTypeProvider<ZodTypeProvider>().get(
-    '/api/statistics/dashboard',
-    { schema: { summary: 'Totals, jobs by state, recent jobs and top sources', tags: ['statistics'], response: { 200: Stats, 500: ErrorBody } } },
-    async () => dashboardStats(deps.db.pool),
-  );
+  app
+    .withTypeProvider<ZodTypeProvider>()
+    .get('/api/statistics/dashboard', { schema: { summary: 'Totals, jobs by state, recent jobs and top sources', tags: ['statistics'], response: { 200: Stats, 500: ErrorBody } } }, async () =>
+      dashboardStats(deps.db.pool),
+    );
 }

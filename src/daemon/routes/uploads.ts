@@ -57,7 +57,7 @@ export function registerUploadRoutes(app: FastifyInstance, deps: DaemonDeps): vo
       },
     },
     async (request, reply) => {
-        const b = request.body;
+      const b = request.body;
       const job = await createUploadFromContent(deps.db, deps.config, {
         content: b.content,
         ...(b.title === undefined ? {} : { title: b.title }),
@@ -80,7 +80,7 @@ export function registerUploadRoutes(app: FastifyInstance, deps: DaemonDeps): vo
     },
     async (request, reply) => {
       if (!request.isMultipart()) throw new UserError('POST /upload/file takes multipart/form-data with a "file" part.', { code: 'bad_request' });
-        const fields: Record<string, string> = {};
+      const fields: Record<string, string> = {};
       let file: { filename: string; content: Buffer } | undefined;
       // Streams each part; @fastify/multipart enforces the file size limit while reading (413 beyond it).
       for await (const part of request.parts()) {

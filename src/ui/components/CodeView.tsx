@@ -25,11 +25,13 @@ export function CodeView({ code, language, width, height, offset = 0 }: CodeView
     <Box flexDirection="column" width={width} height={Math.min(height, Math.max(1, shown.length))} overflow="hidden">
       {shown.map((tokens, i) => (
         <Text key={start + i} wrap="truncate-end">
-          {tokens.length === 0 ? ' ' : tokens.map((t, j) => (
-            <Text key={j} color={colour(t.kind)}>
-              {t.text}
-            </Text>
-          ))}
+          {tokens.length === 0
+            ? ' '
+            : tokens.map((t, j) => (
+                <Text key={j} color={colour(t.kind)}>
+                  {t.text}
+                </Text>
+              ))}
         </Text>
       ))}
     </Box>

@@ -33,7 +33,11 @@ export function SnippetDetail({ snippet, width, height, offset = 0 }: SnippetDet
       </Text>
       <Text wrap="truncate-end">
         <Text color={theme.status.info}>{snippet.language}</Text>
-        <Text color={theme.text.secondary}> · {source}{more}</Text>
+        <Text color={theme.text.secondary}>
+          {' '}
+          · {source}
+          {more}
+        </Text>
       </Text>
       <Text color={theme.text.link} wrap="truncate-middle">
         {snippet.url}

@@ -56,13 +56,10 @@ function useJobEventStream(data: DashboardData, generation: number, status: Conn
       // A dropped LISTEN connection is a lost connection: the retry loop re-subscribes after the next ping.
       reportError(isConnectionError(error) ? error : Object.assign(new Error(errorMessage(error)), { code: '08006' }));
     };
-    data.subscribe(dispatch, fail).then(
-      (s) => {
-        if (closed) void s.close();
-        else subscription = s;
-      },
-      fail,
-    );
+    data.subscribe(dispatch, fail).then((s) => {
+      if (closed) void s.close();
+      else subscription = s;
+    }, fail);
     return () => {
       closed = true;
       void subscription?.close();
@@ -95,9 +92,7 @@ export function DashboardProvider({ data, children, retry = { baseMs: 1000, maxM
   const reportError = useCallback(
     (error: unknown) => {
       if (!mounted.current || !isConnectionError(error)) return;
-      setConnection((c) =>
-        c.status === 'lost' ? c : { status: 'lost', attempt: 1, nextRetryAt: now() + retryDelay(1, retry.baseMs, retry.maxMs), message: errorMessage(error) },
-      );
+      setConnection((c) => (c.status === 'lost' ? c : { status: 'lost', attempt: 1, nextRetryAt: now() + retryDelay(1, retry.baseMs, retry.maxMs), message: errorMessage(error) }));
     },
     [now, retry.baseMs, retry.maxMs],
   );
@@ -129,10 +124,7 @@ export function DashboardProvider({ data, children, retry = { baseMs: 1000, maxM
 
   const onJobEvent = useJobEventStream(data, generation, connection.status, reportError);
 
-  const value = useMemo<DashboardContextValue>(
-    () => ({ data, connection, generation, reportError, onJobEvent, now, keyMode }),
-    [data, connection, generation, reportError, onJobEvent, now],
-  );
+  const value = useMemo<DashboardContextValue>(() => ({ data, connection, generation, reportError, onJobEvent, now, keyMode }), [data, connection, generation, reportError, onJobEvent, now]);
   return <DashboardContext.Provider value={value}>{children}</DashboardContext.Provider>;
 }
 

@@ -116,18 +116,16 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
     },
     async sourceSnippets(id, { limit }) {
       const page = await listSourceSnippets(pool, id, { limit, offset: 0 });
-      return page.items.map(
-        (s): SnippetHit => ({
-          id: s.id,
-          title: s.title,
-          description: s.description,
-          language: s.language,
-          code: s.code,
-          url: s.source_url,
-          sourceName: s.source_name,
-          sourceVersion: s.version,
-        }),
-      );
+      return page.items.map((s): SnippetHit => ({
+        id: s.id,
+        title: s.title,
+        description: s.description,
+        language: s.language,
+        code: s.code,
+        url: s.source_url,
+        sourceName: s.source_name,
+        sourceVersion: s.version,
+      }));
     },
     jobs: ({ limit }) => listJobViews(pool, limit),
     async jobErrors(job, { limit }) {

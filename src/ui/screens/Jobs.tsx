@@ -79,7 +79,10 @@ export function Jobs({ active, width, height }: ScreenProps) {
   const [selectedId, setSelectedId, selectedIdRef] = useLatestState<string | null>(null);
   const [notice, setNotice] = useState<Notice>(null);
 
-  const index = Math.max(0, jobs.findIndex((j) => j.id === selectedId));
+  const index = Math.max(
+    0,
+    jobs.findIndex((j) => j.id === selectedId),
+  );
   const selected = jobs[index];
   const showErrors = Boolean(selected && (selected.failed > 0 || selected.status === 'failed'));
   const errors = useResource(() => (selected ? data.jobErrors(selected, { limit: ERROR_LINES }) : Promise.resolve([])), {
@@ -103,7 +106,10 @@ export function Jobs({ active, width, height }: ScreenProps) {
     (input, key) => {
       // The selection as of the last key, not the last render.
       const jobs = jobsRef.current;
-      const index = Math.max(0, jobs.findIndex((j) => j.id === selectedIdRef.current));
+      const index = Math.max(
+        0,
+        jobs.findIndex((j) => j.id === selectedIdRef.current),
+      );
       const selected = jobs[index];
       if (key.upArrow || input === 'k') setSelectedId(jobs[Math.max(0, index - 1)]?.id ?? null);
       else if (key.downArrow || input === 'j') setSelectedId(jobs[Math.min(jobs.length - 1, index + 1)]?.id ?? null);

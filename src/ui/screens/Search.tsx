@@ -141,7 +141,15 @@ export function Search({ active, width, height, debounceMs = 250 }: SearchProps)
       {results.error ? <Banner kind="error" message={`Search failed: ${results.error}`} width={width} /> : null}
       <Box flexGrow={1} overflow="hidden">
         {request.query ? (
-          <Table columns={COLUMNS} rows={rows} rowKey={(s) => String(s.id)} selected={rows.length ? Math.min(selected, rows.length - 1) : -1} height={height - 3 - (results.error ? 1 : 0)} width={width} emptyText={results.loading ? 'Searching…' : 'No snippet matches.'} />
+          <Table
+            columns={COLUMNS}
+            rows={rows}
+            rowKey={(s) => String(s.id)}
+            selected={rows.length ? Math.min(selected, rows.length - 1) : -1}
+            height={height - 3 - (results.error ? 1 : 0)}
+            width={width}
+            emptyText={results.loading ? 'Searching…' : 'No snippet matches.'}
+          />
         ) : null}
       </Box>
       <HelpBar keys={[{ key: '↑↓', label: 'select' }, { key: 'enter', label: 'open' }, { key: '←→', label: 'filters' }, { key: 'esc', label: 'clear' }, ...TEXT_GLOBAL_KEYS]} width={width} />

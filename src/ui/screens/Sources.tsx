@@ -46,7 +46,10 @@ export function Sources({ active, width, height }: ScreenProps) {
   useKeyMode(KEY_MODES[mode], active);
 
   const rows = filterSources(sources.data ?? [], filter);
-  const index = Math.max(0, rows.findIndex((s) => s.id === selectedId));
+  const index = Math.max(
+    0,
+    rows.findIndex((s) => s.id === selectedId),
+  );
   const selected = rows[index];
   const browser = useSnippetBrowser(data, mode === 'snippets' || mode === 'snippet' ? selected?.id : undefined, active);
   const form = useSourceForm({ data, setMode, setNotice, reload: sources.reload });
@@ -58,7 +61,10 @@ export function Sources({ active, width, height }: ScreenProps) {
     /** The selection as of the last key, not the last render. */
     current: () => {
       const rows = filterSources(sources.data ?? [], filterRef.current);
-      const index = Math.max(0, rows.findIndex((s) => s.id === selectedIdRef.current));
+      const index = Math.max(
+        0,
+        rows.findIndex((s) => s.id === selectedIdRef.current),
+      );
       return { rows, index, selected: rows[index] };
     },
     filterRef,

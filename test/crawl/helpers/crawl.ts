@@ -15,7 +15,16 @@ export const FAST_FETCH: CrawlWorkerOptions['fetch'] = {
   maxRetryAfterMs: 2000,
 };
 
-export const FAST_WORKER: CrawlWorkerOptions = { onError: (e) => console.error('worker error', e), concurrency: 8, supervise: false, tickMs: 150, idlePollMs: 100, stopGraceMs: 2000, throttleWaitMs: 30, fetch: FAST_FETCH };
+export const FAST_WORKER: CrawlWorkerOptions = {
+  onError: (e) => console.error('worker error', e),
+  concurrency: 8,
+  supervise: false,
+  tickMs: 150,
+  idlePollMs: 100,
+  stopGraceMs: 2000,
+  throttleWaitMs: 30,
+  fetch: FAST_FETCH,
+};
 
 export async function crawlToEnd(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, request: CrawlRequestInput, timeoutMs = 30_000): Promise<CrawlJob> {
   const job = await startCrawl(db, config, request, { detectTimeoutMs: 2000 });
@@ -38,10 +47,9 @@ export interface FrontierRow {
 }
 
 export async function frontier(pool: pg.Pool, jobId: string): Promise<FrontierRow[]> {
-  const { rows } = await pool.query<FrontierRow>(
-    'SELECT url, depth, status, http_status, last_error, skip_reason, worker_id::text, snippets FROM crawl_frontier WHERE job_id = $1 ORDER BY url',
-    [jobId],
-  );
+  const { rows } = await pool.query<FrontierRow>('SELECT url, depth, status, http_status, last_error, skip_reason, worker_id::text, snippets FROM crawl_frontier WHERE job_id = $1 ORDER BY url', [
+    jobId,
+  ]);
   return rows;
 }
 

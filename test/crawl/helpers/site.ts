@@ -188,7 +188,14 @@ export class TestSite {
     }
     if (!existsSync(file)) return null;
     const ext = path.extname(file).toLowerCase();
-    const types: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.txt': 'text/plain; charset=utf-8', '.css': 'text/css', '.js': 'text/javascript', '.png': 'image/png', '.svg': 'image/svg+xml' };
+    const types: Record<string, string> = {
+      '.html': 'text/html; charset=utf-8',
+      '.txt': 'text/plain; charset=utf-8',
+      '.css': 'text/css',
+      '.js': 'text/javascript',
+      '.png': 'image/png',
+      '.svg': 'image/svg+xml',
+    };
     return { staticFile: file, contentType: types[ext] ?? 'application/octet-stream' };
   }
 }

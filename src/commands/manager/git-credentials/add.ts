@@ -9,7 +9,7 @@ export default class GitCredentialsAdd extends BaseCommand<typeof GitCredentials
   static override summary = 'Store a git credential (HTTPS token) for a host in the database.';
   static override description =
     'The token is asked for without echo, or read from standard input with --token-stdin; it is never taken as a flag value (shell history, process list) and never printed back. ' +
-    'A credential bound to a repo (--repo) wins for that repo; --default makes it the default among the host\'s other credentials.';
+    "A credential bound to a repo (--repo) wins for that repo; --default makes it the default among the host's other credentials.";
   static override examples = [
     '<%= config.bin %> manager git-credentials add --host github.com --username x-access-token',
     'printf %s "$TOKEN" | <%= config.bin %> manager git-credentials add --host github.com --token-stdin --default',

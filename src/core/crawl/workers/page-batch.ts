@@ -93,7 +93,10 @@ export class PageBatch {
     }
     try {
       for (const [crawlJobId, pages] of byCrawl) await enqueue(pool, crawlJobId, pages);
-      await boss.complete(PAGE_QUEUE, jobs.map((j) => j.id));
+      await boss.complete(
+        PAGE_QUEUE,
+        jobs.map((j) => j.id),
+      );
     } catch (error) {
       onError(error as Error);
     }

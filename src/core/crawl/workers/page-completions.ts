@@ -28,10 +28,12 @@ export class PageCompletions {
     const ids = this.ids;
     this.ids = [];
     if (ids.length > 0) {
-      this.completing = this.completing.then(() => this.boss.complete(PAGE_QUEUE, ids).then(
-        () => undefined,
-        (error: unknown) => this.onError(error as Error),
-      ));
+      this.completing = this.completing.then(() =>
+        this.boss.complete(PAGE_QUEUE, ids).then(
+          () => undefined,
+          (error: unknown) => this.onError(error as Error),
+        ),
+      );
     }
     return this.completing;
   }

@@ -110,10 +110,7 @@ export function describeCrawlJob(job: CrawlJobView, now = Date.now()): string {
   const label = job.version ? `${job.name} ${job.version}` : job.name;
   const lines = [`Crawl job ${job.id} (${label}): ${job.status}.`];
   const crawled = job.pages_crawled ?? 0;
-  lines.push(
-    `Pages: ${crawled} crawled, ${job.pages_skipped ?? 0} skipped, ${job.pages_failed ?? 0} failed, ${job.pages_found ?? 0} found so far. ` +
-      `Snippets stored: ${job.snippets_stored ?? 0}.`,
-  );
+  lines.push(`Pages: ${crawled} crawled, ${job.pages_skipped ?? 0} skipped, ${job.pages_failed ?? 0} failed, ${job.pages_found ?? 0} found so far. ` + `Snippets stored: ${job.snippets_stored ?? 0}.`);
   if (job.page_cap_reached) lines.push(`Stopped at its page cap (max_pages ${job.max_pages ?? '?'}): links found after that were not followed.`);
   if (job.current_url && (job.status === 'running' || job.status === 'queued')) lines.push(`Current page: ${job.current_url}`);
   const started = since(job.started_at, now);
@@ -130,9 +127,7 @@ export function describeCrawlJob(job: CrawlJobView, now = Date.now()): string {
     case 'queued':
     case 'running':
     case 'enhancing':
-      lines.push(
-        `Next: call get_crawl_status with job_id="${job.id}" again in a minute. Snippets already stored are searchable now: get_content with library_id="${libraryRef(job)}".`,
-      );
+      lines.push(`Next: call get_crawl_status with job_id="${job.id}" again in a minute. Snippets already stored are searchable now: get_content with library_id="${libraryRef(job)}".`);
       break;
     case 'completed':
       lines.push(`Next: get_content with library_id="${libraryRef(job)}" and a query returns its snippets (${plural(job.snippets_stored ?? 0, 'snippet')} from this crawl).`);
@@ -144,9 +139,7 @@ export function describeCrawlJob(job: CrawlJobView, now = Date.now()): string {
         lines.push('It stored no page, so no library was created. Check the URL (or the site), then call init_crawl again.');
         break;
       }
-      lines.push(
-        `Pages stored before it stopped stay searchable (get_content with library_id="${libraryRef(job)}"). It can be resumed from a terminal: docdex crawl resume ${job.id}.`,
-      );
+      lines.push(`Pages stored before it stopped stay searchable (get_content with library_id="${libraryRef(job)}"). It can be resumed from a terminal: docdex crawl resume ${job.id}.`);
       break;
   }
   return lines.join('\n');

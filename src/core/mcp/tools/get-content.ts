@@ -17,17 +17,8 @@ export const GET_CONTENT = 'get_content';
 const MAX_SEARCH_DEPTH = 1000;
 
 const inputSchema = z.object({
-  library_id: z
-    .string()
-    .trim()
-    .min(1)
-    .max(300)
-    .describe('The library: its id from search_libraries, its name ("fastapi"; fuzzy, typos tolerated) or name@version ("react@18.2").'),
-  query: z
-    .string()
-    .max(MAX_QUERY_CHARS)
-    .optional()
-    .describe('What to look for inside the library, e.g. "dependency injection" or "useEffect cleanup". Omit to browse the library\'s snippets.'),
+  library_id: z.string().trim().min(1).max(300).describe('The library: its id from search_libraries, its name ("fastapi"; fuzzy, typos tolerated) or name@version ("react@18.2").'),
+  query: z.string().max(MAX_QUERY_CHARS).optional().describe('What to look for inside the library, e.g. "dependency injection" or "useEffect cleanup". Omit to browse the library\'s snippets.'),
   limit: limitArg,
   page: pageArg,
 });
@@ -90,10 +81,10 @@ export function registerGetContentTool(server: McpServer, deps: McpDeps): Docdex
     name: GET_CONTENT,
     title: 'Get code snippets from a library',
     description:
-      'Returns code examples from an indexed library\'s documentation: each with its title, description, language, source URL and the code in a fenced block. ' +
+      "Returns code examples from an indexed library's documentation: each with its title, description, language, source URL and the code in a fenced block. " +
       'library_id is the id from search_libraries, or a library name (fuzzy) or name@version. ' +
       'With query, returns the snippets that best match it (e.g. "streaming response", "useEffect cleanup"); without, browses the library. ' +
-      'Results are paginated (limit up to 100, page from 1). Very long code is cut with a marker; get_page_markdown with the snippet\'s source URL returns the full page. ' +
+      "Results are paginated (limit up to 100, page from 1). Very long code is cut with a marker; get_page_markdown with the snippet's source URL returns the full page. " +
       'An unknown library gets a message listing the closest names.',
     inputSchema,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -17,7 +17,7 @@ export async function getCrawlStatus(deps: McpDeps, args: z.output<typeof inputS
 export function registerGetCrawlStatusTool(server: McpServer, deps: McpDeps): DocdexTool {
   return registerDocdexTool(server, deps, {
     name: GET_CRAWL_STATUS,
-    title: 'Get a crawl\'s progress',
+    title: "Get a crawl's progress",
     description:
       'Reports a crawl started with init_crawl: its status (queued, running, completed, failed, cancelled), pages found, crawled, skipped and failed, snippets stored, the page being crawled and any error, with what to do next.',
     inputSchema,

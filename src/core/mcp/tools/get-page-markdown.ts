@@ -11,25 +11,17 @@ import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
 export const GET_PAGE_MARKDOWN = 'get_page_markdown';
 
 const inputSchema = z.object({
-  url: z
-    .string()
-    .trim()
-    .min(1)
-    .max(4000)
-    .describe('URL of an indexed documentation page, normally the source URL of a get_content snippet. A #fragment and a trailing slash are ignored.'),
+  url: z.string().trim().min(1).max(4000).describe('URL of an indexed documentation page, normally the source URL of a get_content snippet. A #fragment and a trailing slash are ignored.'),
   max_tokens: z
     .number()
     .int()
     .min(50)
     .max(200_000)
     .optional()
-    .describe('Most tokens to return. Without chunk_index: the page is read in chunks of this many tokens and the first is returned (read on with the chunk_index and chunk_size the answer gives). With chunk_index: caps that chunk.'),
-  chunk_index: z
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .describe('0-based chunk to return when the page is longer than chunk_size. Omit for the start of the page.'),
+    .describe(
+      'Most tokens to return. Without chunk_index: the page is read in chunks of this many tokens and the first is returned (read on with the chunk_index and chunk_size the answer gives). With chunk_index: caps that chunk.',
+    ),
+  chunk_index: z.number().int().min(0).optional().describe('0-based chunk to return when the page is longer than chunk_size. Omit for the start of the page.'),
   chunk_size: z.number().int().min(200).max(100_000).default(4000).describe('Tokens per chunk (default 4000).'),
 });
 
@@ -118,10 +110,13 @@ export async function getPageMarkdown(deps: McpDeps, args: z.output<typeof input
   const totalTokens = chunked.totalTokens;
 
   if (args.chunk_index !== undefined && args.chunk_index >= totalChunks) {
-    throw new UserError(`chunk_index ${args.chunk_index} is out of range: this page has ${totalChunks} chunk${totalChunks === 1 ? '' : 's'} of up to ${chunkSize} tokens (indexes 0 to ${totalChunks - 1}).`, {
-      code: 'validation_error',
-      hint: `Call get_page_markdown again with a chunk_index from 0 to ${totalChunks - 1} and the same chunk_size.`,
-    });
+    throw new UserError(
+      `chunk_index ${args.chunk_index} is out of range: this page has ${totalChunks} chunk${totalChunks === 1 ? '' : 's'} of up to ${chunkSize} tokens (indexes 0 to ${totalChunks - 1}).`,
+      {
+        code: 'validation_error',
+        hint: `Call get_page_markdown again with a chunk_index from 0 to ${totalChunks - 1} and the same chunk_size.`,
+      },
+    );
   }
   const view = selectView(chunked, args);
 
@@ -134,11 +129,7 @@ export async function getPageMarkdown(deps: McpDeps, args: z.output<typeof input
     totalChunks > 1 || hasMore
       ? `Chunk ${view.chunkIndex + 1} of ${totalChunks} (chunk_index ${view.chunkIndex}, ${view.tokens} tokens; whole page ${totalTokens} tokens).`
       : `Whole page, ${totalTokens} tokens.`,
-    hasMore
-      ? `More follows: call get_page_markdown with url="${page.url}", chunk_index=${view.nextChunk}, chunk_size=${chunkSize}.`
-      : totalChunks > 1
-        ? 'This is the last chunk.'
-        : '',
+    hasMore ? `More follows: call get_page_markdown with url="${page.url}", chunk_index=${view.nextChunk}, chunk_size=${chunkSize}.` : totalChunks > 1 ? 'This is the last chunk.' : '',
   ].filter((line) => line !== '');
   const body = view.text === '' ? '(This page has no text content.)' : view.text;
   return {

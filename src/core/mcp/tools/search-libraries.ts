@@ -10,11 +10,7 @@ import { limitArg, pageArg, pagination, paginationOutput, plural } from './commo
 export const SEARCH_LIBRARIES = 'search_libraries';
 
 const inputSchema = z.object({
-  query: z
-    .string()
-    .max(200)
-    .optional()
-    .describe('Library name to look for, e.g. "fastapi" or "react router". Typos and case are tolerated. Omit or leave empty to list every library.'),
+  query: z.string().max(200).optional().describe('Library name to look for, e.g. "fastapi" or "react router". Typos and case are tolerated. Omit or leave empty to list every library.'),
   limit: limitArg,
   page: pageArg,
 });
@@ -102,7 +98,7 @@ export function registerSearchLibrariesTool(server: McpServer, deps: McpDeps): D
     title: 'Search indexed libraries',
     description:
       'Find documentation libraries indexed by docdex, by name. Matching is fuzzy: typos, case and punctuation are tolerated ("nextjs" finds "Next.js"). ' +
-      'Returns each library\'s id, name, version, description and snippet count, with pagination. ' +
+      "Returns each library's id, name, version, description and snippet count, with pagination. " +
       'When one library is clearly the best match it is marked [selected]: pass its id as library_id to get_content. ' +
       'Call with no query to list every library. Use this first when you do not know the exact library name.',
     inputSchema,

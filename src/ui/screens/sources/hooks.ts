@@ -36,17 +36,25 @@ export function useSourceActions({ data, setNotice, reload }: Omit<ScreenControl
       setNotice({ kind: 'error', message: `${label(selected)} was uploaded, not crawled; upload it again to refresh it.` });
       return;
     }
-    act(`Recrawl ${label(selected)}`, () => data.recrawlSource(selected.id), (result) => {
-      const started = result as JobStarted;
-      setNotice(
-        started.warning
-          ? { kind: 'info', message: `Recrawl of ${label(selected)} queued (job ${started.jobId.slice(0, 8)}). ${started.warning}` }
-          : { kind: 'success', message: `Recrawl of ${label(selected)} queued (job ${started.jobId.slice(0, 8)}). See screen 3.` },
-      );
-    });
+    act(
+      `Recrawl ${label(selected)}`,
+      () => data.recrawlSource(selected.id),
+      (result) => {
+        const started = result as JobStarted;
+        setNotice(
+          started.warning
+            ? { kind: 'info', message: `Recrawl of ${label(selected)} queued (job ${started.jobId.slice(0, 8)}). ${started.warning}` }
+            : { kind: 'success', message: `Recrawl of ${label(selected)} queued (job ${started.jobId.slice(0, 8)}). See screen 3.` },
+        );
+      },
+    );
   };
   const remove = (target: SourceRow) =>
-    act(`Delete ${label(target)}`, () => data.deleteSource(target.id), () => setNotice({ kind: 'success', message: `Deleted ${label(target)}.` }));
+    act(
+      `Delete ${label(target)}`,
+      () => data.deleteSource(target.id),
+      () => setNotice({ kind: 'success', message: `Deleted ${label(target)}.` }),
+    );
   return { recrawl, remove };
 }
 

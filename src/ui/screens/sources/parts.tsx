@@ -41,8 +41,15 @@ const LIST_KEYS: KeyHint[] = [
 const HELP: Record<Mode, KeyHint[]> = {
   list: LIST_KEYS,
   filter: [{ key: 'enter', label: 'keep filter' }, { key: 'esc', label: 'clear' }, ...TEXT_GLOBAL_KEYS],
-  edit: [{ key: 'tab/↑↓', label: 'field' }, { key: 'enter', label: 'save' }, { key: 'esc', label: 'cancel' }],
-  delete: [{ key: 'y', label: 'delete' }, { key: 'n/esc', label: 'keep' }],
+  edit: [
+    { key: 'tab/↑↓', label: 'field' },
+    { key: 'enter', label: 'save' },
+    { key: 'esc', label: 'cancel' },
+  ],
+  delete: [
+    { key: 'y', label: 'delete' },
+    { key: 'n/esc', label: 'keep' },
+  ],
   snippets: [{ key: '↑↓', label: 'select' }, { key: 'enter', label: 'show' }, { key: 'esc', label: 'back' }, ...GLOBAL_KEYS],
   snippet: [{ key: '↑↓', label: 'scroll' }, { key: 'esc', label: 'back' }, ...GLOBAL_KEYS],
 };
@@ -81,7 +88,10 @@ export interface SourceEditFormProps {
 export function SourceEditForm({ source, form, errors, field, saving, loading, width }: SourceEditFormProps) {
   return (
     <Box flexDirection="column" borderStyle="round" borderColor={theme.border.focused} width={width} paddingX={1}>
-      <Text bold>Edit {label(source)}{saving || loading ? <Text color={theme.text.secondary}>{saving ? ' saving…' : ' loading…'}</Text> : null}</Text>
+      <Text bold>
+        Edit {label(source)}
+        {saving || loading ? <Text color={theme.text.secondary}>{saving ? ' saving…' : ' loading…'}</Text> : null}
+      </Text>
       {FIELDS.map((f, i) => (
         <TextField key={f.name} label={f.label} value={form[f.name]} focused={i === field} width={width - 4} placeholder={f.placeholder} error={errors[f.name]} />
       ))}
@@ -122,7 +132,15 @@ export function SourceList({ sources, rows, index, filter, filtering, now, width
         </Text>
       )}
       {sources.error ? <Banner kind="error" message={`Could not load sources: ${sources.error}`} width={width} /> : null}
-      <Table columns={sourceColumns(now)} rows={rows} rowKey={(s) => s.id} selected={rows.length ? index : -1} height={height} width={width} emptyText={filter ? `No source matches "${filter}".` : sources.loading ? 'Loading…' : 'No sources yet.'} />
+      <Table
+        columns={sourceColumns(now)}
+        rows={rows}
+        rowKey={(s) => s.id}
+        selected={rows.length ? index : -1}
+        height={height}
+        width={width}
+        emptyText={filter ? `No source matches "${filter}".` : sources.loading ? 'Loading…' : 'No sources yet.'}
+      />
       {children}
     </Box>
   );
@@ -145,7 +163,15 @@ export function SourceSnippets({ source, snippets, selected, width, height }: So
         <Text color={theme.text.secondary}>{snippets.loading && !snippets.data ? '  loading…' : `  ${rows.length}${rows.length === SNIPPET_LIMIT ? '+' : ''}`}</Text>
       </Text>
       {snippets.error ? <Banner kind="error" message={snippets.error} width={width} /> : null}
-      <Table columns={SNIPPET_COLUMNS} rows={rows} rowKey={(s) => String(s.id)} selected={selected} height={height - 2} width={width} emptyText={snippets.loading ? 'Loading…' : 'This source has no snippets.'} />
+      <Table
+        columns={SNIPPET_COLUMNS}
+        rows={rows}
+        rowKey={(s) => String(s.id)}
+        selected={selected}
+        height={height - 2}
+        width={width}
+        emptyText={snippets.loading ? 'Loading…' : 'This source has no snippets.'}
+      />
     </Box>
   );
 }
