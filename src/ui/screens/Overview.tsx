@@ -68,11 +68,11 @@ export function Overview({ active, width, height }: ScreenProps) {
             <Box marginTop={1} flexDirection="column" flexShrink={0}>
               <Text bold>Jobs</Text>
               <Text wrap="truncate-end">
-                <Text color={theme.text.secondary}>crawl </Text>
+                <Text color={theme.text.secondary}>{'crawl   '}</Text>
                 {stateCounts(s.jobs.crawl)}
               </Text>
               <Text wrap="truncate-end">
-                <Text color={theme.text.secondary}>upload </Text>
+                <Text color={theme.text.secondary}>{'upload  '}</Text>
                 {stateCounts(s.jobs.upload)}
               </Text>
             </Box>
