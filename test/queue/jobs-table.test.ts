@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activeJobIds, createBoss } from '../../src/core/queue/boss.js';
-import { bossJobTableExists, countAllJobs, countJobsByState, deleteQueuedJobsInGroups } from '../../src/core/queue/jobs-table.js';
+import { bossJobTableExists, countAllJobs, countJobsByState, deleteQueuedJobsInGroups, liveJobDataValues } from '../../src/core/queue/jobs-table.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 
@@ -43,6 +43,24 @@ describe('pg-boss job table access', () => {
     expect(await deleteQueuedJobsInGroups(db.pool, QUEUE, [])).toBe(0);
   });
 
+  it('lists a data field of the live jobs in some groups, not of finished jobs or other groups', async () => {
+    const queue = 'test-jobs-table-live';
+    await boss.createQueue(queue);
+    await boss.send(queue, { documentId: '1' }, { group: { id: 'g' } });
+    await boss.send(queue, { documentId: '2' }, { group: { id: 'g' } });
+    await boss.send(queue, { documentId: '3' }, { group: { id: 'other' } });
+    await boss.send(queue, { other: 'x' }, { group: { id: 'g' } });
+    const [first] = await boss.fetch(queue);
+    // The first fetched is live while active, and gone from the list once completed.
+    expect([...(await liveJobDataValues(db.pool, queue, ['g'], 'documentId'))].sort()).toEqual(['1', '2']);
+    await boss.complete(queue, first!.id);
+    const done = (first!.data as { documentId?: string }).documentId;
+    const live = await liveJobDataValues(db.pool, queue, ['g'], 'documentId');
+    expect(live.has(done!)).toBe(false);
+    expect(live.size).toBe(1);
+    expect((await liveJobDataValues(db.pool, queue, [], 'documentId')).size).toBe(0);
+  });
+
   it('reads nothing and deletes nothing where pg-boss never ran', async () => {
     const bare = await createTestDatabase();
     try {
@@ -50,6 +68,7 @@ describe('pg-boss job table access', () => {
       expect(await bossJobTableExists(bare.pool)).toBe(false);
       expect(await countJobsByState(bare.pool, QUEUE)).toEqual({ queued: 0, active: 0, retry: 0, failed: 0 });
       expect(await deleteQueuedJobsInGroups(bare.pool, QUEUE, ['a'])).toBe(0);
+      expect((await liveJobDataValues(bare.pool, QUEUE, ['a'], 'documentId')).size).toBe(0);
     } finally {
       await bare.drop();
     }

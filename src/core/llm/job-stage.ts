@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { BOSS_SCHEMA } from '../db/connect.js';
 import { withTransaction } from '../db/transaction.js';
 import { publish } from '../events/notify.js';
+import { deleteQueuedJobsInGroups, liveJobDataValues } from '../queue/jobs-table.js';
 import type { LlmJobKind } from './budget.js';
 import { ensureQueue, LLM_QUEUE, QUEUE_OPTIONS } from './queue.js';
 import type { PageEnhancementJob } from './queue.js';
@@ -109,10 +109,7 @@ export async function publishLlmProgress(pool: pg.Pool | pg.ClientBase, kind: Ll
 
 /** Deletes the queued (not yet started) enhancement jobs of a job that will not use them (cancelled). */
 export async function dropQueuedEnhancements(db: pg.Pool | pg.ClientBase, jobId: string): Promise<number> {
-  const table = await db.query<{ ok: boolean }>(`SELECT to_regclass('${BOSS_SCHEMA}.job') IS NOT NULL AS ok`);
-  if (!table.rows[0]?.ok) return 0;
-  const deleted = await db.query(`DELETE FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND group_id = $2 AND state IN ('created', 'retry')`, [LLM_QUEUE, jobId]);
-  return deleted.rowCount ?? 0;
+  return deleteQueuedJobsInGroups(db, LLM_QUEUE, [jobId]);
 }
 
 // A page is stored (committed) before its enhancement is queued: one stored this recently may still be on its way.
@@ -139,12 +136,12 @@ async function lostPages(client: pg.ClientBase): Promise<LostPage[]> {
      SELECT e.job_kind, e.id AS job_id, d.source_id, d.id AS document_id, d.title,
             array(SELECT o.snippet_id FROM snippet_occurrences o WHERE o.document_id = d.id ORDER BY o.position) AS snippet_ids
        FROM enhancing e CROSS JOIN LATERAL llm_pages_pending(e.id) p JOIN documents d ON d.id = p.document_id
-      WHERE d.updated_at < now() - make_interval(secs => $2)
-        AND NOT EXISTS (SELECT 1 FROM ${BOSS_SCHEMA}.job b WHERE b.name = $1 AND b.group_id = e.id::text
-                          AND b.state IN ('created', 'retry', 'active') AND b.data->>'documentId' = d.id::text)`,
-    [LLM_QUEUE, REQUEUE_AFTER_SECONDS],
+      WHERE d.updated_at < now() - make_interval(secs => $1)`,
+    [REQUEUE_AFTER_SECONDS],
   );
-  return rows;
+  if (rows.length === 0) return rows;
+  const queued = await liveJobDataValues(client, LLM_QUEUE, [...new Set(rows.map((r) => r.job_id))], 'documentId');
+  return rows.filter((r) => !queued.has(r.document_id));
 }
 
 /**

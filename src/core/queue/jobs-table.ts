@@ -28,6 +28,21 @@ export async function deleteQueuedJobsInGroups(db: Db, queue: string, groupIds: 
   return deleted.rowCount ?? 0;
 }
 
+/**
+ * The values of one data field of the live (created, retry or active) jobs of `queue` in the given groups, e.g.
+ * the pages an LLM job is queued or running for. `findJobs` filters by data but not by group or state, so it
+ * would read every finished job of the queue too. Empty when pg-boss never ran here.
+ */
+export async function liveJobDataValues(db: Db, queue: string, groupIds: string[], field: string): Promise<Set<string>> {
+  if (groupIds.length === 0 || !(await bossJobTableExists(db))) return new Set();
+  const { rows } = await db.query<{ value: string }>(
+    `SELECT DISTINCT data->>$3 AS value FROM ${BOSS_SCHEMA}.job
+      WHERE name = $1 AND group_id = ANY($2::text[]) AND state IN ('created', 'retry', 'active') AND data ? $3`,
+    [queue, groupIds, field],
+  );
+  return new Set(rows.map((r) => r.value));
+}
+
 export interface JobStateCounts {
   queued: number;
   active: number;
