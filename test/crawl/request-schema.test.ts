@@ -171,12 +171,16 @@ describe('POST /api/crawl-jobs with the derived body schema', () => {
     );
     await fc.assert(
       fc.asyncProperty(fc.oneof(anyJson, crawlish), async (body) => {
-        const res = await postCrawl(JSON.stringify(body));
-        expect([202, 409, 422]).toContain(res.status);
+        const text = JSON.stringify(body);
+        const res = await postCrawl(text);
+        // JSON with a __proto__ key (or constructor.prototype) is refused by the JSON parser before any schema:
+        // 400 with the error body, the documented answer to a body that is not acceptable JSON.
+        const poisoned = /"(__proto__|constructor)":/.test(text);
+        expect(poisoned ? [202, 400, 409, 422] : [202, 409, 422]).toContain(res.status);
         const answer = (await res.json()) as Record<string, unknown>;
         if (res.status !== 202) expect(Object.keys(answer).sort()).toEqual(['code', 'details', 'error']);
       }),
-      { numRuns: 120 },
+      { numRuns: 120, examples: [[{ name: 'prop-a', version: JSON.parse(`{"__proto__":""}`) }]] },
     );
   });
 });
