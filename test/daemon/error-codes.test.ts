@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
 import { ERROR_CODES, ERROR_CODE_NAMES, UserError, codesWithStatus, httpStatusOf } from '../../src/core/errors.js';
@@ -10,6 +8,7 @@ import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { closedPort } from '../helpers/closed-port.js';
 
 /**
  * One table maps each error code to its HTTP status and exit code (`ERROR_CODES`). REST, the MCP REST endpoint
@@ -17,14 +16,6 @@ import type { TestDatabase } from '../helpers/db.js';
  */
 
 /** A port that refuses connections: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe('the error code table', () => {
   it('gives every code exactly one HTTP error status and an exit code', () => {
     expect(new Set(ERROR_CODE_NAMES).size).toBe(ERROR_CODE_NAMES.length);

@@ -7,6 +7,7 @@ import { assertLlmReady, resetLlmPreflightCache } from '../../src/core/llm/prefl
 import { resolveLlmSettings } from '../../src/core/llm/settings.js';
 import { startStubServer } from './stub-server.js';
 import type { StubServer } from './stub-server.js';
+import { closedPort } from '../helpers/closed-port.js';
 
 let stub: StubServer;
 beforeAll(async () => {
@@ -34,14 +35,6 @@ async function failure(promise: Promise<unknown>): Promise<UserError> {
 }
 
 /** A port that refuses connections: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe('model resolution (CODE_LLM_EXTRACTION_MODEL vs CODE_LLM_EXTRACTION_MODE)', () => {
   it('MODEL wins when both are set', () => {
     const s = resolveLlmSettings(on({ CODE_LLM_BASE_URL: stub.baseUrl, CODE_LLM_EXTRACTION_MODEL: 'big', CODE_LLM_EXTRACTION_MODE: 'small' }));
