@@ -38,6 +38,11 @@ export interface EnhanceDeps {
   signal?: AbortSignal;
   /** Index upkeep, told when the model's titles and descriptions were written (lent by the workers' starter). */
   upkeep: Pick<IndexUpkeep, 'afterSnippetsRewritten'>;
+  /**
+   * Records the page's final outcome in the same transaction as its enhanced snippets (the job stage's
+   * llm_pages_done), when every batch was answered. Called at most once; `recorded` on the result says whether.
+   */
+  recordOutcome?: (client: pg.ClientBase, result: EnhancePageResult) => Promise<void>;
 }
 
 export interface EnhancePageResult {
@@ -57,6 +62,8 @@ export interface EnhancePageResult {
   rejectedFields: number;
   /** Set when a batch failed at the endpoint; retryable errors are also thrown after the rest is saved. */
   error?: string;
+  /** The page's outcome was recorded with its snippets (EnhanceDeps.recordOutcome). */
+  recorded?: boolean;
 }
 
 /** The detector was unsure: no language at all, or one guessed from the content rather than declared. */
@@ -251,7 +258,16 @@ export async function enhancePage(deps: EnhanceDeps, job: PageEnhancement): Prom
   });
 
   await writeCache(deps.pool, key, work.cacheEntries);
-  result.enhanced = await applyUpdates(deps.pool, work.updates);
+  const record = failure === undefined ? deps.recordOutcome : undefined;
+  result.enhanced = await applyUpdates(
+    deps.pool,
+    work.updates,
+    record &&
+      (async (client, enhanced) => {
+        await record(client, { ...result, enhanced });
+        result.recorded = true;
+      }),
+  );
   // New titles and descriptions are new entries in the search index, like a stored page's.
   if (result.enhanced > 0) deps.upkeep.afterSnippetsRewritten(deps.pool);
   result.relationships = await insertRelationships(deps.pool, work.relationships);

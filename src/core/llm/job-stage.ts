@@ -55,7 +55,7 @@ export async function readLlmProgress(pool: pg.Pool | pg.ClientBase, jobId: stri
 }
 
 /** Records that the stage is through with one page of the job: `error` set when it gave up on it. */
-export async function recordPageDone(pool: pg.Pool, job: PageEnhancementJob, outcome: { enhanced: number; error: string | null }): Promise<void> {
+export async function recordPageDone(pool: pg.Pool | pg.ClientBase, job: PageEnhancementJob, outcome: { enhanced: number; error: string | null }): Promise<void> {
   await pool.query(
     `INSERT INTO llm_pages_done (job_id, document_id, snippets_enhanced, error)
      SELECT $1, d.id, $3, $4 FROM documents d WHERE d.id = $2

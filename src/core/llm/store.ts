@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { withTransaction } from '../db/transaction.js';
 import type { RelationshipType } from './schema.js';
 
 /** The SQL the enhancer needs: reading a page's snippets, writing enhanced values and relationships. */
@@ -51,7 +52,18 @@ export interface SnippetUpdate {
  * generated column over title, description and code, so it follows; the search-term trigger picks up new words.
  * The new entries wait in the search index's pending list: the caller tells index upkeep (enhance.ts).
  */
-export async function applyUpdates(db: pg.Pool, updates: SnippetUpdate[]): Promise<number> {
+export async function applyUpdates(db: pg.Pool, updates: SnippetUpdate[], andThen?: (client: pg.ClientBase, enhanced: number) => Promise<void>): Promise<number> {
+  if (!andThen) return updateSnippets(db, updates);
+  // The caller's step (the page's outcome for its job) commits with the rows: a reader never sees the page's
+  // snippets enhanced while the page is not yet recorded as done, which let a job complete one page early.
+  return withTransaction(db, async (client) => {
+    const enhanced = await updateSnippets(client, updates);
+    await andThen(client, enhanced);
+    return enhanced;
+  });
+}
+
+async function updateSnippets(db: pg.Pool | pg.ClientBase, updates: SnippetUpdate[]): Promise<number> {
   if (updates.length === 0) return 0;
   // Sorted ids: concurrent workers lock rows in the same order.
   const sorted = [...updates].sort((a, b) => a.id - b.id);

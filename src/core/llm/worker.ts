@@ -153,7 +153,9 @@ async function enhanceQueuedPage(deps: EnhanceDeps, job: PageEnhancementJob, las
   if (!(await jobWantsEnhancement(deps.pool, job.jobKind, job.jobId))) return SKIPPED;
   let result: EnhancePageResult;
   try {
-    result = await enhancePage(deps, job);
+    // The outcome commits with the page's snippets, so no reader sees them enhanced before the page is done.
+    const recordOutcome = (client: pg.ClientBase, r: EnhancePageResult) => recordPageDone(client, job, { enhanced: r.enhanced, error: pageError(r) });
+    result = await enhancePage({ ...deps, recordOutcome }, job);
   } catch (error) {
     options.onError?.(error, job);
     const retried = error instanceof LlmRequestError ? error.retryable : true;
@@ -164,7 +166,7 @@ async function enhanceQueuedPage(deps: EnhanceDeps, job: PageEnhancementJob, las
   }
   options.onPage?.(job, result);
   if (result.calls > 0 || result.enhanced > 0) await reportProgress(deps.pool, job, result);
-  await recordPageDone(deps.pool, job, { enhanced: result.enhanced, error: pageError(result) });
+  if (!result.recorded) await recordPageDone(deps.pool, job, { enhanced: result.enhanced, error: pageError(result) });
   await afterPageEnhanced(deps.pool, job.jobKind, job.jobId, options.upkeep);
   return result;
 }
