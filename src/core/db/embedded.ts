@@ -292,8 +292,9 @@ async function writeServerConfig(dataDir: string, port: number, socketDir: strin
     "listen_addresses = '127.0.0.1'",
     `unix_socket_directories = '${socketDir ?? ''}'`,
     'max_connections = 200',
-    // A local index can lose the last few hundred milliseconds of commits after an OS crash, never consistency.
-    'synchronous_commit = off',
+    // No server-wide synchronous_commit = off: with it, a killed postmaster lost the last commits before it died,
+    // the schemas made by migrations and pg-boss included, and the daemon's supervisor restarted a cluster
+    // without them. Bulk writers (the crawl's page pool) turn it off for their own connections.
     "password_encryption = 'scram-sha-256'",
     '',
   ].join('\n');
