@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   unknown_command: { status: 400, exitCode: 2 },
   invalid_config: { status: 400, exitCode: 2 },
   invalid_skill_name: { status: 400, exitCode: 2 },
+  invalid_library_spec: { status: 422, exitCode: 2 },
   payload_too_large: { status: 413, exitCode: 1 },
   unsupported_media_type: { status: 415, exitCode: 1 },
   // Nothing by that name, or not in that state.
