@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   invalid_config: { status: 400, exitCode: 2 },
   invalid_skill_name: { status: 400, exitCode: 2 },
   invalid_library_spec: { status: 422, exitCode: 2 },
+  // A package whose registry names no repository, docs site or README that can be read.
+  nothing_to_index: { status: 422, exitCode: 1 },
   payload_too_large: { status: 413, exitCode: 1 },
   unsupported_media_type: { status: 415, exitCode: 1 },
   // Nothing by that name, or not in that state.

@@ -7,13 +7,14 @@ import { registerGetContentTool } from './tools/get-content.js';
 import { registerGetCrawlStatusTool } from './tools/get-crawl-status.js';
 import { registerGetPageMarkdownTool } from './tools/get-page-markdown.js';
 import { registerInitCrawlTool } from './tools/init-crawl.js';
+import { registerAddLibraryTool } from './tools/add-library.js';
 import { registerSearchLibrariesTool } from './tools/search-libraries.js';
 
 export type { McpDeps } from './tool.js';
 
-const INSTRUCTIONS = `docdex is a local index of code snippets crawled from documentation sites.
-Typical use: search_libraries to find a library's id (fuzzy by name), then get_content with that library_id and a query to get code examples with their source URLs, then get_page_markdown with a source URL when you need the full page around a snippet.
-To index new documentation: init_crawl with start URLs; follow it with get_crawl_status; stop it with cancel_crawl.`;
+const INSTRUCTIONS = `docdex is a local index of code snippets from documentation sites, git repositories and package registries, with several versions of a library side by side.
+Typical use: search_libraries to find a library's id (fuzzy by name), then get_content with that library_id (name, name@version or name@range such as react@^18.2) and a query to get code examples with their source URLs, then get_page_markdown with a source URL when you need the full page around a snippet.
+To index a library at the version a project uses: add_library with a spec such as npm:react@18.3.1 or a git URL with @tag; to crawl a docs site: init_crawl with start URLs. Follow either with get_crawl_status; stop a crawl with cancel_crawl.`;
 
 function packageVersion(): string {
   try {
@@ -42,6 +43,7 @@ export function createDocdexMcpServer(deps: McpDeps): DocdexMcpServer {
     registerGetContentTool(server, deps),
     registerGetPageMarkdownTool(server, deps),
     registerInitCrawlTool(server, deps),
+    registerAddLibraryTool(server, deps),
     registerGetCrawlStatusTool(server, deps),
     registerCancelCrawlTool(server, deps),
   ];

@@ -63,6 +63,13 @@ export async function getUploadJob(pool: pg.Pool | pg.ClientBase, id: string): P
   return rows[0];
 }
 
+/** Whether `id` names an upload job (add_library's git and README jobs are upload jobs). */
+export async function isUploadJob(pool: pg.Pool | pg.ClientBase, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const { rows } = await pool.query('SELECT 1 FROM upload_jobs WHERE id = $1', [id]);
+  return rows.length > 0;
+}
+
 export interface ListUploadJobsOptions {
   /** Only jobs in these states; every state when absent. */
   status?: readonly UploadStatus[];

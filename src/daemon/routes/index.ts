@@ -1,6 +1,7 @@
 import type { RouteModule } from '../app.js';
 import { registerCrawlRoutes } from './crawl.js';
 import { registerHealthRoutes } from './health.js';
+import { registerLibraryRoutes } from './libraries.js';
 import { registerSearchRoutes } from './search.js';
 import { registerSnippetRoutes } from './snippets.js';
 import { registerSourceRoutes } from './sources.js';
@@ -8,4 +9,4 @@ import { registerStatsRoutes } from './stats.js';
 import { registerUploadRoutes } from './uploads.js';
 
 /** Every REST route module of the docs index, in documentation order. */
-export const docsIndexRoutes: RouteModule[] = [registerHealthRoutes, registerSearchRoutes, registerSnippetRoutes, registerSourceRoutes, registerCrawlRoutes, registerUploadRoutes, registerStatsRoutes];
+export const docsIndexRoutes: RouteModule[] = [registerHealthRoutes, registerSearchRoutes, registerSnippetRoutes, registerSourceRoutes, registerCrawlRoutes, registerLibraryRoutes, registerUploadRoutes, registerStatsRoutes];

@@ -1,0 +1,76 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { addLibraries } from '../../library/add.js';
+import type { AddOutcome } from '../../library/add.js';
+import { ADD_FIELDS } from '../../library-spec.js';
+import type { AddFieldName } from '../../library-spec.js';
+import { registerDocdexTool } from '../tool.js';
+import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
+
+export const ADD_LIBRARY = 'add_library';
+
+/** The tool's arguments: the add request's own fields and descriptions (core/library-spec.ts). */
+export function addLibraryInputSchema(): z.ZodObject {
+  const shape = Object.fromEntries((Object.keys(ADD_FIELDS) as AddFieldName[]).map((name) => [name, ADD_FIELDS[name].schema.describe(ADD_FIELDS[name].description)]));
+  return z.object(shape);
+}
+
+const inputSchema = addLibraryInputSchema();
+
+const outputSchema = z.object({
+  libraries: z.array(
+    z.object({
+      spec: z.string(),
+      status: z.enum(['queued', 'failed']),
+      library_id: z.string().optional(),
+      job_ids: z.array(z.string()).optional(),
+      notes: z.array(z.string()).optional(),
+      error: z.string().optional(),
+    }),
+  ),
+});
+
+function libraryId(outcome: Extract<AddOutcome, { status: 'queued' }>): string {
+  return outcome.version ? `${outcome.name}@${outcome.version}` : outcome.name;
+}
+
+function describeOutcome(outcome: AddOutcome): string {
+  if (outcome.status === 'failed') return `${outcome.spec}: not added. ${outcome.error.message}${outcome.error.hint ? ` ${outcome.error.hint}` : ''}`;
+  const jobs = outcome.jobs.map((j) => `${j.what} (job_id ${j.id})`).join('; ');
+  const notes = outcome.notes.length > 0 ? ` Not indexed: ${outcome.notes.join('; ')}.` : '';
+  return `${outcome.spec}: indexing ${libraryId(outcome)} from ${jobs}.${notes}`;
+}
+
+function structured(outcome: AddOutcome): z.output<typeof outputSchema>['libraries'][number] {
+  if (outcome.status === 'failed') return { spec: outcome.spec, status: 'failed', error: outcome.error.message };
+  return { spec: outcome.spec, status: 'queued', library_id: libraryId(outcome), job_ids: outcome.jobs.map((j) => j.id), notes: outcome.notes };
+}
+
+export async function addLibrary(deps: McpDeps, args: Record<string, unknown>): Promise<ToolOutput> {
+  // Never this machine's repositories or SSH keys: an MCP client is not the local user.
+  const outcomes = await addLibraries(deps, deps.config, args, { local: false });
+  const queued = outcomes.filter((o) => o.status === 'queued');
+  const next =
+    queued.length === 0
+      ? []
+      : [
+          '',
+          'Indexing runs in the background (seconds for a repository, minutes for a large docs site). Follow each job: get_crawl_status with its job_id.',
+          `Snippets become searchable as they are stored: get_content with library_id="${libraryId(queued[0]!)}".`,
+        ];
+  return { text: [...outcomes.map(describeOutcome), ...next].join('\n'), structured: { libraries: outcomes.map(structured) } };
+}
+
+export function registerAddLibraryTool(server: McpServer, deps: McpDeps): DocdexTool {
+  return registerDocdexTool(server, deps, {
+    name: ADD_LIBRARY,
+    title: 'Index a library at a version',
+    description:
+      'Indexes the documentation of a library at the exact version a project uses, then get_content searches it. Give specs such as "npm:react@18.3.1", "pypi:requests@2.32.3", "crates:serde@1", a git repository "https://github.com/org/repo@v1.2.0", or a docs URL. ' +
+      'A package is resolved through its registry: its repository at the release tag, its docs site, or its published README. Use it when search_libraries does not list the library or the version you need. Returns at once with job ids.',
+    inputSchema,
+    outputSchema,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    run: (args) => addLibrary(deps, args),
+  });
+}
