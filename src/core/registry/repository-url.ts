@@ -84,7 +84,7 @@ export function normaliseRepositoryUrl(raw: string): RepositoryLocation | undefi
   const split = splitRepositoryPath(host, segments);
   if (!split) return undefined;
   const repo = split.repo.map((s, i) => (i === split.repo.length - 1 ? s.replace(/\.git$/i, '') : s));
-  if (repo.some((s) => !SEGMENT.test(s) || s === '.' || s === '..')) return undefined;
+  if (repo.some((s) => !SEGMENT.test(s) || s === '.' || s === '..' || s === '-')) return undefined;
   // Forges serve https; self-hosted servers keep their scheme and port (ssh and git ports mean nothing to https).
   const keepHttp = scheme === 'http' && !FORGES.has(host);
   const port = (scheme === 'http' || scheme === 'https') && url.port !== '' ? `:${url.port}` : '';
