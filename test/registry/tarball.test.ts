@@ -28,7 +28,7 @@ async function tarball(entries: Entry[], trailing?: Buffer): Promise<Buffer> {
       const sink = pack.entry({ name: entry.name, size: entry.size });
       const block = Buffer.alloc(1024 * 1024, entry.fill ?? 0);
       for (let left = entry.size; left > 0; left -= block.length) {
-        if (!sink.write(left >= block.length ? block : block.subarray(0, left))) await new Promise((r) => sink.once('drain', r));
+        if (!sink.write(left >= block.length ? block : block.subarray(0, left))) await new Promise<void>((r) => sink.once('drain', () => r()));
       }
       await new Promise<void>((resolve, reject) => sink.end((error?: Error | null) => (error ? reject(error) : resolve())));
     } else {

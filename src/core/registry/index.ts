@@ -26,7 +26,7 @@ const MAX_VERSION_LENGTH = 256;
  */
 export async function resolvePackage(config: RegistryConfig, request: PackageRequest, options: RegistryRequestOptions = {}): Promise<ResolvedPackage> {
   const version = request.version?.trim();
-  if (version !== undefined && (version === '' || version.length > MAX_VERSION_LENGTH || /[\0-\x1f]/.test(version))) {
+  if (version !== undefined && (version === '' || version.length > MAX_VERSION_LENGTH || /\p{Cc}/u.test(version))) {
     throw new ValidationError(`${JSON.stringify(request.version?.slice(0, 60))} is not a version or version range.`, {
       hint: 'Give an exact version (1.2.3), a range (1, ^1.2, ~1.2.3) or none for the latest release.',
       details: [{ path: 'version', message: 'not a version' }],

@@ -23,7 +23,7 @@ export function normaliseDirectory(raw: string | undefined): string | undefined 
     .replace(/\\/g, '/')
     .split('/')
     .filter((p) => p !== '' && p !== '.');
-  if (raw.startsWith('/') || parts.length === 0 || parts.some((p) => p === '..' || !/^[^\0-\x1f:*?"<>|]+$/.test(p))) return undefined;
+  if (raw.startsWith('/') || parts.length === 0 || parts.some((p) => p === '..' || !/^[^\p{Cc}:*?"<>|]+$/u.test(p))) return undefined;
   return parts.join('/');
 }
 

@@ -19,7 +19,7 @@ const MAX_UNPACKED_BYTES = 256 * 1024 * 1024;
 const MAX_README_BYTES = 4 * 1024 * 1024;
 const README_NAME = /^readme(\.[a-z0-9]+){0,2}$/i;
 // One safe path segment: no separators, no `.`/`..`, no control characters.
-const SAFE_SEGMENT = /^(?!\.{1,2}$)[^/\\\0-\x1f]{1,255}$/;
+const SAFE_SEGMENT = /^(?!\.{1,2}$)[^/\\\p{Cc}]{1,255}$/u;
 
 class CapExceeded extends Error {}
 
