@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
@@ -17,6 +19,8 @@ beforeAll(async () => {
       '/api/v1/crates/tokio-util': { body: fixture('crates-tokio-util.json') },
       '/api/v1/crates/odd': { body: JSON.stringify({ crate: { name: 'odd', repository: 42, documentation: ['x'] }, versions: 'many' }) },
       '/api/v1/crates/empty': { body: '{}' },
+      // Whitespace is valid JSON padding: only the cap stops it.
+      '/api/v1/crates/huge': { body: Buffer.alloc(33 * 1024 * 1024, 0x20) },
     }),
     { status: 404, body: fixture('crates-not-found.json') },
   );
@@ -91,6 +95,26 @@ describe('crates.io resolution', () => {
     // No versions list and no version fields: nothing to resolve, said plainly.
     expect(odd.code).toBe('version_not_found');
     expect((await failure(resolve('empty'))).code).toBe('bad_gateway');
+  });
+
+  it('stops reading an answer larger than any real crate document (bad_gateway)', async () => {
+    const error = await failure(resolve('huge'));
+    expect(error.code).toBe('bad_gateway');
+    expect(error.message).toMatch(/larger than 32 MiB/);
+  });
+
+  it('gives up on a registry that does not answer in time (registry_unavailable)', async () => {
+    const server = http.createServer(() => undefined);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const silent = loadConfig({ HOME: os.tmpdir(), CRATES_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, CRAWL_ALLOW_HOSTS: '127.0.0.1' });
+      const error = await failure(resolvePackage(silent, { ecosystem: 'crates', name: 'serde' }, { signal: AbortSignal.timeout(300) }));
+      expect([error.code, error.status]).toEqual(['registry_unavailable', 503]);
+      expect(error.message).toContain('/api/v1/crates/serde');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 
   it('refuses names crates.io cannot have', async () => {
