@@ -25,6 +25,9 @@ const MAX_VERSION_LENGTH = 256;
  * answer that is not the registry's documented shape).
  */
 export async function resolvePackage(config: RegistryConfig, request: PackageRequest, options: RegistryRequestOptions = {}): Promise<ResolvedPackage> {
+  if (typeof request.name !== 'string' || (request.version !== undefined && typeof request.version !== 'string')) {
+    throw new ValidationError('A package request needs a name, and a version only as text.', { details: [{ path: 'name', message: 'expected a string' }] });
+  }
   const version = request.version?.trim();
   if (version !== undefined && (version === '' || version.length > MAX_VERSION_LENGTH || /\p{Cc}/u.test(version))) {
     throw new ValidationError(`${JSON.stringify(request.version?.slice(0, 60))} is not a version or version range.`, {
