@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   // Nothing by that name, or not in that state.
   not_found: { status: 404, exitCode: 1 },
   unknown_tool: { status: 404, exitCode: 1 },
+  package_not_found: { status: 404, exitCode: 1, hint: 'Check the package name and its ecosystem (npm:, pypi:, crates:).' },
+  version_not_found: { status: 404, exitCode: 1 },
   conflict: { status: 409, exitCode: 1 },
   // Who may ask.
   unauthorized: { status: 401, exitCode: 1 },
@@ -41,6 +43,8 @@ export const ERROR_CODES = {
   // that is down, so 503 (retry later), not a fault of the request that would make it 400.
   llm_unavailable: { status: 503, exitCode: 1 },
   bad_gateway: { status: 502, exitCode: 1 },
+  // A package registry (npm, PyPI, crates.io or the mirror configured for it) cannot be reached: retry later.
+  registry_unavailable: { status: 503, exitCode: 1 },
   database_extension_unavailable: { status: 400, exitCode: 1 },
   // The terminal, a prompt or the user stopped the command.
   aborted: { status: 400, exitCode: 1 },
