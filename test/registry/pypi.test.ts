@@ -2,7 +2,7 @@ import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
 import { UserError } from '../../src/core/errors.js';
-import { resolvePackage } from '../../src/core/registry/index.js';
+import { fetchTarballReadme, resolvePackage } from '../../src/core/registry/index.js';
 import { closedPort } from '../helpers/closed-port.js';
 import { fixture, serveRegistry } from './registry-server.js';
 import type { RegistryServer } from './registry-server.js';
@@ -135,12 +135,14 @@ describe('PyPI resolution', () => {
     expect(unreachable.message).toContain(`http://127.0.0.1:${port}/pypi/requests/json`);
   });
 
-  it('holds the registry to the outbound policy: loopback only when allow-listed or the CLI permits it', async () => {
-    const refused = await failure(resolvePackage(config({ CRAWL_ALLOW_HOSTS: '' }), { ecosystem: 'pypi', name: 'requests' }));
-    expect(refused.code).toBe('registry_unavailable');
-    expect(refused.message).toMatch(/loopback/);
-    expect(refused.hint).toMatch(/CRAWL_ALLOW_HOSTS/);
-    const cli = await resolvePackage(config({ CRAWL_ALLOW_HOSTS: '' }), { ecosystem: 'pypi', name: 'requests' }, { allowLoopback: true });
-    expect(cli.version).toBe('2.32.3');
+  it('trusts the registry the settings name, wherever it is, and holds anything else to the outbound policy', async () => {
+    // PYPI_URL is the operator's choice, like a CRAWL_ALLOW_HOSTS entry: a mirror on an internal address works.
+    const configured = await resolvePackage(config({ CRAWL_ALLOW_HOSTS: '' }), { ecosystem: 'pypi', name: 'requests' });
+    expect(configured.version).toBe('2.32.3');
+    // What a registry points to is not trusted with it: a tarball on another internal address is refused.
+    const elsewhere = await failure(fetchTarballReadme(config({ CRAWL_ALLOW_HOSTS: '', NPM_REGISTRY_URL: 'https://registry.example/', PYPI_URL: 'https://pypi.example' }), `${registry.base}/files/x.tgz`));
+    expect(elsewhere.code).toBe('registry_unavailable');
+    expect(elsewhere.message).toMatch(/loopback/);
+    expect(elsewhere.hint).toMatch(/CRAWL_ALLOW_HOSTS/);
   });
 });

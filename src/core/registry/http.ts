@@ -1,13 +1,17 @@
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { createOutboundAgent } from '../net/outbound.js';
+import type { AllowEntry } from '../net/outbound.js';
+import { npmRegistryBase } from './npm-registry-url.js';
 import { badRegistryAnswer, registryUnavailable } from './problems.js';
 import type { RegistryConfig, RegistryRequestOptions } from './types.js';
 
 /**
  * Registry requests: every connection through the one outbound policy (net/outbound.ts), each redirect hop
- * included, with a connect, header, idle-body and overall deadline, and a cap on the bytes read. A registry
- * named in the settings is trusted to say where docs live, not to reach addresses the policy refuses.
+ * included, with a connect, header, idle-body and overall deadline, and a cap on the bytes read. The registries
+ * themselves (NPM_REGISTRY_URL or npm's own configuration, PYPI_URL, CRATES_URL) are the operator's choice,
+ * as a CRAWL_ALLOW_HOSTS entry is: a private registry or mirror on an internal address works. Anything else
+ * they point to (a tarball on another host, a redirect elsewhere) is held to the policy.
  */
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -58,10 +62,23 @@ function nextHop(current: string, location: string | string[] | undefined): stri
   }
 }
 
+function hostEntry(base: string): AllowEntry[] {
+  try {
+    return [{ kind: 'host', name: new URL(base).hostname.toLowerCase() }];
+  } catch {
+    return [];
+  }
+}
+
+/** The hosts of the registries the settings name: allowed for registry requests wherever they resolve. */
+async function configuredRegistryHosts(config: RegistryConfig): Promise<AllowEntry[]> {
+  return [await npmRegistryBase(config), config.registry.pypiUrl, config.registry.cratesUrl].flatMap(hostEntry);
+}
+
 /** GET `url`, following redirects; throws registry_unavailable when it cannot be reached. */
 export async function openRegistryUrl(config: RegistryConfig, url: string, accept: string, options: RegistryRequestOptions = {}): Promise<RegistryResponse> {
   const dispatcher = createOutboundAgent(
-    { allow: config.outbound.allowHosts, allowLoopback: options.allowLoopback ?? false },
+    { allow: [...config.outbound.allowHosts, ...(await configuredRegistryHosts(config))], allowLoopback: options.allowLoopback ?? false },
     { timeout: CONNECT_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, bodyTimeout: BODY_IDLE_TIMEOUT_MS },
   );
   // destroy, not close: a body abandoned early (a README found, a cap passed) must not hold the pool open.
