@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   unsupported_media_type: { status: 415, exitCode: 1 },
   // Nothing by that name, or not in that state.
   not_found: { status: 404, exitCode: 1 },
+  version_not_indexed: { status: 404, exitCode: 1 },
   unknown_tool: { status: 404, exitCode: 1 },
   conflict: { status: 409, exitCode: 1 },
   // Who may ask.
