@@ -59,7 +59,7 @@ export function parseLibraryRef(text: string): LibraryRef {
   if (UUID.test(ref)) return { kind: 'id', id: ref.toLowerCase() };
   if (CONTROL.test(ref)) throw new ValidationError('A library reference must not contain control characters or line breaks.');
   const { name, version } = splitAtVersion(ref);
-  if (name.length === 0) throw new ValidationError(`"${ref}" has no library name before "@".`, { hint: 'Write name@version, e.g. react@18.3.1.' });
+  if (name.length === 0 || name === '@') throw new ValidationError(`"${ref}" has no library name.`, { hint: 'Write name@version, e.g. react@18.3.1.' });
   if (name.length > MAX_LIBRARY_NAME_CHARS) throw new ValidationError(`A library name is at most ${MAX_LIBRARY_NAME_CHARS} characters, got ${name.length}.`);
   return { kind: 'name', name, version: version === null ? null : versionSpec(version) };
 }

@@ -152,10 +152,7 @@ export function selectVersion<T extends SourceRef & { metadata?: Record<string, 
   const latest = versions[0];
   if (latest === undefined) throw new NotFoundError('The library has no indexed versions.');
   if (spec === null) return latest;
-  const chosen =
-    versions.find((v) => v.version === spec.text) ??
-    (spec.text.toLowerCase() === 'latest' ? latest : undefined) ??
-    versions.find((v) => versionMatches(v.version, spec));
+  const chosen = versions.find((v) => v.version === spec.text) ?? (spec.text.toLowerCase() === 'latest' ? latest : undefined) ?? versions.find((v) => versionMatches(v.version, spec));
   if (chosen) return chosen;
   throw new VersionNotIndexedError(
     latest.name,
