@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { UserError, ValidationError } from '../../src/core/errors.js';
+import type { UserError } from '../../src/core/errors.js';
+import { ValidationError } from '../../src/core/errors.js';
 import { formatLibraryRef, latestVersionFirst, libraryRefSchema, parseLibraryRef, semverOf, versionMatches, versionSpec } from '../../src/core/library-ref.js';
 import { addSpecFor, selectVersion, VersionNotIndexedError } from '../../src/core/sources/resolve.js';
 
