@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { UserError } from '../../errors.js';
+import { MAX_LIBRARY_NAME_CHARS, MAX_LIBRARY_VERSION_CHARS } from '../../library-ref.js';
 import { MAX_QUERY_CHARS } from '../../search/query.js';
 import { searchSnippetsShared } from '../../search/shared.js';
 import { SEPARATOR, formatSnippets } from '../format.js';
@@ -21,7 +22,7 @@ const inputSchema = z.object({
     .string()
     .trim()
     .min(1)
-    .max(300)
+    .max(MAX_LIBRARY_NAME_CHARS + 1 + MAX_LIBRARY_VERSION_CHARS)
     .describe(
       'The library: its id from search_libraries, its name ("fastapi"; fuzzy, typos tolerated; its latest version), or name@version: exact ("react@18.3.1"), the newest of a major ("react@18") or a semver range ("react@^18.2", "react@~18.2.1").',
     ),
