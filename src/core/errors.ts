@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   unsupported_media_type: { status: 415, exitCode: 1 },
   // Nothing by that name, or not in that state.
   not_found: { status: 404, exitCode: 1 },
+  version_not_indexed: { status: 404, exitCode: 1 },
   unknown_tool: { status: 404, exitCode: 1 },
   package_not_found: { status: 404, exitCode: 1, hint: 'Check the package name and its ecosystem (npm:, pypi:, crates:).' },
   version_not_found: { status: 404, exitCode: 1 },

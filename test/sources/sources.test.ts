@@ -3,7 +3,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../src/core/er
 import { searchSnippets } from '../../src/core/search/search.js';
 import { deleteSource, getSource, listSources, updateSource } from '../../src/core/sources/manage.js';
 import { recrawlRequest } from '../../src/core/crawl/recrawl.js';
-import { resolveSource, resolveSources } from '../../src/core/sources/resolve.js';
+import { resolveLibrary, resolveSource } from '../../src/core/sources/resolve.js';
 import { removePage } from '../../src/core/store/pages.js';
 import { addPage, createSource } from '../search/fixtures.js';
 import type { FixtureSource } from '../search/fixtures.js';
@@ -52,7 +52,8 @@ describe('sources', () => {
   });
 
   it('resolves names exactly, then fuzzily, and versions', async () => {
-    expect((await resolveSources(db.pool, 'react')).map((s) => s.version)).toEqual(['19', '18']);
+    // A bare name reads as the latest version, and knows the others.
+    expect(await resolveLibrary(db.pool, 'react')).toMatchObject({ id: react19.id, versions: [{ version: '19' }, { version: '18' }] });
     expect((await resolveSource(db.pool, 'react', '18')).id).toBe(react18.id);
     expect((await resolveSource(db.pool, 'djnago')).id).toBe(django.id);
     expect((await resolveSource(db.pool, django.id)).name).toBe('Django');

@@ -5,8 +5,28 @@ import { openDatabase } from '../../core/db/connect.js';
 import { listSources } from '../../core/sources/manage.js';
 import type { Page, SourceSummary } from '../../core/sources/manage.js';
 
+/**
+ * One row per source, grouped by library as listSources orders them: a library's name (and its version count)
+ * on its first row only, its versions below it, the latest first.
+ */
+function tableRows(items: SourceSummary[]): string[][] {
+  return items.map((s, i) => {
+    const sameLibrary = i > 0 && items[i - 1]!.name.toLowerCase() === s.name.toLowerCase();
+    return [
+      sameLibrary ? '' : s.name,
+      s.version || '-',
+      s.kind,
+      String(s.snippet_count),
+      String(s.page_count),
+      sameLibrary ? '' : String(s.version_count),
+      s.last_crawled_at ? new Date(s.last_crawled_at).toISOString().slice(0, 16).replace('T', ' ') : '-',
+      s.id,
+    ];
+  });
+}
+
 export default class SourcesList extends BaseCommand<typeof SourcesList> {
-  static override summary = 'List indexed sources with their snippet, page and version counts.';
+  static override summary = "List indexed sources with their snippet, page and version counts, each library's versions together, the latest first.";
   static override examples = ['<%= config.bin %> sources list', '<%= config.bin %> sources list --query fast --json'];
   static override flags = {
     query: Flags.string({ char: 'q', description: 'Only sources whose name is like this (fuzzy).' }),
@@ -26,16 +46,7 @@ export default class SourcesList extends BaseCommand<typeof SourcesList> {
         this.log(page.total === 0 ? 'No sources yet. Index one with `docdex crawl start <url>` or `docdex upload <dir>`.' : 'No more sources.');
         return page;
       }
-      const rows = page.items.map((s) => [
-        s.name,
-        s.version || '-',
-        s.kind,
-        String(s.snippet_count),
-        String(s.page_count),
-        String(s.version_count),
-        s.last_crawled_at ? new Date(s.last_crawled_at).toISOString().slice(0, 16).replace('T', ' ') : '-',
-        s.id,
-      ]);
+      const rows = tableRows(page.items);
       const head = ['NAME', 'VERSION', 'KIND', 'SNIPPETS', 'PAGES', 'VERSIONS', 'LAST CRAWLED', 'ID'];
       const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
       for (const r of [head, ...rows])

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { latestVersionFirst } from '../library-ref.js';
 import { aliasOf, NAME_MATCH_THRESHOLD, nameScoreSql } from '../sources/match.js';
 
 /**
@@ -28,30 +29,85 @@ const SCORE = `CASE WHEN $1 = '' THEN 1 ELSE ${nameScoreSql('$1', '$5')} END`;
 /** Minimum score for a library to count as matching a non-empty query. */
 export const LIBRARY_MATCH_THRESHOLD = NAME_MATCH_THRESHOLD;
 
-/**
- * Libraries matching `query` (all when empty), best first, with the total for pagination. Libraries with
- * snippets come before empty ones (a crawl that has stored nothing yet), whatever their scores.
- */
-export async function findLibraries(pool: pg.Pool, options: { query: string; limit: number; offset: number; threshold?: number }): Promise<{ items: LibraryRow[]; total: number }> {
-  const threshold = options.threshold ?? LIBRARY_MATCH_THRESHOLD;
-  const query = options.query.trim();
-  const { rows } = await pool.query<LibraryRow & { total: number }>(
-    `SELECT * FROM (
-       SELECT ${LIBRARY_COLUMNS}, (${SCORE})::float8 AS score, count(*) OVER () AS total
-         FROM sources s
-        WHERE $1 = '' OR (${SCORE}) >= $4
-     ) m
-     ORDER BY m.snippet_count > 0 DESC, m.score DESC, m.last_crawled_at DESC NULLS LAST, m.snippet_count DESC, lower(m.name), m.version DESC
-     LIMIT $2 OFFSET $3`,
-    [query, options.limit, options.offset, threshold, aliasOf(query)],
-  );
-  const total = rows[0] ? Number(rows[0].total) : options.offset > 0 ? await countLibraries(pool, query, threshold) : 0;
-  return { items: rows.map(({ total: _total, ...row }) => row), total };
+export interface LibraryVersion {
+  id: string;
+  version: string;
+  snippet_count: number;
+  document_count: number;
+  last_crawled_at: Date | null;
 }
 
-/** Counts matches when the requested page is past the end (the window count needs at least one row). */
+/** A library as search_libraries lists it: its latest version's row, and every indexed version, the latest first. */
+export interface LibraryGroup extends LibraryRow {
+  versions: LibraryVersion[];
+}
+
+interface MatchedName {
+  key: string;
+  score: number;
+  total: number;
+}
+
+/**
+ * Library names matching `query` (all when empty), best first, one per library however many versions it has,
+ * with the total for pagination. Libraries with snippets come before empty ones (a crawl that has stored
+ * nothing yet), whatever their scores. A library's score is its best version's (name, aliases, description).
+ */
+async function findLibraryNames(pool: pg.Pool, query: string, options: { limit: number; offset: number; threshold: number }): Promise<MatchedName[]> {
+  const { rows } = await pool.query<MatchedName>(
+    `WITH m AS (
+       SELECT lower(s.name) AS key, (${SCORE})::float8 AS score, s.snippet_count, s.last_crawled_at
+         FROM sources s
+        WHERE $1 = '' OR (${SCORE}) >= $4
+     )
+     SELECT key, max(score) AS score, count(*) OVER ()::int AS total
+       FROM m GROUP BY key
+      ORDER BY sum(snippet_count) > 0 DESC, max(score) DESC, max(last_crawled_at) DESC NULLS LAST, sum(snippet_count) DESC, key
+      LIMIT $2 OFFSET $3`,
+    [query, options.limit, options.offset, options.threshold, aliasOf(query)],
+  );
+  return rows;
+}
+
+/** Every version of the libraries named `keys` (lower-cased names), grouped, the latest version first. */
+async function librariesNamed(pool: pg.Pool, matched: MatchedName[]): Promise<LibraryGroup[]> {
+  const { rows } = await pool.query<LibraryRow & { created_at: Date }>(`SELECT ${LIBRARY_COLUMNS}, s.created_at, 1::float8 AS score FROM sources s WHERE lower(s.name) = ANY($1::text[])`, [
+    matched.map((m) => m.key),
+  ]);
+  return matched.flatMap(({ key, score }) => {
+    const versions = rows.filter((r) => r.name.toLowerCase() === key).sort(latestVersionFirst);
+    const latest = versions[0];
+    if (!latest) return []; // deleted between the two reads
+    const { created_at: _created, ...row } = latest;
+    return [
+      {
+        ...row,
+        score,
+        versions: versions.map((v) => ({ id: v.id, version: v.version, snippet_count: v.snippet_count, document_count: v.document_count, last_crawled_at: v.last_crawled_at })),
+      },
+    ];
+  });
+}
+
+/**
+ * Libraries matching `query` (all when empty), best first, one entry per library with its versions (see
+ * findLibraryNames for the order), and the number of libraries for pagination.
+ */
+export async function findLibraries(pool: pg.Pool, options: { query: string; limit: number; offset: number; threshold?: number }): Promise<{ items: LibraryGroup[]; total: number }> {
+  const threshold = options.threshold ?? LIBRARY_MATCH_THRESHOLD;
+  const query = options.query.trim();
+  const matched = await findLibraryNames(pool, query, { limit: options.limit, offset: options.offset, threshold });
+  const total = matched[0] ? matched[0].total : options.offset > 0 ? await countLibraries(pool, query, threshold) : 0;
+  return { items: await librariesNamed(pool, matched), total };
+}
+
+/** Counts matching libraries when the requested page is past the end (the window count needs at least one row). */
 async function countLibraries(pool: pg.Pool, query: string, threshold: number): Promise<number> {
-  const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM sources s WHERE $1 = '' OR (${SCORE.replaceAll('$5', '$3')}) >= $2`, [query, threshold, aliasOf(query)]);
+  const { rows } = await pool.query<{ n: number }>(`SELECT count(DISTINCT lower(s.name))::int AS n FROM sources s WHERE $1 = '' OR (${SCORE.replaceAll('$5', '$3')}) >= $2`, [
+    query,
+    threshold,
+    aliasOf(query),
+  ]);
   return rows[0]!.n;
 }
 

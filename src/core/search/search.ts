@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { ValidationError } from '../errors.js';
 import { normalizeLanguage } from '../extract/language.js';
-import { resolveSources } from '../sources/resolve.js';
+import { resolveLibrary } from '../sources/resolve.js';
 import { buildTsQueries, checkQueryLength, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
 import { scoreSql, termHitsSql } from './rank.js';
@@ -25,7 +25,7 @@ type Db = pg.Pool | pg.ClientBase;
 
 export interface SearchOptions {
   query: string;
-  /** Source UUID or name (exact, then fuzzy). */
+  /** A library reference (library-ref.ts): source UUID, name (exact, then fuzzy; its latest version) or name@version. */
   source?: string;
   version?: string;
   /** Any spelling normalizeLanguage knows (`py`, `Python`, `js`). */
@@ -102,7 +102,7 @@ function checkOptions(options: SearchOptions): { limit: number; offset: number }
 async function resolveFilters(pool: Db, options: SearchOptions): Promise<Filters> {
   let sourceIds: string[] | null = null;
   if (options.source !== undefined && options.source.trim() !== '') {
-    sourceIds = (await resolveSources(pool, options.source, options.version)).map((s) => s.id);
+    sourceIds = [(await resolveLibrary(pool, options.source, options.version)).id];
   } else if (options.version !== undefined && options.version !== '') {
     const { rows } = await pool.query<{ id: string }>('SELECT id FROM sources WHERE version = $1', [options.version]);
     sourceIds = rows.map((r) => r.id);

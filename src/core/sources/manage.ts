@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { CRAWL_FIELDS, fieldFacts } from '../crawl-request.js';
 import type { SourceCrawlConfig } from '../crawl-request.js';
 import { ConflictError, ValidationError } from '../errors.js';
+import { latestVersionFirst } from '../library-ref.js';
 import { resolveSource } from './resolve.js';
 import { aliasOf, NAME_MATCH_THRESHOLD, nameScoreSql } from './match.js';
 import { withTransaction } from '../db/transaction.js';
@@ -65,24 +66,42 @@ export function checkPaging(limit: number | undefined, offset: number | undefine
   return { limit: l, offset: o };
 }
 
+type ScoredSummary = SourceSummary & { score: number };
+
 /**
- * Sources, by name then version. `query` filters by name: the match score of sources/match.ts (exact,
- * alias, prefix, trigram similarity) or containment in the name or description; sources with snippets first,
- * then the closest.
+ * Sorts sources into libraries: each name's versions together, the latest first (latestVersionFirst). The
+ * libraries by name; with a query, those with snippets first, then the closest (a library's best version's score).
+ */
+function groupByLibrary(rows: ScoredSummary[], byScore: boolean): SourceSummary[] {
+  const libraries = new Map<string, ScoredSummary[]>();
+  for (const row of rows) {
+    const key = row.name.toLowerCase();
+    libraries.set(key, [...(libraries.get(key) ?? []), row]);
+  }
+  const facts = [...libraries].map(([key, versions]) => ({
+    key,
+    versions: versions.sort(latestVersionFirst),
+    score: Math.max(...versions.map((v) => v.score)),
+    hasSnippets: versions.some((v) => v.snippet_count > 0),
+  }));
+  facts.sort((a, b) => (byScore ? Number(b.hasSnippets) - Number(a.hasSnippets) || b.score - a.score : 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return facts.flatMap((f) => f.versions.map(({ score: _score, ...summary }) => summary));
+}
+
+/**
+ * Sources grouped by library: by name, each name's versions the latest first. `query` filters by name: the
+ * match score of sources/match.ts (exact, alias, prefix, trigram similarity) or containment in the name or
+ * description; libraries with snippets first, then the closest. Every match is read and paged here: sources
+ * are few (one per library version), and semver order is not SQL's.
  */
 export async function listSources(pool: pg.Pool, options: { query?: string; limit?: number; offset?: number } = {}): Promise<Page<SourceSummary>> {
   const { limit, offset } = checkPaging(options.limit, options.offset);
   const query = options.query?.trim() ? options.query.trim() : null;
-  const score = `CASE WHEN $1::text IS NULL THEN 0 ELSE ${nameScoreSql('$1', '$4')} END`;
+  const score = `CASE WHEN $1::text IS NULL THEN 0 ELSE ${nameScoreSql('$1', '$2')} END`;
   const where = `($1::text IS NULL OR strpos(lower(s.name), lower($1)) > 0 OR strpos(lower(s.description), lower($1)) > 0
                  OR ${score} >= ${NAME_MATCH_THRESHOLD})`;
-  const order = `CASE WHEN $1::text IS NULL THEN true ELSE s.snippet_count > 0 END DESC, ${score} DESC, lower(s.name), s.version DESC`;
-  const alias = aliasOf(query ?? '');
-  const [items, count] = await Promise.all([
-    pool.query<SourceSummary>(`SELECT ${SUMMARY_COLUMNS} FROM sources s WHERE ${where} ORDER BY ${order} LIMIT $2 OFFSET $3`, [query, limit, offset, alias]),
-    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM sources s WHERE ${where.replaceAll('$4', '$2')}`, [query, alias]),
-  ]);
-  return { items: items.rows, total: count.rows[0]?.n ?? 0, limit, offset };
+  const { rows } = await pool.query<ScoredSummary>(`SELECT ${SUMMARY_COLUMNS}, (${score})::float8 AS score FROM sources s WHERE ${where}`, [query, aliasOf(query ?? '')]);
+  return { items: groupByLibrary(rows, query !== null).slice(offset, offset + limit), total: rows.length, limit, offset };
 }
 
 export async function getSource(pool: pg.Pool, ref: string, version?: string): Promise<SourceDetails> {

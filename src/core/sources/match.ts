@@ -33,6 +33,15 @@ export function aliasOf(query: string): string {
 /** Minimum score for a source to count as matching a non-empty query. */
 export const NAME_MATCH_THRESHOLD = 0.25;
 
+const norm = (x: string) => `regexp_replace(lower(${x}), '[^[:alnum:]]+', '', 'g')`;
+
+/** How close the name in SQL expression `name` is to the text in parameter `p`, below 1 (see scoreOf). */
+function fuzzyScoreOf(p: string, name: string): string {
+  return `greatest(
+      0.5 * public.similarity(lower(${name}), lower(${p})) + 0.5 * public.strict_word_similarity(lower(${p}), lower(${name})),
+      CASE WHEN length(${norm(p)}) >= 2 AND starts_with(${norm(name)}, ${norm(p)}) THEN 0.6 ELSE 0 END)`;
+}
+
 /**
  * SQL scoring `s.name` (and `s.description`) against the text in parameter `p`. An exact name (ignoring case
  * and punctuation, so "nextjs" finds "Next.js") is 1. Otherwise the best of: the mean of trigram similarity
@@ -42,20 +51,28 @@ export const NAME_MATCH_THRESHOLD = 0.25;
  * always ranks first. An empty `p` scores 0.
  */
 function scoreOf(p: string): string {
-  const norm = (x: string) => `regexp_replace(lower(${x}), '[^[:alnum:]]+', '', 'g')`;
   return `CASE
     WHEN ${p} = '' THEN 0
     WHEN lower(s.name) = lower(${p}) OR ${norm('s.name')} = ${norm(p)} THEN 1
-    ELSE least(0.95, greatest(
-      0.5 * public.similarity(lower(s.name), lower(${p})) + 0.5 * public.strict_word_similarity(lower(${p}), lower(s.name)),
-      CASE WHEN length(${norm(p)}) >= 2 AND starts_with(${norm('s.name')}, ${norm(p)}) THEN 0.6 ELSE 0 END,
-      0.5 * public.word_similarity(lower(${p}), lower(s.description))))
+    ELSE least(0.95, greatest(${fuzzyScoreOf(p, 's.name')}, 0.5 * public.word_similarity(lower(${p}), lower(s.description))))
   END`;
 }
 
-/** The score of a source for query `q` or its alias `alias` (both SQL parameters), whichever is higher. */
+/** An exact alias ranks just below an exact name (another library really named so wins) and above any fuzzy match. */
+const EXACT_ALIAS_SCORE = 0.99;
+
+/** SQL scoring the source's own aliases (`s.aliases`, set by setSourceAliases) against parameter `p`, as names are. */
+function aliasesScoreOf(p: string): string {
+  return `coalesce((SELECT max(CASE
+      WHEN ${p} = '' THEN 0
+      WHEN lower(a) = lower(${p}) OR ${norm('a')} = ${norm(p)} THEN ${EXACT_ALIAS_SCORE}
+      ELSE least(0.95, ${fuzzyScoreOf(p, 'a')})
+    END) FROM unnest(s.aliases) AS a), 0)`;
+}
+
+/** The score of a source for query `q` or its alias `alias` (both SQL parameters), whichever is higher; its own aliases count too. */
 export function nameScoreSql(q: string, alias: string): string {
-  return `greatest(${scoreOf(q)}, ${scoreOf(alias)})`;
+  return `greatest(${scoreOf(q)}, ${scoreOf(alias)}, ${aliasesScoreOf(q)})`;
 }
 
 export interface ScoredName {

@@ -1,13 +1,18 @@
 import type pg from 'pg';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError, UserError, ValidationError } from '../errors.js';
 import { editDistance } from '../edit-distance.js';
+import { latestVersionFirst, parseLibraryRef, versionMatches, versionSpec } from '../library-ref.js';
+import type { LibraryRef, VersionSpec } from '../library-ref.js';
 import { aliasOf, clearBestMatch, NAME_MATCH_THRESHOLD, nameScoreSql } from './match.js';
 
 /**
- * Naming a source: by UUID, or by name, matched exactly (case-insensitive) first and then fuzzily (aliases,
- * prefixes, trigrams, a few edits; see match.ts), as the spec asks for library names ("fast api" finds
- * "FastAPI", "pg" finds "postgresql"). A fuzzy name is taken only when it is the single or clearly best match;
- * otherwise the error lists the candidates. A name covers every version of the library unless a version is given.
+ * Naming a source: by UUID, or by a library reference (library-ref.ts: `name`, `name@18.3.1`, `name@^18.2`).
+ * The name is matched exactly (case-insensitive) first and then fuzzily (aliases, prefixes, trigrams, a few
+ * edits; see match.ts), as the spec asks for library names ("fast api" finds "FastAPI", "pg" finds
+ * "postgresql"). A fuzzy name is taken only when it is the single or clearly best match; otherwise the error
+ * lists the candidates. Then the version: a bare name means the latest version (latestVersionFirst), a version
+ * the newest indexed one it matches; a version that is not indexed is an error listing the indexed ones,
+ * never another version in its place.
  */
 
 export interface SourceRef {
@@ -22,13 +27,18 @@ export function isUuid(text: string): boolean {
   return UUID.test(text);
 }
 
-async function byName(pool: pg.Pool | pg.ClientBase, name: string, version: string | undefined): Promise<SourceRef[]> {
-  const { rows } = await pool.query<SourceRef>(
-    `SELECT id, name, version FROM sources WHERE lower(name) = lower($1) AND ($2::text IS NULL OR version = $2)
-      ORDER BY version DESC`,
-    [name, version ?? null],
-  );
-  return rows;
+interface VersionRow extends SourceRef {
+  created_at: Date;
+  last_crawled_at: Date | null;
+  metadata: Record<string, unknown>;
+}
+
+const VERSION_COLUMNS = 'id, name, version, created_at, last_crawled_at, metadata';
+
+/** Every version of the library named exactly `name` (case-insensitive), the latest first. */
+async function versionsNamed(pool: pg.Pool | pg.ClientBase, name: string): Promise<VersionRow[]> {
+  const { rows } = await pool.query<VersionRow>(`SELECT ${VERSION_COLUMNS} FROM sources WHERE lower(name) = lower($1)`, [name]);
+  return rows.sort(latestVersionFirst);
 }
 
 interface Candidate {
@@ -95,38 +105,128 @@ async function closestName(pool: pg.Pool | pg.ClientBase, text: string): Promise
   return close[0] ?? null;
 }
 
-/** Every source the reference names (several when a name has several versions). Throws NotFoundError. */
-export async function resolveSources(pool: pg.Pool | pg.ClientBase, ref: string, version?: string): Promise<SourceRef[]> {
-  const text = ref.trim();
-  if (text.length === 0) throw new ValidationError('Source name or id must not be empty.');
-  if (isUuid(text)) {
-    const { rows } = await pool.query<SourceRef>('SELECT id, name, version FROM sources WHERE id = $1', [text]);
-    if (rows.length === 0) throw new NotFoundError(`Source ${text} not found.`, { hint: 'List sources with `docdex sources list`.' });
-    if (version !== undefined && rows[0]!.version !== version) {
-      throw new NotFoundError(`Source ${text} (${rows[0]!.name}) has version "${rows[0]!.version}", not "${version}".`);
-    }
-    return rows;
-  }
-  let rows = await byName(pool, text, version);
-  if (rows.length === 0) {
-    const name = await closestName(pool, text);
-    if (name !== null) rows = await byName(pool, name, version);
-  }
-  if (rows.length === 0) {
-    throw new NotFoundError(`No source matches "${text}"${version === undefined ? '' : ` with version "${version}"`}.`, {
-      hint: 'List sources with `docdex sources list`.',
-    });
-  }
-  return rows;
+/** How an indexed version is named in messages: its label, or "(unversioned)". */
+export function versionLabel(version: string): string {
+  return version === '' ? '(unversioned)' : version;
 }
 
-/** Exactly one source: a name with several versions needs the version (or the id). */
-export async function resolveSource(pool: pg.Pool | pg.ClientBase, ref: string, version?: string): Promise<SourceRef> {
-  const rows = await resolveSources(pool, ref, version);
-  if (rows.length > 1) {
-    throw new ValidationError(`"${ref}" names ${rows.length} versions of ${rows[0]!.name}: ${rows.map((r) => r.version || '(unversioned)').join(', ')}.`, {
-      hint: 'Pass --version, or the source id from `docdex sources list`.',
+/**
+ * What to index to get `requested`: the library's recorded origin (`metadata.origin`, the spec it was added
+ * from, e.g. `npm:react@18.3.1`) with the requested version, else `name@requested`.
+ */
+export function addSpecFor(name: string, requested: string, versions: ReadonlyArray<{ metadata?: Record<string, unknown> }>): string {
+  for (const { metadata } of versions) {
+    const origin = metadata?.origin;
+    if (typeof origin !== 'string' || origin.trim() === '') continue;
+    // A trailing "@version" is the origin's own version; an "@" followed by a path (a scope, git@host:) is not.
+    const at = origin.lastIndexOf('@');
+    const tail = at > 0 ? origin.slice(at + 1) : '';
+    const base = tail !== '' && !/[/:]/.test(tail) ? origin.slice(0, at) : origin.trim();
+    return `${base}@${requested}`;
+  }
+  return `${name}@${requested}`;
+}
+
+/** The asked version of a library is not among its indexed versions (details: name, requested, indexed). */
+export class VersionNotIndexedError extends UserError {
+  constructor(
+    readonly library: string,
+    readonly requested: string,
+    readonly indexed: string[],
+    /** A spec that would index the requested version (`docdex add`, MCP add_library). */
+    readonly addSpec: string,
+  ) {
+    super(`${library}@${requested} is not indexed; indexed versions: ${indexed.map(versionLabel).join(', ') || 'none'}.`, {
+      code: 'version_not_indexed',
+      hint: `Use one of the indexed versions (e.g. ${library}@${indexed[0] || '<version>'}), or index this one with \`docdex add ${addSpec}\`.`,
+      details: [{ name: library, requested, indexed }],
     });
   }
-  return rows[0]!;
+}
+
+/**
+ * The version `spec` picks among a library's versions (sorted latest first): a bare name the latest; the
+ * version labelled exactly so; `latest` when no version is labelled so; else the newest in its range.
+ */
+export function selectVersion<T extends SourceRef & { metadata?: Record<string, unknown> }>(versions: readonly T[], spec: VersionSpec | null): T {
+  const latest = versions[0];
+  if (latest === undefined) throw new NotFoundError('The library has no indexed versions.');
+  if (spec === null) return latest;
+  const chosen = versions.find((v) => v.version === spec.text) ?? (spec.text.toLowerCase() === 'latest' ? latest : undefined) ?? versions.find((v) => versionMatches(v.version, spec));
+  if (chosen) return chosen;
+  throw new VersionNotIndexedError(
+    latest.name,
+    spec.text,
+    versions.map((v) => v.version),
+    addSpecFor(latest.name, spec.text, versions),
+  );
+}
+
+export interface ResolvedLibrary extends SourceRef {
+  /** Every indexed version of the library, the latest first. */
+  versions: SourceRef[];
+  /** True when the name was not exact and the closest one was taken. */
+  fuzzy: boolean;
+}
+
+/** A reference with the `--version` flag (REST `version`) folded in; giving two different versions is an error. */
+function withVersion(text: string | LibraryRef, version: string | undefined): LibraryRef {
+  const ref = typeof text === 'string' ? parseLibraryRef(text) : text;
+  if (version === undefined || version.trim() === '') return ref;
+  if (ref.kind === 'id') return ref;
+  if (ref.version !== null && ref.version.text !== version.trim()) {
+    throw new ValidationError(`Two versions were given: "${ref.version.text}" in the library reference and "${version.trim()}" as the version.`, {
+      hint: 'Give the version once, e.g. --source react@18.3.1 without --version.',
+    });
+  }
+  return { ...ref, version: versionSpec(version) };
+}
+
+async function byId(pool: pg.Pool | pg.ClientBase, id: string, version: string | undefined): Promise<ResolvedLibrary> {
+  const { rows } = await pool.query<VersionRow>(`SELECT ${VERSION_COLUMNS} FROM sources WHERE id = $1`, [id]);
+  const row = rows[0];
+  if (!row) throw new NotFoundError(`Source ${id} not found.`, { hint: 'List sources with `docdex sources list`.' });
+  if (version !== undefined && version.trim() !== '' && !versionMatches(row.version, versionSpec(version))) {
+    throw new NotFoundError(`Source ${id} (${row.name}) has version "${row.version}", not "${version.trim()}".`);
+  }
+  return { id: row.id, name: row.name, version: row.version, versions: [{ id: row.id, name: row.name, version: row.version }], fuzzy: false };
+}
+
+/** The library's versions by exact name, else by the one clear fuzzy name. Throws NotFoundError. */
+async function libraryVersions(pool: pg.Pool | pg.ClientBase, name: string): Promise<{ versions: VersionRow[]; fuzzy: boolean }> {
+  const exact = await versionsNamed(pool, name);
+  if (exact.length > 0) return { versions: exact, fuzzy: false };
+  const closest = await closestName(pool, name);
+  const versions = closest === null ? [] : await versionsNamed(pool, closest);
+  if (versions.length === 0) throw new NotFoundError(`No source matches "${name}".`, { hint: 'List sources with `docdex sources list`.' });
+  return { versions, fuzzy: true };
+}
+
+/**
+ * The one source a library reference names (CLI `--source`, REST `source`, MCP `library_id`): by id, or a
+ * name (exact, then the clear fuzzy match) and its version as selectVersion picks it (a bare name: the
+ * latest). `version` is the separate version flag or parameter, if any. Throws ValidationError (bad or
+ * ambiguous reference), NotFoundError (no such library) or VersionNotIndexedError.
+ */
+export async function resolveLibrary(pool: pg.Pool | pg.ClientBase, text: string | LibraryRef, version?: string): Promise<ResolvedLibrary> {
+  const ref = withVersion(text, version);
+  if (ref.kind === 'id') return byId(pool, ref.id, version);
+  const { versions, fuzzy } = await libraryVersions(pool, ref.name);
+  const chosen = selectVersion(versions, ref.version);
+  return { id: chosen.id, name: chosen.name, version: chosen.version, versions: versions.map(({ id, name, version: v }) => ({ id, name, version: v })), fuzzy };
+}
+
+/**
+ * Exactly one source, for changing or deleting it: like resolveLibrary, except that a bare name with several
+ * versions is refused rather than read as the latest, so nothing is changed on a guess.
+ */
+export async function resolveSource(pool: pg.Pool | pg.ClientBase, text: string, version?: string): Promise<SourceRef> {
+  const ref = withVersion(text, version);
+  const resolved = await resolveLibrary(pool, text, version);
+  if (ref.kind === 'name' && ref.version === null && resolved.versions.length > 1) {
+    throw new ValidationError(`"${text.trim()}" names ${resolved.versions.length} versions of ${resolved.name}: ${resolved.versions.map((r) => versionLabel(r.version)).join(', ')}.`, {
+      hint: `Pass --version, name@version (e.g. ${resolved.name}@${resolved.versions[0]!.version || '<version>'}), or the source id from \`docdex sources list\`.`,
+    });
+  }
+  return { id: resolved.id, name: resolved.name, version: resolved.version };
 }

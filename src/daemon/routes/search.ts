@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { MAX_LIBRARY_NAME_CHARS, MAX_LIBRARY_VERSION_CHARS } from '../../core/library-ref.js';
 import { MAX_QUERY_CHARS } from '../../core/search/query.js';
 import { searchSnippetsShared } from '../../core/search/shared.js';
 import type { DaemonDeps } from '../app.js';
@@ -8,8 +9,14 @@ import { clientGone } from '../client-gone.js';
 import { ErrorBody } from '../errors.js';
 
 const filters = {
-  source: z.string().max(200).optional().describe('Source UUID or name (exact, then fuzzy)'),
-  version: z.string().max(100).optional().describe('Only this version of the source'),
+  source: z
+    .string()
+    .max(MAX_LIBRARY_NAME_CHARS + 1 + MAX_LIBRARY_VERSION_CHARS)
+    .optional()
+    .describe(
+      'Library: source UUID, name (exact, then fuzzy; its latest version) or name@version (exact, 18 for the newest 18.x, ^18.2, ~18.2.1). A version that is not indexed is a 404 (version_not_indexed) listing the indexed ones.',
+    ),
+  version: z.string().max(MAX_LIBRARY_VERSION_CHARS).optional().describe('The version, as after name@ in source (with source), or exactly this version label (without)'),
   language: z.string().max(50).optional().describe('Language, any common spelling (py, python, js, sh...)'),
 };
 

@@ -1,11 +1,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { UserError } from '../../errors.js';
+import { MAX_LIBRARY_NAME_CHARS, MAX_LIBRARY_VERSION_CHARS } from '../../library-ref.js';
 import { MAX_QUERY_CHARS } from '../../search/query.js';
 import { searchSnippetsShared } from '../../search/shared.js';
 import { SEPARATOR, formatSnippets } from '../format.js';
 import type { SnippetForModel } from '../format.js';
-import { libraryLabel, resolveLibrary } from '../libraries.js';
+import { libraryLabel, resolveLibraryForModel } from '../libraries.js';
 import { listLibrarySnippets } from '../queries.js';
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
@@ -17,7 +18,14 @@ export const GET_CONTENT = 'get_content';
 const MAX_SEARCH_DEPTH = 1000;
 
 const inputSchema = z.object({
-  library_id: z.string().trim().min(1).max(300).describe('The library: its id from search_libraries, its name ("fastapi"; fuzzy, typos tolerated) or name@version ("react@18.2").'),
+  library_id: z
+    .string()
+    .trim()
+    .min(1)
+    .max(MAX_LIBRARY_NAME_CHARS + 1 + MAX_LIBRARY_VERSION_CHARS)
+    .describe(
+      'The library: its id from search_libraries, its name ("fastapi"; fuzzy, typos tolerated; its latest version), or name@version: exact ("react@18.3.1"), the newest of a major ("react@18") or a semver range ("react@^18.2", "react@~18.2.1").',
+    ),
   query: z.string().max(MAX_QUERY_CHARS).optional().describe('What to look for inside the library, e.g. "dependency injection" or "useEffect cleanup". Omit to browse the library\'s snippets.'),
   limit: limitArg,
   page: pageArg,
@@ -25,7 +33,7 @@ const inputSchema = z.object({
 
 /** `signal`: the client cancelled; a search still waiting for its turn is then not run (searchSnippetsShared). */
 export async function getContent(deps: McpDeps, args: z.output<typeof inputSchema>, signal?: AbortSignal): Promise<ToolOutput> {
-  const { library, note } = await resolveLibrary(deps.pool, args.library_id);
+  const { library, note } = await resolveLibraryForModel(deps.pool, args.library_id);
   const query = args.query?.trim() ?? '';
   const offset = (args.page - 1) * args.limit;
   const label = libraryLabel(library);
@@ -68,7 +76,9 @@ export async function getContent(deps: McpDeps, args: z.output<typeof inputSchem
   }
 
   const first = offset + 1;
-  const header = `${label} (library_id ${library.id}) — ${what} — page ${args.page} of ${totalPages}, showing ${first}–${first + snippets.length - 1}.`;
+  // The version the snippets come from, said in words: a model told "react 18" may not read "18" as one.
+  const named = library.version ? `${library.name} version ${library.version}` : library.name;
+  const header = `${named} (library_id ${library.id}) — ${what} — page ${args.page} of ${totalPages}, showing ${first}–${first + snippets.length - 1}.`;
   const parts = [[header, ...preamble].join('\n'), formatSnippets(snippets, first)];
   if (args.page < totalPages) {
     parts.push(`More results: call get_content with library_id="${library.id}"${query ? `, query=${JSON.stringify(query)}` : ''}, page=${args.page + 1}.`);
@@ -82,7 +92,8 @@ export function registerGetContentTool(server: McpServer, deps: McpDeps): Docdex
     title: 'Get code snippets from a library',
     description:
       "Returns code examples from an indexed library's documentation: each with its title, description, language, source URL and the code in a fenced block. " +
-      'library_id is the id from search_libraries, or a library name (fuzzy) or name@version. ' +
+      'library_id is the id from search_libraries, or a library name (fuzzy; its latest version) or name@version (exact, a major like react@18, or a range like react@^18.2). ' +
+      'The answer names the version the snippets come from; a version that is not indexed is an error listing the indexed ones, never another version. ' +
       'With query, returns the snippets that best match it (e.g. "streaming response", "useEffect cleanup"); without, browses the library. ' +
       "Results are paginated (limit up to 100, page from 1). Very long code is cut with a marker; get_page_markdown with the snippet's source URL returns the full page. " +
       'An unknown library gets a message listing the closest names.',

@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { clearBestMatch, libraryLabel } from '../libraries.js';
 import { findLibraries } from '../queries.js';
-import type { LibraryRow } from '../queries.js';
+import type { LibraryGroup } from '../queries.js';
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
 import { limitArg, pageArg, pagination, paginationOutput, plural } from './common.js';
@@ -26,6 +26,9 @@ const libraryOutput = z.object({
   last_crawled_at: z.string().optional(),
   score: z.number(),
   selected: z.boolean(),
+  versions: z
+    .array(z.object({ id: z.string(), version: z.string(), snippet_count: z.number().int() }))
+    .describe('Every indexed version, the latest first; the entry itself is the latest. Pass name@version as library_id for another.'),
 });
 
 const outputSchema = z.object({
@@ -36,8 +39,11 @@ const outputSchema = z.object({
   pagination: paginationOutput,
 });
 
-function render(lib: LibraryRow, index: number, selected: boolean): string {
+function render(lib: LibraryGroup, index: number, selected: boolean): string {
   const lines = [`${index}. ${libraryLabel(lib)}${selected ? '  [selected]' : ''}`, `   id: ${lib.id}`];
+  if (lib.versions.length > 1) {
+    lines.push(`   versions (latest first): ${lib.versions.map((v) => `${v.version || '(unversioned)'} (library_id "${lib.name}@${v.version}")`).join(', ')}`);
+  }
   if (lib.description) lines.push(`   description: ${lib.description}`);
   const facts = [plural(lib.snippet_count, 'snippet'), plural(lib.document_count, 'page')];
   if (lib.base_url) facts.push(lib.base_url);
@@ -63,6 +69,7 @@ export async function searchLibraries(deps: McpDeps, args: z.output<typeof input
       ...(lib.last_crawled_at ? { last_crawled_at: lib.last_crawled_at.toISOString() } : {}),
       score: Math.round(lib.score * 1000) / 1000,
       selected: i === selectedIndex,
+      versions: lib.versions.map((v) => ({ id: v.id, version: v.version, snippet_count: v.snippet_count })),
     })),
     ...(selectedIndex === undefined ? {} : { selected_id: items[selectedIndex]!.id }),
     pagination: page,
@@ -98,6 +105,7 @@ export function registerSearchLibrariesTool(server: McpServer, deps: McpDeps): D
     title: 'Search indexed libraries',
     description:
       'Find documentation libraries indexed by docdex, by name. Matching is fuzzy: typos, case and punctuation are tolerated ("nextjs" finds "Next.js"). ' +
+      "Each library is listed once, as its latest version, with every indexed version (latest first); it is also found by its aliases (e.g. a package's repository name). " +
       "Returns each library's id, name, version, description and snippet count, with pagination. " +
       'When one library is clearly the best match it is marked [selected]: pass its id as library_id to get_content. ' +
       'Call with no query to list every library. Use this first when you do not know the exact library name.',
