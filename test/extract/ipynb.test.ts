@@ -32,9 +32,16 @@ describe('notebookToMarkdown', () => {
   });
 
   it('any text gives markdown or a NotebookError, never another kind of throw (property)', () => {
-    const cell = fc.record({ cell_type: fc.oneof(fc.constantFrom('code', 'markdown', 'raw'), fc.anything()), source: fc.oneof(fc.string(), fc.array(fc.oneof(fc.string(), fc.anything())), fc.anything()) }, { requiredKeys: [] });
+    const cell = fc.record(
+      { cell_type: fc.oneof(fc.constantFrom('code', 'markdown', 'raw'), fc.anything()), source: fc.oneof(fc.string(), fc.array(fc.oneof(fc.string(), fc.anything())), fc.anything()) },
+      { requiredKeys: [] },
+    );
     const nbArb = fc.record({ cells: fc.oneof(fc.array(cell), fc.anything()), metadata: fc.anything(), worksheets: fc.anything() }, { requiredKeys: [] });
-    const input = fc.oneof(fc.string(), nbArb.map((nb) => JSON.stringify(nb)), fc.uint8Array().map((b) => Buffer.from(b).toString('latin1')));
+    const input = fc.oneof(
+      fc.string(),
+      nbArb.map((nb) => JSON.stringify(nb)),
+      fc.uint8Array().map((b) => Buffer.from(b).toString('latin1')),
+    );
     fc.assert(
       fc.property(input, (text) => {
         try {

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGitSource } from '../../src/core/git/index.js';
+import { searchSnippets } from '../../src/core/search/search.js';
+import { startUploadWorkers, waitForUpload } from '../../src/core/upload/index.js';
+import type { UploadWorkers } from '../../src/core/upload/index.js';
+import { createTestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { createTestRepo } from '../helpers/git-repo.js';
+import type { TestRepo } from '../helpers/git-repo.js';
+
+let db: TestDatabase;
+let workers: UploadWorkers;
+let repo: TestRepo;
+let v1: string;
+const dbh = () => ({ pool: db.pool, info: db.info });
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  workers = await startUploadWorkers(dbh(), db.config, { pollingIntervalSeconds: 0.5 });
+  repo = await createTestRepo('acme');
+  repo.write({
+    'README.md': '# Acme\n\nInstall it:\n\n```bash\npip install acme-wombatlib\n```\n',
+    'docs/guide/intro.md': '# Intro\n\nSee [the guide](../guide.md).\n\n```python\nacme.configure_wombat(level=3)\n```\n',
+    'docs/guide.md': '# Guide\n\n```python\nacme.guide_numbat()\n```\n',
+    'docs/plot.ipynb': JSON.stringify({
+      metadata: { language_info: { name: 'python' } },
+      cells: [
+        { cell_type: 'markdown', source: '# Plot' },
+        { cell_type: 'code', source: 'acme.plot_quokka()' },
+      ],
+    }),
+    'examples/quickstart.py': 'import acme\n\nacme.run_bilby_example()\n',
+    'examples/logo.png': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1]),
+    'docs/node_modules/dep/readme.md': '# dep\n\n```js\nshouldNotBeIndexed()\n```\n',
+    'src/acme.py': 'def not_docs():\n    shouldNotBeIndexed()\n',
+    '.gitignore': 'docs/ignored.md\n',
+    'docs/ignored.md': '# ignored\n\n```\nshouldNotBeIndexed()\n```\n',
+  });
+  v1 = await repo.commit('first', { tag: 'v1.2.3' });
+});
+
+afterAll(async () => {
+  await workers?.stop();
+  await db?.drop();
+  repo?.cleanup();
+});
+
+describe('git sources', () => {
+  it('checks out a tag, queues an upload job of kind git, and the workers make docs and examples searchable with the commit in the URL', async () => {
+    const job = await startGitSource(dbh(), db.config, { remote: repo.url, ref: 'v1.2.3', local: true });
+    expect(job).toMatchObject({ name: 'acme', source_type: 'git', version: '1.2.3', source_name: 'acme' });
+    expect(job.file_count).toBe(5);
+    const done = await waitForUpload(dbh(), job.id);
+    expect(done).toMatchObject({ status: 'completed', processed_files: 5, failed_files: 0 });
+
+    const source = await db.pool.query<{ kind: string; origin: { remote: string; ref: string; commit: string; refKind: string } }>(
+      `SELECT kind, crawl_config->'git' AS origin FROM sources WHERE name = 'acme'`,
+    );
+    expect(source.rows[0]).toMatchObject({ kind: 'git', origin: { remote: repo.url, ref: 'v1.2.3', refKind: 'tag', commit: v1 } });
+
+    const doc = await searchSnippets(db.pool, { query: 'configure_wombat', source: 'acme' });
+    expect(doc.items[0]?.source_url).toContain(`${repo.url}@${v1}/docs/guide/intro.md`);
+    const example = await searchSnippets(db.pool, { query: 'run_bilby_example', source: 'acme' });
+    expect(example.items[0]).toMatchObject({ language: 'python', title: 'examples/quickstart.py' });
+    expect(example.items[0]?.source_url).toContain(`@${v1}/examples/quickstart.py`);
+    const notebook = await searchSnippets(db.pool, { query: 'plot_quokka', source: 'acme' });
+    expect(notebook.items[0]?.language).toBe('python');
+    expect((await searchSnippets(db.pool, { query: 'wombatlib', source: 'acme' })).items.length).toBeGreaterThan(0);
+    const leaked = await db.pool.query("SELECT 1 FROM snippets WHERE code LIKE '%shouldNotBeIndexed%'");
+    expect(leaked.rowCount).toBe(0);
+  });
+});
