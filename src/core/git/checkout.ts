@@ -51,16 +51,23 @@ export function contextFor(tmp: string, remote: Remote, access: GitAccess, maxBy
 
 /** The error for a failed git command: what the user can do about it, git's own words redacted. */
 export function gitFailure(result: GitResult, remote: Remote, access: GitAccess, maxBytes: number): UserError {
-  const said = scrubSecret(result.stderr, access.secret).trim().split('\n').slice(-3).join(' ').slice(0, 500);
+  const all = scrubSecret(result.stderr, access.secret).trim();
+  const said =
+    all
+      .split('\n')
+      .filter((line) => line.startsWith('fatal:') || line.startsWith('error:'))
+      .slice(-2)
+      .join(' ')
+      .slice(0, 500) || all.slice(-500);
   const where = remote.url;
   if (result.oversize) {
     return new UserError(`${where} is larger than the ${Math.round(maxBytes / 1024 / 1024)} MB limit for a repository.`, { code: 'git_repo_too_large' });
   }
-  if (/could not read (Username|Password)|Authentication failed|terminal prompts disabled|HTTP 40[13]|Permission denied \(publickey|Invalid username or password/i.test(said)) {
+  if (/could not read (Username|Password)|Authentication failed|terminal prompts disabled|HTTP 40[13]|Permission denied \(publickey|Invalid username or password/i.test(all)) {
     const stored = access.secret === undefined ? 'and no credential is stored for its host' : 'and the stored credential for its host was refused';
     return new UserError(`${where} needs authentication ${stored}.`, { code: 'git_auth_required' });
   }
-  if (/not found|does not appear to be a git repository|not a git repository|No such file or directory|HTTP 404|does not exist/i.test(said)) {
+  if (/not found|does not appear to be a git repository|not a git repository|No such file or directory|HTTP 404|does not exist/i.test(all)) {
     return new UserError(`No repository at ${where}.`, { code: 'git_repo_not_found' });
   }
   if (result.timedOut) return new UserError(`git timed out reading ${where}.`, { code: 'git_failed' });
