@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGitSource } from '../../src/core/git/index.js';
+import { recrawlGitSource, startGitSource } from '../../src/core/git/index.js';
 import { searchSnippets } from '../../src/core/search/search.js';
 import { startUploadWorkers, waitForUpload } from '../../src/core/upload/index.js';
 import type { UploadWorkers } from '../../src/core/upload/index.js';
@@ -68,5 +68,37 @@ describe('git sources', () => {
     expect((await searchSnippets(db.pool, { query: 'wombatlib', source: 'acme' })).items.length).toBeGreaterThan(0);
     const leaked = await db.pool.query("SELECT 1 FROM snippets WHERE code LIKE '%shouldNotBeIndexed%'");
     expect(leaked.rowCount).toBe(0);
+  });
+  it('recrawls a branch at its new head: unchanged blobs skipped, changed files re-extracted, removed files dropped', async () => {
+    const first = await startGitSource(dbh(), db.config, { remote: repo.url, ref: 'main', local: true });
+    expect(first).toMatchObject({ version: 'main', file_count: 5 });
+    await waitForUpload(dbh(), first.id);
+    const sourceId = first.source_id!;
+    repo.write({ 'docs/guide.md': '# Guide\n\n```python\nacme.guide_echidna()\n```\n', 'docs/new.md': '# New\n\n```python\nacme.new_dingo()\n```\n' });
+    repo.remove(['docs/guide/intro.md']);
+    const v2 = await repo.commit('second');
+
+    const again = await recrawlGitSource(dbh(), db.config, sourceId, { local: true });
+    expect(again).toMatchObject({ source_id: sourceId, version: 'main', file_count: 2 });
+    expect(await waitForUpload(dbh(), again.id)).toMatchObject({ status: 'completed', processed_files: 2, failed_files: 0 });
+    const search = async (query: string) => (await searchSnippets(db.pool, { query, source: 'acme', version: 'main' })).items;
+    expect(await search('guide_numbat')).toEqual([]);
+    expect(await search('configure_wombat')).toEqual([]);
+    expect((await search('guide_echidna'))[0]?.source_url).toContain(`@${v2}/docs/guide.md`);
+    expect((await search('new_dingo'))[0]?.source_url).toContain(`@${v2}/docs/new.md`);
+    // Unchanged: kept, at the URL of the commit it was read from.
+    expect((await search('run_bilby_example'))[0]?.source_url).toContain(`@${v1}/examples/quickstart.py`);
+    const docs = await db.pool.query<{ url: string }>('SELECT url FROM documents WHERE source_id = $1 ORDER BY url', [sourceId]);
+    expect(docs.rows.map((r) => r.url.replace(/^.*@[0-9a-f]{40}\//, '')).sort()).toEqual(['README.md', 'docs/guide.md', 'docs/new.md', 'docs/plot.ipynb', 'examples/quickstart.py']);
+    const counts = await db.pool.query<{ document_count: number; commit: string }>(`SELECT document_count, crawl_config->'git'->>'commit' AS commit FROM sources WHERE id = $1`, [sourceId]);
+    expect(counts.rows[0]).toEqual({ document_count: 5, commit: v2 });
+
+    const unchanged = await recrawlGitSource(dbh(), db.config, sourceId, { local: true });
+    expect(unchanged).toMatchObject({ status: 'completed', file_count: 0 });
+  });
+
+  it('recrawling a local repository needs the CLI permission again', async () => {
+    const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM sources WHERE name = 'acme' AND version = 'main'`);
+    await expect(recrawlGitSource(dbh(), db.config, rows[0]!.id)).rejects.toMatchObject({ code: 'git_remote_refused' });
   });
 });
