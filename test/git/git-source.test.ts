@@ -3,6 +3,7 @@ import { recrawlGitSource, startGitSource } from '../../src/core/git/index.js';
 import { searchSnippets } from '../../src/core/search/search.js';
 import { startUploadWorkers, waitForUpload } from '../../src/core/upload/index.js';
 import type { UploadWorkers } from '../../src/core/upload/index.js';
+import { runCli } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { createTestRepo } from '../helpers/git-repo.js';
@@ -100,5 +101,15 @@ describe('git sources', () => {
   it('recrawling a local repository needs the CLI permission again', async () => {
     const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM sources WHERE name = 'acme' AND version = 'main'`);
     await expect(recrawlGitSource(dbh(), db.config, rows[0]!.id)).rejects.toMatchObject({ code: 'git_remote_refused' });
+  });
+  it('`docdex sources recrawl` (the real CLI) checks a git source out again', async () => {
+    repo.write({ 'docs/cli.md': '# CLI\n\n```bash\nacme --kookaburra\n```\n' });
+    await repo.commit('third');
+    const result = await runCli(['sources', 'recrawl', 'acme', '--version', 'main', '--json'], { env: db.env, timeout: 120_000 });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const job = JSON.parse(String(result.stdout)) as { id: string; source_type: string; file_count: number };
+    expect(job).toMatchObject({ source_type: 'git', file_count: 1 });
+    await waitForUpload(dbh(), job.id);
+    expect((await searchSnippets(db.pool, { query: 'kookaburra', source: 'acme' })).items.length).toBe(1);
   });
 });
