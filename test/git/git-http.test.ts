@@ -1,7 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addGitCredential, removeGitCredential } from '../../src/core/agent-server/git-credentials.js';
+import { prepareAccess } from '../../src/core/git/access.js';
+import { contextFor, listRemoteRefs } from '../../src/core/git/checkout.js';
 import { listRemoteTags, startGitSource } from '../../src/core/git/index.js';
+import { parseRemote } from '../../src/core/git/remote.js';
 import { parseAllowHosts } from '../../src/core/net/outbound.js';
 import { searchSnippets } from '../../src/core/search/search.js';
 import { startUploadWorkers, waitForUpload } from '../../src/core/upload/index.js';
@@ -98,5 +103,24 @@ describe('git over smart HTTP (git http-backend on loopback)', () => {
     expect(found.items[0]?.source_url).toMatch(new RegExp(`^${server.origin}/acme\\.git@[0-9a-f]{40}/docs/index\\.md`));
     const stored = await db.pool.query<{ text: string }>(`SELECT crawl_config::text AS text FROM sources WHERE name = 'acme'`);
     expect(stored.rows[0]?.text).not.toContain(TOKEN);
+  });
+  it('connects to the address the policy admitted, pinned for git, whatever DNS says later; refuses private answers', async () => {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'docdex-git-pin-'));
+    try {
+      const strict = { ...db.config, outbound: { allowHosts: [] } };
+      await addGitCredential(db.pool, { host: `docs.pinned.invalid:${server.port}`, username: 'docdex', token: TOKEN });
+      // A name no real resolver knows: git can only reach the server through the pinned address.
+      const remoteByName = parseRemote(`http://docs.pinned.invalid:${server.port}/acme.git`);
+      const access = await prepareAccess(strict, remoteByName, tmp, { local: true, pool: db.pool, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+      expect(access.settings).toContain(`http.curloptResolve=docs.pinned.invalid:${server.port}:127.0.0.1`);
+      expect(access.settings).toContain('http.followRedirects=false');
+      const context = contextFor(tmp, remoteByName, access, 64 * 1024 * 1024);
+      const { refs } = await listRemoteRefs(context, { remote: remoteByName, access, maxBytes: 64 * 1024 * 1024 }, [], ['--tags']);
+      expect([...refs.keys()]).toContain('refs/tags/v1.0.0');
+      const privateAnswer = prepareAccess(strict, remoteByName, tmp, { local: true, resolve: async () => [{ address: '10.1.2.3', family: 4 }] });
+      await expect(privateAnswer).rejects.toMatchObject({ code: 'git_remote_refused', message: expect.stringMatching(/private address/) });
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });
