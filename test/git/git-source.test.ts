@@ -106,7 +106,7 @@ describe('git sources', () => {
     repo.write({ 'docs/cli.md': '# CLI\n\n```bash\nacme --kookaburra\n```\n' });
     await repo.commit('third');
     const result = await runCli(['sources', 'recrawl', 'acme', '--version', 'main', '--json'], { env: db.env, timeout: 120_000 });
-    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.exitCode, String(result.stderr)).toBe(0);
     const job = JSON.parse(String(result.stdout)) as { id: string; source_type: string; file_count: number };
     expect(job).toMatchObject({ source_type: 'git', file_count: 1 });
     await waitForUpload(dbh(), job.id);

@@ -18,13 +18,6 @@ function encodePath(filePath: string): string {
   return filePath.split('/').map(encodeURIComponent).join('/');
 }
 
-/** The forge's web view of the repository (`https://github.com/o/r`), or undefined for other hosts. */
-export function forgeRepoUrl(remote: Remote): string | undefined {
-  const host = remote.host.toLowerCase();
-  if (remote.kind === 'file' || FORGES[host] === undefined) return undefined;
-  return `https://${host}/${remote.repoPath.split('/').map(encodeURIComponent).join('/')}`;
-}
-
 export function fileUrl(remote: Remote, commit: string, filePath: string): string {
   const host = remote.host.toLowerCase();
   const forge = remote.kind === 'file' ? undefined : FORGES[host];

@@ -46,7 +46,7 @@ interface IndexedFile {
 }
 
 /** Where a git source came from, kept in sources.crawl_config.git for recrawls. */
-export interface GitOrigin {
+interface GitOrigin {
   /** As given, with no credentials (they are refused in a remote). */
   remote: string;
   /** As asked (null: the default branch), and what it was. */
@@ -59,7 +59,7 @@ export interface GitOrigin {
   files: Record<string, IndexedFile>;
 }
 
-export const DEFAULT_MAX_REPO_MB = 500;
+const DEFAULT_MAX_REPO_MB = 500;
 
 function checkMaxRepoMb(value: number | undefined): number {
   const mb = value ?? DEFAULT_MAX_REPO_MB;
