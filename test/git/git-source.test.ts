@@ -3,7 +3,10 @@ import { recrawlGitSource, startGitSource } from '../../src/core/git/index.js';
 import { searchSnippets } from '../../src/core/search/search.js';
 import { startUploadWorkers, waitForUpload } from '../../src/core/upload/index.js';
 import type { UploadWorkers } from '../../src/core/upload/index.js';
+import { loadConfig } from '../../src/core/config.js';
+import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { runCli } from '../helpers/cli.js';
+import { startTestDaemon } from '../helpers/daemon.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { createTestRepo } from '../helpers/git-repo.js';
@@ -111,5 +114,21 @@ describe('git sources', () => {
     expect(job).toMatchObject({ source_type: 'git', file_count: 1 });
     await waitForUpload(dbh(), job.id);
     expect((await searchSnippets(db.pool, { query: 'kookaburra', source: 'acme' })).items.length).toBe(1);
+  });
+  it('REST lists and shows a git source; a crawl recrawl of it is a clear 422, not a 500', async () => {
+    const daemon = await startTestDaemon(loadConfig(db.env), { routes: docsIndexRoutes });
+    try {
+      const list = await fetch(`${daemon.base}/api/sources?query=acme`);
+      expect(list.status).toBe(200);
+      const items = ((await list.json()) as { items: Array<{ id: string; kind: string; version: string }> }).items;
+      const main = items.find((s) => s.version === 'main')!;
+      expect(main.kind).toBe('git');
+      expect((await fetch(`${daemon.base}/api/sources/${main.id}`)).status).toBe(200);
+      const recrawl = await fetch(`${daemon.base}/api/sources/${main.id}/recrawl`, { method: 'POST' });
+      expect(recrawl.status).toBe(422);
+      expect(await recrawl.json()).toMatchObject({ code: 'validation_error', error: expect.stringMatching(/git repository/) });
+    } finally {
+      await daemon.close();
+    }
   });
 });
