@@ -94,9 +94,11 @@ describe('bad input to a git source: a clear error with its code, nothing writte
     await db.pool.query('DELETE FROM sources');
   });
 
-  it('a full commit hash is checked out and named by its short hash', async () => {
+  it('a full commit hash is checked out and named by its short hash; no ref is the default branch', async () => {
     const job = await startGitSource(dbh(), db.config, { remote: repo.url, ref: head, local: true });
     expect(job).toMatchObject({ name: 'acme', version: head.slice(0, 7), file_count: 2 });
     expect(readdirSync(tmp)).toEqual([]);
+    const defaultBranch = await startGitSource(dbh(), db.config, { remote: repo.url, local: true, name: 'acme-docs', paths: ['docs/index.md'] });
+    expect(defaultBranch).toMatchObject({ name: 'acme-docs', version: 'main', file_count: 1 });
   });
 });

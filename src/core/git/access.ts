@@ -72,6 +72,8 @@ async function credentialEnv(remote: Remote, address: string, tmp: string, pool:
 /** Checks the remote for the caller and prepares git's settings and environment; writes only into `tmp`. */
 export async function prepareAccess(config: Config, remote: Remote, tmp: string, options: AccessOptions): Promise<GitAccess> {
   assertRemoteAllowed(remote, options.local);
+  // ssh (CLI only) is the local user's own access: their agent's keys, found through its socket.
+  if (remote.kind === 'ssh' && process.env.SSH_AUTH_SOCK) return { settings: [], env: { SSH_AUTH_SOCK: process.env.SSH_AUTH_SOCK } };
   if (remote.kind !== 'http' && remote.kind !== 'https') return { settings: [], env: {} };
   const address = await admitted(config, remote, options);
   const settings = ['http.followRedirects=false'];
