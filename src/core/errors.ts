@@ -61,6 +61,13 @@ export const ERROR_CODES = {
   // The agent half: git, opencode and the sandbox.
   git_failed: { status: 400, exitCode: 1 },
   clone_failed: { status: 400, exitCode: 1 },
+  // Git repositories as sources (core/git/).
+  git_remote_refused: { status: 403, exitCode: 2, hint: 'Local paths, file:// and ssh remotes, and hosts on loopback or private addresses, are for the CLI only (or CRAWL_ALLOW_HOSTS).' },
+  git_repo_not_found: { status: 404, exitCode: 1, hint: 'Check the repository URL; a private repository needs a stored credential for its host.' },
+  git_ref_not_found: { status: 404, exitCode: 1, hint: 'Give a tag, a branch or a full 40-character commit hash that the repository has.' },
+  git_auth_required: { status: 422, exitCode: 1, hint: 'Store a token for the host: `docdex manager git-credentials add --host HOST`.' },
+  git_repo_too_large: { status: 413, exitCode: 1, hint: 'Index only the docs (paths) or raise maxRepoMb.' },
+  git_nothing_to_index: { status: 422, exitCode: 2, hint: 'Name the documentation folders with paths (docs/, a README, examples/).' },
   attach_failed: { status: 400, exitCode: 1 },
   agent_binary_missing: { status: 400, exitCode: 1 },
   agent_server_down: { status: 400, exitCode: 1 },

@@ -8,6 +8,8 @@ import { startCrawl } from './jobs.js';
 import type { CrawlJob } from './jobs.js';
 import { requestFromStored } from '../crawl-request.js';
 import type { CrawlRequestInput } from '../crawl-request.js';
+import { recrawlGitSource } from '../git/index.js';
+import type { UploadJob } from '../upload/index.js';
 
 /** The crawl request of the spec, rebuilt from a source's stored configuration. */
 export type RecrawlRequest = CrawlRequestInput & { name: string; start_urls: string[] };
@@ -23,6 +25,9 @@ export async function recrawlRequest(pool: pg.Pool, ref: string, options: { vers
     metadata: Record<string, unknown>;
   }>('SELECT name, version, kind, base_url, crawl_config, metadata FROM sources WHERE id = $1', [id]);
   const s = rows[0]!;
+  if (s.kind === 'git') {
+    throw new ValidationError(`${s.name} is a git repository; it is recrawled by checking it out again, not by crawling.`, { hint: 'Run `docdex sources recrawl` for it.' });
+  }
   if (s.kind === 'upload') {
     throw new ValidationError(`${s.name} is an upload collection; there is nothing to re-fetch.`, { hint: 'Upload the files again with `docdex upload`.' });
   }
@@ -42,4 +47,15 @@ export async function recrawlRequest(pool: pg.Pool, ref: string, options: { vers
 export async function recrawlSource(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, ref: string, options: { version?: string; allowLoopback?: boolean } = {}): Promise<CrawlJob> {
   const { request } = await recrawlRequest(db.pool, ref, options);
   return startCrawl(db, config, request, { allowLoopback: options.allowLoopback ?? false });
+}
+
+/** What a recrawl started: a crawl, or for a git source the upload job of its new checkout. */
+export type StartedRecrawl = { kind: 'crawl'; job: CrawlJob } | { kind: 'git'; job: UploadJob };
+
+/** `sources recrawl`: decides by the source's kind (a git source is checked out again, see core/git). */
+export async function recrawlAnySource(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, ref: string, options: { version?: string; allowLoopback?: boolean } = {}): Promise<StartedRecrawl> {
+  const { id } = await resolveSource(db.pool, ref, options.version);
+  const { rows } = await db.pool.query<{ kind: string }>('SELECT kind FROM sources WHERE id = $1', [id]);
+  if (rows[0]?.kind === 'git') return { kind: 'git', job: await recrawlGitSource(db, config, id, { local: options.allowLoopback ?? false }) };
+  return { kind: 'crawl', job: await recrawlSource(db, config, id, options) };
 }

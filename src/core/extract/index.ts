@@ -6,6 +6,7 @@ import { extractAdoc } from './adoc.js';
 import { decodeBody, md5Hex } from './encoding.js';
 import { extractHtml } from './html.js';
 import { visibleResult } from './invisible.js';
+import { isNotebook, notebookToMarkdown } from './ipynb.js';
 import { extractMarkdown } from './markdown.js';
 import { extractRst } from './rst.js';
 import type { ExtractInput, ExtractResult, PageFormat } from './types.js';
@@ -113,8 +114,13 @@ function extractAny(input: ExtractInput): ExtractResult {
   let format: PageFormat = 'text';
   try {
     const text = decodeBody(typeof body === 'string' || body instanceof Uint8Array ? body : String(body), input?.contentType);
-    format = detectFormat(url, input?.contentType) ?? sniffFormat(text);
     const path = pathOf(url);
+    // A notebook is JSON: read as markdown of its cells, or recorded with its error when it is not one.
+    if (isNotebook(path, input?.contentType)) {
+      format = 'markdown';
+      return extractMarkdown(notebookToMarkdown(text), url, contentHash, 'markdown', false);
+    }
+    format = detectFormat(url, input?.contentType) ?? sniffFormat(text);
     switch (format) {
       case 'html':
         return extractHtml(text, url, contentHash);

@@ -17,7 +17,7 @@ export interface SourceSummary {
   version: string;
   description: string;
   base_url: string | null;
-  kind: 'crawl' | 'upload';
+  kind: 'crawl' | 'upload' | 'git';
   snippet_count: number;
   page_count: number;
   /** How many versions of this library (sources with the same name) are indexed. */

@@ -284,13 +284,16 @@ async function commitWithCounters(client: pg.PoolClient, sourceId: string, snipp
 
 /** Removes a page that disappeared (404/410 on recrawl) with its snippets unless other pages show them. */
 export async function removePage(pool: pg.Pool, sourceId: string, url: string): Promise<{ removed: boolean; snippetsRemoved: number }> {
-  return withTransaction(pool, async (client) => {
-    const { rows } = await client.query<{ id: string }>('SELECT id FROM documents WHERE source_id = $1 AND url = $2 FOR UPDATE', [sourceId, url]);
-    const doc = rows[0];
-    if (!doc) return { removed: false, snippetsRemoved: 0 };
-    const snippetsRemoved = await detachDocument(client, doc.id);
-    await client.query('DELETE FROM documents WHERE id = $1', [doc.id]);
-    await client.query('UPDATE sources SET snippet_count = snippet_count - $2, document_count = document_count - 1, updated_at = now() WHERE id = $1', [sourceId, snippetsRemoved]);
-    return { removed: true, snippetsRemoved };
-  });
+  return withTransaction(pool, async (client) => removePageIn(client, sourceId, url));
+}
+
+/** removePage inside the caller's transaction (a git job drops the pages of removed files as it is created). */
+export async function removePageIn(client: pg.ClientBase, sourceId: string, url: string): Promise<{ removed: boolean; snippetsRemoved: number }> {
+  const { rows } = await client.query<{ id: string }>('SELECT id FROM documents WHERE source_id = $1 AND url = $2 FOR UPDATE', [sourceId, url]);
+  const doc = rows[0];
+  if (!doc) return { removed: false, snippetsRemoved: 0 };
+  const snippetsRemoved = await detachDocument(client, doc.id);
+  await client.query('DELETE FROM documents WHERE id = $1', [doc.id]);
+  await client.query('UPDATE sources SET snippet_count = snippet_count - $2, document_count = document_count - 1, updated_at = now() WHERE id = $1', [sourceId, snippetsRemoved]);
+  return { removed: true, snippetsRemoved };
 }

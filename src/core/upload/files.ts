@@ -35,6 +35,8 @@ export interface UploadFileInput {
   url: string;
   content: string;
   sizeBytes: number;
+  /** How to read it, when its path's extension does not say (a git example wrapped as markdown). */
+  contentType?: string;
 }
 
 export interface FileProblem {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type pg from 'pg';
+import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { subscribe } from '../events/notify.js';
@@ -131,29 +132,52 @@ async function createUpload(db: QueueDb, upload: NewUpload): Promise<UploadJob> 
         [upload.name, upload.version, upload.sourceUrl ?? null],
       );
       const sourceId = source.rows[0]!.id;
-      const fileCount = upload.files.length + upload.errors.length;
-      const job = await client.query<{ id: string }>(
-        `INSERT INTO upload_jobs (name, source_id, file_count, processed_files, failed_files, file_errors, skipped_files, llm_enhance)
-         VALUES ($1, $2, $3, $4, $4, $5, $6, $7) RETURNING id`,
-        [upload.name, sourceId, fileCount, upload.errors.length, JSON.stringify(upload.errors), JSON.stringify(upload.skipped.slice(0, 1000)), upload.llmEnhance],
-      );
-      const jobId = job.rows[0]!.id;
-      const files = await client.query<{ id: number }>(
-        `INSERT INTO upload_files (job_id, path, url, content, size_bytes)
-         SELECT $1, t.path, t.url, t.content, t.size FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]) AS t(path, url, content, size)
-         RETURNING id`,
-        [jobId, upload.files.map((f) => f.path), upload.files.map((f) => f.url), upload.files.map((f) => f.content), upload.files.map((f) => f.sizeBytes)],
-      );
-      await queueFiles(
-        boss,
-        client,
-        jobId,
-        files.rows.map((r) => r.id),
-      );
+      const jobId = await insertUploadJob(boss, client, sourceId, upload);
       return jobId;
     });
     return getUploadJob(db.pool, created);
   });
+}
+
+export interface UploadJobRows {
+  name: string;
+  files: UploadFileInput[];
+  errors: FileProblem[];
+  skipped: SkippedFile[];
+  llmEnhance: boolean;
+  /** 'upload' unless another producer (a git checkout) made the files. */
+  sourceType?: 'upload' | 'git';
+}
+
+/**
+ * Inserts a job, its files (bodies in upload_files) and their queue entries in the caller's transaction, so
+ * workers see all of it or nothing. A job with nothing left to process (a recrawl that found no change) is
+ * finished at once.
+ */
+export async function insertUploadJob(boss: PgBoss, client: pg.ClientBase, sourceId: string, upload: UploadJobRows): Promise<string> {
+  const fileCount = upload.files.length + upload.errors.length;
+  const finished = upload.files.length === 0 ? (upload.errors.length > 0 ? 'failed' : 'completed') : null;
+  const job = await client.query<{ id: string }>(
+    `INSERT INTO upload_jobs (name, source_id, file_count, processed_files, failed_files, file_errors, skipped_files, llm_enhance, source_type, status, error, completed_at)
+     VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, COALESCE($9::text, 'queued'), CASE WHEN $9::text = 'failed' THEN 'every file failed' END, CASE WHEN $9::text IS NOT NULL THEN now() END)
+     RETURNING id`,
+    [upload.name, sourceId, fileCount, upload.errors.length, JSON.stringify(upload.errors), JSON.stringify(upload.skipped.slice(0, 1000)), upload.llmEnhance, upload.sourceType ?? 'upload', finished],
+  );
+  const jobId = job.rows[0]!.id;
+  const files = await client.query<{ id: number }>(
+    `INSERT INTO upload_files (job_id, path, url, content, size_bytes, content_type)
+     SELECT $1, t.path, t.url, t.content, t.size, t.content_type
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[]) AS t(path, url, content, size, content_type)
+     RETURNING id`,
+    [jobId, upload.files.map((f) => f.path), upload.files.map((f) => f.url), upload.files.map((f) => f.content), upload.files.map((f) => f.sizeBytes), upload.files.map((f) => f.contentType ?? null)],
+  );
+  await queueFiles(
+    boss,
+    client,
+    jobId,
+    files.rows.map((r) => r.id),
+  );
+  return jobId;
 }
 
 export interface UploadPathsRequest {

@@ -134,8 +134,8 @@ export interface ProcessHooks {
 
 /** Processes one stored upload file. Idempotent: a file already done or failed is left alone. */
 export async function processUploadFile(pool: pg.Pool, fileId: number, hooks: ProcessHooks = {}): Promise<FileOutcome> {
-  const { rows } = await pool.query<{ job_id: string; path: string; url: string; content: string | null; status: string; source_id: string | null }>(
-    `SELECT f.job_id, f.path, f.url, f.content, f.status, j.source_id
+  const { rows } = await pool.query<{ job_id: string; path: string; url: string; content: string | null; content_type: string | null; status: string; source_id: string | null }>(
+    `SELECT f.job_id, f.path, f.url, f.content, f.content_type, f.status, j.source_id
        FROM upload_files f JOIN upload_jobs j ON j.id = f.job_id WHERE f.id = $1`,
     [fileId],
   );
@@ -154,7 +154,7 @@ export async function processUploadFile(pool: pg.Pool, fileId: number, hooks: Pr
     return 'failed';
   }
   try {
-    const input: ExtractInput = { url: file.url, contentType: contentTypeFor(file.path) ?? 'text/plain', body: file.content ?? '' };
+    const input: ExtractInput = { url: file.url, contentType: file.content_type ?? contentTypeFor(file.path) ?? 'text/plain', body: file.content ?? '' };
     const { page, snippets } = hooks.extract ? await hooks.extract(input) : extractDocument(input);
     const stages = hooks.stages ?? [];
     const job = { kind: 'upload', id: file.job_id } as const;

@@ -19,7 +19,7 @@ export const SourceSchema = z
     version: z.string(),
     description: z.string(),
     base_url: z.string().nullable(),
-    kind: z.enum(['crawl', 'upload']),
+    kind: z.enum(['crawl', 'upload', 'git']),
     snippet_count: z.number(),
     page_count: z.number(),
     version_count: z.number(),

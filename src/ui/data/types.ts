@@ -14,7 +14,7 @@ export interface SourceRow {
   lastCrawledAt: string | null;
   /** The latest job's status ('running', 'failed', ...) or 'idle' when the source never ran a job. */
   state: string;
-  kind: 'crawl' | 'upload';
+  kind: 'crawl' | 'upload' | 'git';
   baseUrl: string | null;
 }
 

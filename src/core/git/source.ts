@@ -1,0 +1,217 @@
+import type pg from 'pg';
+import type { Config } from '../config.js';
+import { withTransaction } from '../db/transaction.js';
+import { ConflictError, ValidationError } from '../errors.js';
+import { assertLlmReady } from '../llm/preflight.js';
+import { removePageIn } from '../store/pages.js';
+import { getUploadJob, insertUploadJob } from '../upload/jobs.js';
+import type { UploadJob } from '../upload/jobs.js';
+import { withBoss } from '../upload/queue.js';
+import type { QueueDb } from '../upload/queue.js';
+import { prepareAccess } from './access.js';
+import { checkoutRef } from './checkout.js';
+import type { RefKind } from './checkout.js';
+import { isExampleSource, readSelected } from './files.js';
+import type { ReadFiles } from './files.js';
+import { fileUrl } from './links.js';
+import { hasControlCharacter, parseRemote } from './remote.js';
+import { withTempDir } from './run.js';
+import { normaliseRepoPaths, selectFiles } from './select.js';
+import type { SelectedFile } from './select.js';
+import { versionFromRef } from './tags.js';
+
+/**
+ * A git repository as a source: checked out synchronously by the caller (every bad input is an error before
+ * anything is written), its selected files read, then ONE transaction creates or updates the source (kind
+ * 'git', its origin in crawl_config.git), drops the pages of files that changed or went away, and creates an
+ * upload job with the new and changed files and their queue entries. The upload workers do the rest.
+ */
+
+export interface GitSourceRequest {
+  remote: string;
+  ref?: string;
+  paths?: string[];
+  examples?: string[];
+  name?: string;
+  version?: string;
+  maxRepoMb?: number;
+  /** CLI only: file://, local paths, ssh, loopback */
+  local: boolean;
+}
+
+/** One indexed file: its blob (unchanged blob, nothing to do) and the URL its page is stored under. */
+interface IndexedFile {
+  blob: string;
+  url: string;
+}
+
+/** Where a git source came from, kept in sources.crawl_config.git for recrawls. */
+interface GitOrigin {
+  /** As given, with no credentials (they are refused in a remote). */
+  remote: string;
+  /** As asked (null: the default branch), and what it was. */
+  ref: string | null;
+  refKind: RefKind;
+  commit: string;
+  paths: string[] | null;
+  examples: string[] | null;
+  maxRepoMb: number;
+  files: Record<string, IndexedFile>;
+}
+
+const DEFAULT_MAX_REPO_MB = 500;
+
+function checkMaxRepoMb(value: number | undefined): number {
+  const mb = value ?? DEFAULT_MAX_REPO_MB;
+  if (!Number.isFinite(mb) || mb <= 0 || mb > 100_000) throw new ValidationError(`maxRepoMb must be a number of megabytes between 0 and 100000, got ${String(value)}.`);
+  return mb;
+}
+
+function checkText(value: string | undefined, field: string, max: number): string | undefined {
+  const text = value?.trim();
+  if (text === undefined || text === '') return undefined;
+  if (text.length > max) throw new ValidationError(`${field} must be at most ${max} characters.`);
+  return text;
+}
+
+function checkRef(ref: string | undefined): string | undefined {
+  const text = checkText(ref, 'ref', 250);
+  // git check-ref-format's rules, the ones that matter here: nothing git could read as an option or a range.
+  if (text !== undefined && (text.startsWith('-') || hasControlCharacter(text) || /[\s~^:?*[\\]|\.\.|@\{|\.lock$|\/$/.test(text))) {
+    throw new ValidationError(`${JSON.stringify(text)} is not a tag, branch or commit name.`);
+  }
+  return text;
+}
+
+interface CheckedOut {
+  origin: GitOrigin;
+  selected: SelectedFile[];
+  read: ReadFiles;
+  name: string;
+  version: string;
+}
+
+/** Checks out and reads everything the job needs; the temp directory is gone when this returns. */
+async function checkoutAndRead(config: Config, pool: pg.Pool, request: GitSourceRequest): Promise<CheckedOut> {
+  const remote = parseRemote(request.remote);
+  const ref = checkRef(request.ref);
+  const paths = normaliseRepoPaths(request.paths, 'paths');
+  const examples = normaliseRepoPaths(request.examples, 'examples paths');
+  const maxRepoMb = checkMaxRepoMb(request.maxRepoMb);
+  const name = checkText(request.name, 'name', 200) ?? remote.name;
+  return withTempDir(async (tmp) => {
+    const access = await prepareAccess(config, remote, tmp, { local: request.local, pool });
+    const selection = { ...(paths ? { paths } : {}), ...(examples ? { examples } : {}) };
+    const checkout = await checkoutRef(tmp, { remote, ...(ref === undefined ? {} : { ref }), selection, maxBytes: maxRepoMb * 1024 * 1024, access });
+    const selected = selectFiles(checkout.tracked, selection, isExampleSource);
+    const urlOf = (filePath: string) => fileUrl(remote, checkout.commit, filePath);
+    const read = await readSelected(checkout.dir, selected, urlOf);
+    const files = Object.fromEntries(selected.map((f) => [f.path, { blob: f.blob, url: urlOf(f.path) }]));
+    const origin: GitOrigin = { remote: remote.url, ref: ref ?? null, refKind: checkout.ref.kind, commit: checkout.commit, paths: paths ?? null, examples: examples ?? null, maxRepoMb, files };
+    const version = checkText(request.version, 'version', 100) ?? versionFromRef(checkout.ref);
+    return { origin, selected, read, name, version };
+  });
+}
+
+interface TargetSource {
+  id: string;
+  kind: string;
+  previous: Record<string, IndexedFile>;
+}
+
+async function lockTarget(client: pg.ClientBase, name: string, version: string): Promise<TargetSource | undefined> {
+  const { rows } = await client.query<{ id: string; kind: string; files: Record<string, IndexedFile> | null }>(
+    `SELECT id, kind, crawl_config->'git'->'files' AS files FROM sources WHERE name = $1 AND version = $2 FOR UPDATE`,
+    [name, version],
+  );
+  const row = rows[0];
+  return row ? { id: row.id, kind: row.kind, previous: row.files ?? {} } : undefined;
+}
+
+async function saveSource(client: pg.ClientBase, target: TargetSource | undefined, checked: CheckedOut): Promise<string> {
+  const config = JSON.stringify({ git: checked.origin });
+  if (target) {
+    await client.query(`UPDATE sources SET crawl_config = $2, last_crawled_at = now(), updated_at = now() WHERE id = $1`, [target.id, config]);
+    return target.id;
+  }
+  const { rows } = await client.query<{ id: string }>(`INSERT INTO sources (name, version, kind, crawl_config, last_crawled_at) VALUES ($1, $2, 'git', $3, now()) RETURNING id`, [
+    checked.name,
+    checked.version,
+    config,
+  ]);
+  return rows[0]!.id;
+}
+
+/** What changed since the last checkout: files to (re)index, and the pages of changed or removed files to drop. */
+function planChanges(previous: Record<string, IndexedFile>, checked: CheckedOut): { paths: string[]; dropUrls: string[] } {
+  const current = checked.origin.files;
+  // A file kept at the same blob keeps its page and the URL it was stored under.
+  for (const [filePath, before] of Object.entries(previous)) {
+    if (current[filePath]?.blob === before.blob) current[filePath] = before;
+  }
+  const paths = checked.selected.map((f) => f.path).filter((p) => previous[p]?.blob !== current[p]!.blob);
+  const dropUrls = Object.entries(previous)
+    .filter(([filePath, before]) => current[filePath]?.blob !== before.blob)
+    .map(([, before]) => before.url);
+  return { paths, dropUrls };
+}
+
+/** The one transaction: source, dropped pages, job, files and queue entries. */
+async function commitJob(db: QueueDb, config: Config, checked: CheckedOut, expectedSourceId?: string): Promise<UploadJob> {
+  const jobId = await withBoss(db, async (boss) =>
+    withTransaction(db.pool, async (client) => {
+      const target = await lockTarget(client, checked.name, checked.version);
+      if (target && target.kind !== 'git') {
+        throw new ConflictError(`Source "${checked.name}" (${checked.version || 'unversioned'}) is not a git source: a repository cannot add pages to it.`, {
+          hint: 'Give the repository another name (name) or version.',
+        });
+      }
+      if (expectedSourceId !== undefined && target?.id !== expectedSourceId) throw new ConflictError(`Source "${checked.name}" changed while it was being recrawled.`);
+      const plan = planChanges(target?.previous ?? {}, checked);
+      const sourceId = await saveSource(client, target, checked);
+      for (const url of plan.dropUrls) await removePageIn(client, sourceId, url);
+      const files = plan.paths.flatMap((p) => (checked.read.files.has(p) ? [checked.read.files.get(p)!] : []));
+      const errors = plan.paths.flatMap((p) => (checked.read.errors.has(p) ? [checked.read.errors.get(p)!] : []));
+      return insertUploadJob(boss, client, sourceId, { name: checked.name, files, errors, skipped: [], llmEnhance: config.llm.enabled, sourceType: 'git' });
+    }),
+  );
+  return getUploadJob(db.pool, jobId);
+}
+
+/**
+ * Indexes a git repository at a ref: checkout → upload job (kind 'git') processed by the upload workers.
+ * Throws a UserError with a code of ERROR_CODES for every bad input, before anything is written.
+ */
+export async function startGitSource(db: QueueDb, config: Config, request: GitSourceRequest): Promise<UploadJob> {
+  await assertLlmReady(config);
+  const checked = await checkoutAndRead(config, db.pool, request);
+  return commitJob(db, config, checked);
+}
+
+/**
+ * Re-runs a git source's checkout at its stored ref (a branch moves to its new head): files with an unchanged
+ * blob are skipped, changed ones re-extracted, removed ones' pages and snippets deleted in the job's
+ * transaction. `local` is the CLI's permission, needed again for a local, file:// or ssh remote.
+ */
+export async function recrawlGitSource(db: QueueDb, config: Config, sourceId: string, options: { local?: boolean } = {}): Promise<UploadJob> {
+  const { rows } = await db.pool.query<{ name: string; version: string; kind: string; origin: GitOrigin | null }>(
+    `SELECT name, version, kind, crawl_config->'git' AS origin FROM sources WHERE id = $1`,
+    [sourceId],
+  );
+  const source = rows[0];
+  if (!source?.origin || source.kind !== 'git') throw new ValidationError('Not a git source: there is no repository to check out again.');
+  await assertLlmReady(config);
+  const { origin } = source;
+  const request: GitSourceRequest = {
+    remote: origin.remote,
+    ...(origin.ref === null ? {} : { ref: origin.ref }),
+    ...(origin.paths ? { paths: origin.paths } : {}),
+    ...(origin.examples ? { examples: origin.examples } : {}),
+    name: source.name,
+    version: source.version,
+    maxRepoMb: origin.maxRepoMb,
+    local: options.local ?? false,
+  };
+  const checked = await checkoutAndRead(config, db.pool, request);
+  return commitJob(db, config, checked, sourceId);
+}
