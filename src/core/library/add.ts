@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import { startCrawl } from '../crawl/jobs.js';
 import { isUserError, UserError } from '../errors.js';
 import type { ErrorCode } from '../errors.js';
-import { startGitSource } from '../git/source.js';
+import { startGitSource } from '../git/index.js';
 import { isLocalOnlyTransport, parseAddRequest } from '../library-spec.js';
 import type { AddRequest, LibrarySpec } from '../library-spec.js';
 import type { QueueDb } from '../upload/queue.js';

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import { startCrawl } from '../crawl/jobs.js';
 import { isUserError, UserError } from '../errors.js';
-import { listRemoteTags, startGitSource } from '../git/source.js';
+import { listRemoteTags, startGitSource } from '../git/index.js';
 import type { AddRequest, LibrarySpec } from '../library-spec.js';
 import { fetchTarballReadme, pickTag, resolvePackage } from '../registry/index.js';
 import type { ResolvedPackage } from '../registry/index.js';
@@ -33,7 +33,7 @@ async function repositoryJob(db: QueueDb, config: Config, pkg: ResolvedPackage, 
   if (!repo) return 'the registry names no repository';
   let tags: string[];
   try {
-    tags = await listRemoteTags(config, repo.url, permission.local);
+    tags = await listRemoteTags(config, repo.url, permission.local, db.pool);
   } catch (error) {
     return `its repository ${repo.url} cannot be read (${reason(error)})`;
   }

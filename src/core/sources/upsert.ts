@@ -71,7 +71,8 @@ async function updateJoinedSource(client: pg.ClientBase, existing: ExistingSourc
     `UPDATE sources SET
        description = CASE WHEN $2 <> '' AND ($5 OR description = '') THEN $2 ELSE description END,
        base_url = coalesce(base_url, $3),
-       crawl_config = $4,
+       -- A git source joined by name (a package's docs site beside its repository) keeps its checkout origin.
+       crawl_config = $4::jsonb || CASE WHEN crawl_config ? 'git' THEN jsonb_build_object('git', crawl_config->'git') ELSE '{}'::jsonb END,
        metadata = metadata || $6,
        updated_at = now()
      WHERE id = $1
