@@ -49,7 +49,7 @@ describe('politeness', () => {
     const arrivals = await site.arrivals();
     for (const host of ['127.0.0.1', 'localhost']) {
       const mine = arrivals.filter((r) => r.host.startsWith(host));
-      expect(mine.length, host).toBe(7); // robots.txt + 6 pages
+      expect(mine.length, host).toBe(9); // robots.txt, llms-full.txt, llms.txt + 6 pages: the site's files are polite too
       const g = gaps(mine);
       expect(Math.min(...g), `${host} gaps ${g.map((x) => x.toFixed(1)).join(' ')}`).toBeGreaterThanOrEqual(DELAY_S * 1000);
     }
