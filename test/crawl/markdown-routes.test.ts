@@ -1,8 +1,15 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCrawlWorkers } from '../../src/core/crawl/index.js';
-import type { CrawlWorkers } from '../../src/core/crawl/index.js';
+import type { CrawlJob, CrawlWorkers } from '../../src/core/crawl/index.js';
+import { createMcpServer } from '../../src/core/mcp/server.js';
+import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
+import { runCli } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { startTestDaemon } from '../helpers/daemon.js';
+import { resultText } from '../mcp/helpers.js';
 import { crawlToEnd, FAST_WORKER } from './helpers/crawl.js';
 import { docPage, TestSite } from './helpers/site.js';
 
@@ -183,5 +190,57 @@ describe('markdown twins', () => {
     });
     expect(paths(s)).toEqual(['/', '/broken', '/page', '/shell']);
     expect(job.routes).toEqual({ html: 4, markdown_twin: 0, llms_full: 0 });
+  });
+});
+
+describe('routes on every surface', () => {
+  it('crawl status, the REST job and MCP get_crawl_status count the pages of each route', async () => {
+    const s = await site();
+    twinSite(s);
+    const job = await crawlToEnd(db, db.config, { name: 'routes-surfaces', start_urls: [s.url('/')] });
+    const routes = { html: 2, markdown_twin: 2, llms_full: 0 };
+    expect(job.routes).toEqual(routes);
+
+    const text = await runCli(['crawl', 'status', job.job_id], { env: db.env });
+    expect(String(text.stdout)).toContain('read:     2 HTML, 2 markdown twins');
+    const json = JSON.parse(String((await runCli(['crawl', 'status', job.job_id, '--json'], { env: db.env })).stdout)) as CrawlJob;
+    expect(json.routes).toEqual(routes);
+
+    const daemon = await startTestDaemon(db.config, { routes: docsIndexRoutes });
+    try {
+      const res = await fetch(`${daemon.base}/api/crawl-jobs/${job.job_id}`);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as CrawlJob).routes).toEqual(routes);
+    } finally {
+      await daemon.close();
+    }
+
+    const server = createMcpServer({ pool: db.pool, info: db.info, config: db.config });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'docdex-test', version: '1.0.0' });
+    await client.connect(clientSide);
+    try {
+      const result = await client.callTool({ name: 'get_crawl_status', arguments: { job_id: job.job_id } });
+      expect((result.structuredContent as { routes: unknown }).routes).toEqual(routes);
+      expect(resultText(result)).toContain('Read from: 2 HTML, 2 markdown twins.');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('crawl start --prefer-markdown never reads HTML only; a value other than auto or never is refused with a hint', async () => {
+    const s = await site();
+    twinSite(s);
+    const r = await runCli(['crawl', 'start', s.url('/'), '--name', 'cli-never', '--prefer-markdown', 'never', '--wait', '--json'], { env: db.env });
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    const job = JSON.parse(String(r.stdout)) as CrawlJob;
+    expect(job.routes).toEqual({ html: 4, markdown_twin: 0, llms_full: 0 });
+    expect(s.count('/index.md') + s.count('/page.md') + s.count('/llms.txt') + s.count('/llms-full.txt')).toBe(0);
+
+    const bad = await runCli(['crawl', 'start', s.url('/'), '--name', 'cli-bad', '--prefer-markdown', 'sometimes'], { env: db.env });
+    expect(bad.exitCode).not.toBe(0);
+    expect(String(bad.stderr)).toMatch(/^Error: .*prefer_markdown|--prefer-markdown/m);
+    expect(String(bad.stderr)).toMatch(/^Hint: .*auto or never/m);
   });
 });
