@@ -90,6 +90,21 @@ describe('llms-full.txt', () => {
   });
 });
 
+describe('llms-full.txt under max_pages', () => {
+  it('admits its first pages up to max_pages and keeps the text of those alone', async () => {
+    const s = await site();
+    const pages = [1, 2, 3, 4, 5].map((n) => markdownPage(`Part ${n}`, `part_${n}()`).replace(`# Part ${n}\n`, `# Part ${n}\nSource: ${s.url(`/p${n}`)}\n`));
+    s.set('/llms-full.txt', { headers: TEXT, body: pages.join('\n') });
+    s.set('/', { body: docPage({ title: 'Home', code: 'home()' }) });
+    const job = await crawlToEnd(db, db.config, { name: 'llms-full-cap', start_urls: [s.url('/')], max_pages: 3 });
+    expect(job.status).toBe('completed');
+    expect(Object.keys(await storedCode(job.source_id)).sort()).toEqual([s.url('/'), s.url('/p1'), s.url('/p2')]);
+    const kept = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM crawl_llms_pages WHERE job_id = $1', [job.job_id]);
+    expect(kept.rows[0]!.n).toBe(2);
+    expect(job.routes).toEqual({ html: 1, markdown_twin: 0, llms_full: 2 });
+  });
+});
+
 describe('llms.txt', () => {
   it("seeds the crawl with llms.txt's in-scope links and leaves an out-of-scope link alone", async () => {
     const s = await site();

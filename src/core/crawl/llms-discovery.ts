@@ -110,13 +110,16 @@ async function admitLlmsFull(pool: pg.Pool, job: JobInfo, fileUrl: string, text:
   const byKey = keyedPages(splitLlmsFull(text, fileUrl, (u) => inScope(job, u)));
   const keys = [...byKey.keys()];
   return withTransaction(pool, async (client) => {
-    await client.query(`INSERT INTO crawl_llms_pages (job_id, url, markdown) SELECT $1, t.url, t.markdown FROM unnest($2::text[], $3::text[]) AS t(url, markdown) ON CONFLICT DO NOTHING`, [
-      job.id,
-      keys,
-      keys.map((k) => byKey.get(k)!.markdown),
-    ]);
     const fetchUrls = keys.map((k) => byKey.get(k)!.fetchUrl);
     const admitted = await admitRows(client, job, keys, fetchUrls, LLMS_FULL_FILE);
+    // The text of the pages the frontier holds (admitted under max_pages, or a start URL), not of the rest.
+    await client.query(
+      `INSERT INTO crawl_llms_pages (job_id, url, markdown)
+       SELECT $1, t.url, t.markdown FROM unnest($2::text[], $3::text[]) AS t(url, markdown)
+        WHERE EXISTS (SELECT 1 FROM crawl_frontier f WHERE f.job_id = $1 AND f.url = t.url AND f.status = 'pending')
+       ON CONFLICT DO NOTHING`,
+      [job.id, keys, keys.map((k) => byKey.get(k)!.markdown)],
+    );
     // After the pages: text before the first heading is a page at the file's own URL, which then stays.
     await skipFile(client, job, fileUrl, 'read as llms-full.txt: indexed as its pages');
     return admitted;

@@ -25,8 +25,9 @@ export type { JobInfo } from './claim.js';
 /**
  * One page of a crawl, top to bottom, each stage entered once: claim it on the frontier (the exact
  * concurrency gate), fetch it (robots.txt, the host's politeness slot, a conditional GET when a previous
- * crawl stored it; from llms-full.txt or a markdown twin by page-route.ts), resolve which document it is (a redirect or rel=canonical makes it an alias of another
- * key; the same MD5 as the stored document makes it unchanged), extract it, store it (the page, its snippets,
+ * crawl stored it; or read it from llms-full.txt or its markdown twin: page-route.ts), resolve which document
+ * it is (a redirect or rel=canonical makes it an alias of another key; the same MD5 as the stored document
+ * makes it unchanged), extract it, store it (the page, its snippets,
  * the frontier outcome and the new links in ONE transaction), then run the post-commit stages it was given.
  * A page may instead end unchanged (304 or same MD5: no extraction, no rewrite, links from the last crawl),
  * gone (404/410 on a page the source had: removed with its snippets), skipped or failed; every frontier write
