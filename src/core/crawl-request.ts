@@ -217,6 +217,11 @@ export const CRAWL_FIELDS = {
     schema: wholeNumberUpTo(MAX_PAGES_CEILING).default(DEFAULT_MAX_PAGES),
     description: 'Pages the crawl may admit; links found after that are not followed.',
   },
+  prefer_markdown: {
+    schema: z.enum(['auto', 'never']).default('auto'),
+    description: "auto: index a site's llms-full.txt, seed from its llms.txt, and read a page's markdown twin instead of its HTML; never: HTML only.",
+    rule: 'auto or never',
+  },
 } satisfies Record<string, CrawlField>;
 
 export type CrawlFieldName = keyof typeof CRAWL_FIELDS;

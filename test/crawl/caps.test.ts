@@ -14,7 +14,7 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { crawlToEnd, FAST_WORKER, waitJob } from './helpers/crawl.js';
-import { docPage, TestSite } from './helpers/site.js';
+import { docPage, isSiteFile, TestSite } from './helpers/site.js';
 
 /** Resource caps of a crawl (issue 30, item 7): each against real loopback sites, the daemon, MCP and the CLI. */
 
@@ -56,7 +56,7 @@ describe('pages per job', () => {
     expect(job.status).toBe('completed');
     expect(job.pages_found).toBe(5);
     expect(job.pages_crawled).toBe(5);
-    expect(s.requests().filter((r) => r.path !== '/robots.txt')).toHaveLength(5);
+    expect(s.requests().filter((r) => !isSiteFile(r.path))).toHaveLength(5);
     const viaRest = (await (await fetch(`${daemon.base}/api/crawl-jobs/${job.job_id}`)).json()) as Record<string, unknown>;
     expect(viaRest).toMatchObject({ max_pages: 5, page_cap_reached: true, pages_found: 5 });
     const stored = await db.pool.query<{ c: { max_pages: number } }>('SELECT crawl_config AS c FROM sources WHERE id = $1', [job.source_id]);
@@ -104,7 +104,7 @@ describe('crawl-delay ceiling', () => {
     // The workers here have a 1 s ceiling; without one the second page would wait an hour.
     const job = await crawlToEnd(db, db.config, { name: 'slow-robots', start_urls: [s.url('/')], max_depth: 1 }, 20_000);
     expect(job).toMatchObject({ status: 'completed', pages_crawled: 2, crawl_delay_clamped: 3600 });
-    const pages = s.requests().filter((r) => r.path !== '/robots.txt');
+    const pages = s.requests().filter((r) => !isSiteFile(r.path));
     expect(pages[1]!.t - pages[0]!.t).toBeGreaterThanOrEqual(900);
   });
 });
@@ -169,7 +169,7 @@ describe('fair sharing of worker slots', () => {
       const jobB = await startCrawl(other, other.config, { name: 'fair-b', start_urls: [b.url('/')], max_concurrent_crawls: 4 });
       // B runs two pages at once while A still has pages it has not even requested: before fair sharing, B's
       // pages queued behind all of A's and it got a second slot only once A's queue had drained.
-      const aUnrequested = () => total - a.requests().filter((r) => r.path !== '/robots.txt').length;
+      const aUnrequested = () => total - a.requests().filter((r) => !isSiteFile(r.path)).length;
       const overlap = await waitUntilValue(() => (b.inFlight >= 2 && aUnrequested() >= 4 ? b.inFlight : 0), 15_000);
       expect(overlap).toBeGreaterThanOrEqual(2);
       expect(a.maxInFlight).toBeLessThanOrEqual(4);

@@ -5,7 +5,7 @@ import { ValidationError } from '../../src/core/errors.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { crawlToEnd, documentPaths, FAST_WORKER, frontier, snippetCount } from './helpers/crawl.js';
-import { docPage, graphRoutes, reachable, TestSite } from './helpers/site.js';
+import { docPage, graphRoutes, isSiteFile, reachable, TestSite } from './helpers/site.js';
 
 let db: TestDatabase;
 let workers: CrawlWorkers;
@@ -53,7 +53,7 @@ describe('depth', () => {
       expect(await documentPaths(db.pool, job.source_id)).toEqual(expected);
       expect(job.pages_crawled).toBe(expected.length);
       // Nothing beyond the depth was even requested.
-      const requested = new Set(s.log.filter((r) => r.path !== '/robots.txt').map((r) => r.path));
+      const requested = new Set(s.log.filter((r) => !isSiteFile(r.path)).map((r) => r.path));
       expect([...requested].sort()).toEqual(expected);
       expect(await snippetCount(db.pool, job.source_id)).toBe(expected.length);
     });

@@ -35,6 +35,8 @@ const base: CrawlJob = {
   max_pages: 10_000,
   page_cap_reached: false,
   links_ignored: 0,
+  prefer_markdown: 'auto',
+  routes: { html: 0, markdown_twin: 0, llms_full: 0 },
   crawl_delay_clamped: null,
   llm_enhance: false,
   llm_pages_total: 0,

@@ -5,7 +5,7 @@ import type { CrawlWorkers } from '../../src/core/crawl/index.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { FAST_WORKER, frontier, waitJob } from './helpers/crawl.js';
-import { docPage } from './helpers/site.js';
+import { docPage, isSiteFile } from './helpers/site.js';
 import { ThreadSite } from './helpers/thread-site.js';
 import type { Arrival } from './helpers/thread-site.js';
 
@@ -49,7 +49,7 @@ describe('politeness', () => {
     const arrivals = await site.arrivals();
     for (const host of ['127.0.0.1', 'localhost']) {
       const mine = arrivals.filter((r) => r.host.startsWith(host));
-      expect(mine.length, host).toBe(7); // robots.txt + 6 pages
+      expect(mine.length, host).toBe(9); // robots.txt, llms-full.txt, llms.txt + 6 pages: the site's files are polite too
       const g = gaps(mine);
       expect(Math.min(...g), `${host} gaps ${g.map((x) => x.toFixed(1)).join(' ')}`).toBeGreaterThanOrEqual(DELAY_S * 1000);
     }
@@ -100,7 +100,7 @@ describe('politeness', () => {
     running.push(w);
     const job = await startCrawl(db, config, { name: 'crawl-delay', start_urls: [site.url('/')], max_concurrent_crawls: 4 });
     expect((await waitJob(db, job.job_id)).pages_crawled).toBe(4);
-    const pages = (await site.arrivals()).filter((r) => r.path !== '/robots.txt');
+    const pages = (await site.arrivals()).filter((r) => !isSiteFile(r.path));
     expect(pages).toHaveLength(4);
     const g = gaps(pages);
     expect(Math.min(...g), g.map((x) => x.toFixed(1)).join(' ')).toBeGreaterThanOrEqual(400);

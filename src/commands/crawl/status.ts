@@ -3,6 +3,7 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { openDatabase } from '../../core/db/connect.js';
 import { crawlJobReport } from '../../core/stats/job-errors.js';
 import { llmProgressText } from '../../core/llm/progress-text.js';
+import { routesText } from '../../core/crawl/jobs.js';
 import type { CrawlJobReport } from '../../core/stats/job-errors.js';
 
 /** The latest failed pages shown (the dashboard's job view shows them too); `--json` has the same list. */
@@ -20,6 +21,8 @@ export default class CrawlStatus extends BaseCommand<typeof CrawlStatus> {
       this.log(`${job.name}${job.version ? ` ${job.version}` : ''}: ${job.status} (job ${job.job_id})`);
       this.log(`  pages:    ${job.pages_crawled} crawled, ${job.pages_skipped} skipped, ${job.pages_failed} failed, ${job.pages_found} found`);
       this.log(`  snippets: ${job.snippets_stored}`);
+      const routes = routesText(job.routes);
+      if (routes) this.log(`  read:     ${routes}`);
       if (job.llm_enhance && job.llm_pages_total > 0) this.log(`  llm:      ${llmProgressText(job)}`);
       if (job.status === 'running') {
         this.log(`  rate:     ${job.pages_per_second} pages/s, ETA ${job.eta_seconds === null ? '-' : `${job.eta_seconds} s`}`);

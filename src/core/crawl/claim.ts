@@ -4,7 +4,7 @@ import { withTransaction } from '../db/transaction.js';
 import { fillSourceDescription } from '../sources/upsert.js';
 import type { InTransactionStep } from '../store/pages.js';
 import { addIgnoredLinks, claimAlias, claimPage, crawlJobGone, expandLinks, forgetFetch, previousFetch, recordPageError, releaseClaim, settleRows } from './frontier.js';
-import type { ExpandContext, FetchRecord, PreviousFetch, SettleRow } from './frontier.js';
+import type { ExpandContext, FetchRecord, PreviousFetch, RouteHints, SettleRow } from './frontier.js';
 import type { Enqueue, PageJobData } from './queue.js';
 import type { Scope } from './scope.js';
 import { sleep } from './sleep.js';
@@ -24,9 +24,13 @@ export interface JobInfo {
   maxPages: number;
   scope: Scope;
   startKeys: Set<string>;
+  /** The start URLs as the request gave them (the keys lose a directory's trailing slash). */
+  startUrls: string[];
   firstStartKey: string;
   /** The outbound policy of the job: only CLI- and TUI-started crawls may reach loopback. */
   allowLoopback: boolean;
+  /** auto: the page may be read from llms-full.txt or a markdown twin (page-route.ts); never: HTML only. */
+  preferMarkdown: 'auto' | 'never';
 }
 
 export interface ClaimContext {
@@ -73,7 +77,7 @@ export async function takeClaim(ctx: ClaimContext, job: JobInfo, data: PageJobDa
     }
     const claim = await claimPage(ctx.pool, job.id, job.sourceId, data.url, ctx.workerId, token);
     if (claim.outcome === 'claimed') {
-      return new PageClaim(ctx, job, data.url, token, claim.depth ?? 0, claim.fetchUrl ?? data.url, claim.previous);
+      return new PageClaim(ctx, job, data.url, token, claim.depth ?? 0, claim.fetchUrl ?? data.url, claim.previous, claim.hints);
     }
     if (claim.outcome !== 'throttled') return 'not-claimed';
     await sleep(ctx.throttleWaitMs * (0.5 + Math.random()), signal).catch(() => undefined);
@@ -97,6 +101,8 @@ export class PageClaim {
     readonly fetchUrl: string,
     /** What the last crawl of the source saw at the queued key. */
     readonly previous: PreviousFetch | null,
+    /** How the document may be read other than as HTML (an llms-full.txt part, the site's `.md` twins). */
+    readonly hints: RouteHints,
   ) {
     this.keys = [key];
     this.docKey = key;

@@ -6,6 +6,7 @@ import { confirmHostRequest, waitForHostSlot } from './politeness.js';
 import { etaSeconds, processed, publishCompletion, publishProgress, RateWindow, writeProgress } from './progress.js';
 import type { Enqueue } from './queue.js';
 import type { RobotsStore } from './robots-store.js';
+import { discoverLlmsFiles } from './llms-discovery.js';
 import { parseSitemap } from './sitemap.js';
 import { runBeforeJobCompletes } from '../pipeline/stages.js';
 import type { PostCommitStage } from '../pipeline/stages.js';
@@ -15,7 +16,8 @@ import { cleanUrl, hostKey, normalizeUrl } from './url.js';
 /**
  * The job-level controller. Exactly one live worker controls a job (crawl_adopt_job hands a job to a worker
  * when it is queued or its controller's session is gone). It starts the job, seeds the page queue from the
- * frontier (so start, resume and adoption after a crash are the same path), optionally seeds from sitemaps,
+ * frontier (so start, resume and adoption after a crash are the same path), seeds from the site's llms.txt
+ * or llms-full.txt (llms-discovery.ts, prefer_markdown auto) and optionally from sitemaps,
  * and then ticks: heartbeat, progress and ETA, crawl_progress events, re-queueing pages whose worker died,
  * and completing the job when the frontier is exhausted. Page workers may complete it first; the status
  * condition in finishIfDone lets only one of them win.
@@ -155,6 +157,24 @@ async function seedFromSitemaps(ctx: ControllerContext, job: JobInfo, signal: Ab
   return rowCount ?? 0;
 }
 
+/**
+ * The first run's seeds beyond the start URLs: the site's llms-full.txt or llms.txt first (the pages
+ * llms-full.txt covers are then read from it, never fetched from a sitemap's list), then its sitemaps. A
+ * failure of either is reported and the crawl goes on from what it has.
+ */
+async function seedJob(ctx: ControllerContext, job: JobInfo, useSitemap: boolean, signal: AbortSignal): Promise<'seeded' | 'stopped'> {
+  const seeds = [() => discoverLlmsFiles(ctx, job, signal), ...(useSitemap ? [() => seedFromSitemaps(ctx, job, signal)] : [])];
+  for (const seed of seeds) {
+    try {
+      await seed();
+    } catch (error) {
+      if (signal.aborted) return 'stopped';
+      ctx.onError(error as Error);
+    }
+  }
+  return 'seeded';
+}
+
 /** Resolves once `promise` settles or `signal` aborts, whichever comes first. */
 function settledOrAborted(promise: Promise<unknown>, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -182,14 +202,7 @@ export async function runController(ctx: ControllerContext, jobId: string, signa
   const robotsAsked = Promise.all(startOrigins(job).map((origin) => ctx.robots.get(job.id, origin, undefined, job.allowLoopback).catch(() => undefined)));
   // Claims of workers that died while nobody controlled the job become pending and are queued below.
   await sweepDeadClaims(ctx.pool, jobId);
-  if (started.firstRun && started.useSitemap) {
-    try {
-      await seedFromSitemaps(ctx, job, signal);
-    } catch (error) {
-      if (signal.aborted) return 'stopped';
-      ctx.onError(error as Error);
-    }
-  }
+  if (started.firstRun && (await seedJob(ctx, job, started.useSitemap, signal)) === 'stopped') return 'stopped';
   // Pages are queued once the answers are stored (crawl_robots): a start page claimed by a worker in another
   // process before then found no stored answer and requested robots.txt a second time.
   await settledOrAborted(robotsAsked, signal);

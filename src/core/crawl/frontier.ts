@@ -29,7 +29,21 @@ export interface Claim {
   attempts: number | null;
   /** What the last crawl of the source saw at this URL (read in the same round trip). */
   previous: PreviousFetch | null;
+  /** How the page's document may be read other than by fetching its HTML (see page-route.ts). */
+  hints: RouteHints;
 }
+
+/** Which route a stored page's document took: its HTML, its markdown twin, or its part of llms-full.txt. */
+export type PageRoute = 'html' | 'markdown_twin' | 'llms_full';
+
+export interface RouteHints {
+  /** The page's text from the site's llms-full.txt, when the job's discovery split one (crawl_llms_pages). */
+  llmsMarkdown: string | null;
+  /** The site's llms.txt links markdown files: its pages have `.md` twins beside them (crawl_jobs.markdown_twins). */
+  siteTwins: boolean;
+}
+
+const NO_HINTS: RouteHints = { llmsMarkdown: null, siteTwins: false };
 
 export async function insertStartUrls(client: pg.ClientBase, jobId: string, urls: string[]): Promise<number> {
   const byKey = new Map<string, string>();
@@ -60,24 +74,30 @@ export async function claimPage(pool: pg.Pool, jobId: string, sourceId: string, 
     etag: string | null;
     last_modified: string | null;
     links: string[] | null;
+    llms_markdown: string | null;
+    markdown_twins: boolean | null;
   }>({
     // Named (prepared once per connection): this runs for every page, and planning it cost as much as running it.
     name: 'docdex-crawl-claim',
     text: `SELECT c.outcome, c.depth, c.fetch_url, c.attempts, p.url IS NOT NULL AS has_previous,
-            p.document_url, d.content_hash AS document_hash, p.etag, p.last_modified, p.links
+            p.document_url, d.content_hash AS document_hash, p.etag, p.last_modified, p.links,
+            lp.markdown AS llms_markdown, j.markdown_twins
        FROM crawl_claim_page($1, $2, $3, $4) c
        LEFT JOIN crawl_pages p ON c.outcome = 'claimed' AND p.source_id = $5 AND p.url = $2
-       LEFT JOIN documents d ON d.source_id = p.source_id AND d.url = p.document_url`,
+       LEFT JOIN documents d ON d.source_id = p.source_id AND d.url = p.document_url
+       LEFT JOIN crawl_llms_pages lp ON c.outcome = 'claimed' AND lp.job_id = $1 AND lp.url = $2
+       LEFT JOIN crawl_jobs j ON c.outcome = 'claimed' AND j.id = $1`,
     values: [jobId, url, workerId, token, sourceId],
   });
   const r = rows[0];
-  if (!r) return { outcome: 'missing', depth: null, fetchUrl: null, attempts: null, previous: null };
+  if (!r) return { outcome: 'missing', depth: null, fetchUrl: null, attempts: null, previous: null, hints: NO_HINTS };
   return {
     outcome: r.outcome,
     depth: r.depth,
     fetchUrl: r.fetch_url,
     attempts: r.attempts,
     previous: r.has_previous ? { documentUrl: r.document_url, documentHash: r.document_hash, etag: r.etag, lastModified: r.last_modified, links: r.links ?? [] } : null,
+    hints: { llmsMarkdown: r.llms_markdown, siteTwins: r.markdown_twins ?? false },
   };
 }
 
@@ -132,6 +152,8 @@ export interface SettleRow {
   lastModified?: string | null;
   documentUrl?: string | null;
   snippets?: number;
+  /** The route the page's document took (done and unchanged pages). */
+  route?: PageRoute | null;
 }
 
 /**
@@ -144,9 +166,9 @@ export async function settleRows(client: pg.ClientBase | pg.Pool, jobId: string,
   const col = <T>(f: (r: SettleRow) => T) => rows.map(f);
   const settle = `UPDATE crawl_frontier f SET status = t.status, http_status = t.http_status, last_error = t.error, skip_reason = t.skip_reason,
        content_hash = t.content_hash, etag = t.etag, last_modified = t.last_modified, document_url = t.document_url,
-       snippets = t.snippets, updated_at = now()
-     FROM unnest($3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[])
-       AS t(url, status, http_status, error, skip_reason, content_hash, etag, last_modified, document_url, snippets)
+       snippets = t.snippets, route = t.route, updated_at = now()
+     FROM unnest($3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::text[])
+       AS t(url, status, http_status, error, skip_reason, content_hash, etag, last_modified, document_url, snippets, route)
      WHERE f.job_id = $1 AND f.claim_token = $2 AND f.status = 'fetching' AND f.url = t.url
      RETURNING f.url, f.depth`;
   const values: unknown[] = [
@@ -162,6 +184,7 @@ export async function settleRows(client: pg.ClientBase | pg.Pool, jobId: string,
     col((r) => r.lastModified ?? null),
     col((r) => r.documentUrl ?? null),
     col((r) => r.snippets ?? 0),
+    col((r) => r.route ?? null),
   ];
   let text = settle;
   if (record) {
@@ -169,8 +192,8 @@ export async function settleRows(client: pg.ClientBase | pg.Pool, jobId: string,
     text = `WITH settled AS (${settle}),
        recorded AS (
          INSERT INTO crawl_pages (source_id, url, document_url, content_hash, etag, last_modified, links, updated_at)
-         SELECT $13, u, $15, $16, $17, $18, $19, now() FROM unnest($14::text[]) AS u
-          WHERE (SELECT count(*) FROM settled) = $20
+         SELECT $14, u, $16, $17, $18, $19, $20, now() FROM unnest($15::text[]) AS u
+          WHERE (SELECT count(*) FROM settled) = $21
          ON CONFLICT (source_id, url) DO UPDATE SET document_url = EXCLUDED.document_url, content_hash = EXCLUDED.content_hash,
            etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified, links = EXCLUDED.links, updated_at = now())
      SELECT url, depth FROM settled`;
@@ -336,6 +359,15 @@ export interface FrontierCounters {
   pending: number;
   fetching: number;
   snippets: number;
+  /** Done and unchanged pages by the route their document took. */
+  routeHtml: number;
+  routeMarkdownTwin: number;
+  routeLlmsFull: number;
+}
+
+/** The job's pages_by_route, as the API shows it: every route, zero when none took it. */
+export function routesOf(c: Pick<FrontierCounters, 'routeHtml' | 'routeMarkdownTwin' | 'routeLlmsFull'>): { html: number; markdown_twin: number; llms_full: number } {
+  return { html: c.routeHtml, markdown_twin: c.routeMarkdownTwin, llms_full: c.routeLlmsFull };
 }
 
 const COUNTERS_SQL = `SELECT count(*)::int AS found,
@@ -345,7 +377,10 @@ const COUNTERS_SQL = `SELECT count(*)::int AS found,
     count(*) FILTER (WHERE status = 'failed')::int AS failed,
     count(*) FILTER (WHERE status = 'pending')::int AS pending,
     count(*) FILTER (WHERE status = 'fetching')::int AS fetching,
-    coalesce(sum(snippets), 0)::int AS snippets
+    coalesce(sum(snippets), 0)::int AS snippets,
+    count(*) FILTER (WHERE status IN ('done', 'unchanged') AND route = 'html')::int AS "routeHtml",
+    count(*) FILTER (WHERE status IN ('done', 'unchanged') AND route = 'markdown_twin')::int AS "routeMarkdownTwin",
+    count(*) FILTER (WHERE status IN ('done', 'unchanged') AND route = 'llms_full')::int AS "routeLlmsFull"
   FROM crawl_frontier WHERE job_id = $1`;
 
 export async function frontierCounters(client: pg.ClientBase | pg.Pool, jobId: string): Promise<FrontierCounters> {
@@ -406,6 +441,7 @@ async function finishJobRow(client: pg.ClientBase, jobId: string): Promise<{ sta
                     ELSE NULL END,
        pages_found = c.found, pages_crawled = c.crawled, pages_skipped = c.unchanged + c.skipped, pages_failed = c.failed,
        snippets_stored = c.snippets, current_url = NULL, eta_seconds = NULL, page_cap_reached = c.found >= j.max_pages,
+       pages_by_route = jsonb_build_object('html', c."routeHtml", 'markdown_twin', c."routeMarkdownTwin", 'llms_full', c."routeLlmsFull"),
        pages_per_second = (c.crawled + c.unchanged + c.skipped + c.failed) / greatest(0.001, extract(epoch FROM now() - coalesce(j.started_at, j.created_at))),
        completed_at = CASE WHEN j.llm_enhance AND c.crawled + c.unchanged > 0 AND EXISTS (SELECT 1 FROM llm_pages_pending(j.id)) THEN NULL ELSE now() END,
        heartbeat_at = now(), controller_worker_id = NULL, updated_at = now()

@@ -5,7 +5,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { publish } from '../events/notify.js';
 import { upsertSourceForCrawl } from '../sources/upsert.js';
 import type { UpsertedSource } from '../sources/upsert.js';
-import { frontierCounters, insertStartUrls } from './frontier.js';
+import { frontierCounters, insertStartUrls, routesOf } from './frontier.js';
 import { dropQueuedPages, PAGE_QUEUE, WAKE_CHANNEL } from './queue.js';
 import { parseCrawlRequest, storedCrawlConfig } from '../crawl-request.js';
 import type { CrawlRequest, CrawlRequestInput } from '../crawl-request.js';
@@ -56,6 +56,10 @@ export interface CrawlJob {
   page_cap_reached: boolean;
   /** Links beyond the per-page cap (MAX_LINKS_PER_PAGE), summed over the job's pages. */
   links_ignored: number;
+  /** auto: llms-full.txt, llms.txt and markdown twins are used; never: HTML only. */
+  prefer_markdown: 'auto' | 'never';
+  /** Pages stored (or unchanged) by the route their document took: HTML, a markdown twin, the site's llms-full.txt. */
+  routes: PageRoutes;
   /** The largest robots.txt Crawl-delay the job lowered to the ceiling (MAX_CRAWL_DELAY_SECONDS); null when none. */
   crawl_delay_clamped: number | null;
   /** Started with LLM enhancement on: the job reads enhancing while the model works through its pages. */
@@ -82,9 +86,30 @@ export interface CrawlJob {
   updated_at: string;
 }
 
+export interface PageRoutes {
+  html: number;
+  markdown_twin: number;
+  llms_full: number;
+}
+
+/** Which routes the stored pages took, when any took one other than HTML ("3 HTML, 12 markdown twins, 40 llms-full.txt"). */
+export function routesText(routes: PageRoutes | undefined): string | null {
+  if (!routes || routes.markdown_twin + routes.llms_full === 0) return null;
+  const parts = [
+    [routes.html, 'HTML'],
+    [routes.markdown_twin, routes.markdown_twin === 1 ? 'markdown twin' : 'markdown twins'],
+    [routes.llms_full, 'llms-full.txt'],
+  ] as const;
+  return parts
+    .filter(([n]) => n > 0)
+    .map(([n, what]) => `${n} ${what}`)
+    .join(', ');
+}
+
 /** The crawl_jobs row as pg returns it: CrawlJob's fields, with Date timestamps and the column name max_concurrent. */
-type CrawlJobRow = Omit<CrawlJob, 'job_id' | 'max_concurrent_crawls' | 'created_at' | 'started_at' | 'completed_at' | 'heartbeat_at' | 'updated_at'> & {
+type CrawlJobRow = Omit<CrawlJob, 'job_id' | 'max_concurrent_crawls' | 'routes' | 'created_at' | 'started_at' | 'completed_at' | 'heartbeat_at' | 'updated_at'> & {
   max_concurrent: number;
+  pages_by_route: Partial<PageRoutes>;
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
@@ -113,6 +138,8 @@ function toCrawlJob(r: CrawlJobRow): CrawlJob {
     max_pages: r.max_pages,
     page_cap_reached: r.page_cap_reached,
     links_ignored: r.links_ignored,
+    prefer_markdown: r.prefer_markdown,
+    routes: { html: r.pages_by_route.html ?? 0, markdown_twin: r.pages_by_route.markdown_twin ?? 0, llms_full: r.pages_by_route.llms_full ?? 0 },
     crawl_delay_clamped: r.crawl_delay_clamped === null ? null : Number(r.crawl_delay_clamped),
     llm_enhance: r.llm_enhance,
     llm_pages_total: r.llm_pages_total,
@@ -253,8 +280,8 @@ async function assertNoActiveCrawl(client: pg.ClientBase, source: UpsertedSource
 async function insertCrawlJob(client: pg.ClientBase, source: UpsertedSource, request: CrawlRequest, options: { allowLoopback: boolean; llmEnhance: boolean }): Promise<string> {
   const { rows } = await client.query<{ id: string }>(
     `INSERT INTO crawl_jobs (source_id, name, status, start_urls, max_depth, version, domain_filter, url_patterns, exclude_patterns,
-                             max_concurrent, metadata, use_sitemap, max_pages, allow_loopback, llm_enhance)
-     VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                             max_concurrent, metadata, use_sitemap, max_pages, allow_loopback, llm_enhance, prefer_markdown)
+     VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
      RETURNING id`,
     [
       source.id,
@@ -271,6 +298,7 @@ async function insertCrawlJob(client: pg.ClientBase, source: UpsertedSource, req
       request.max_pages,
       options.allowLoopback,
       options.llmEnhance,
+      request.prefer_markdown,
     ],
   );
   const id = rows[0]!.id;
@@ -325,12 +353,13 @@ export async function cancelCrawl(pool: pg.Pool, id: string): Promise<CrawlJob> 
   const { rows } = await pool.query<CrawlJobRow>(
     `WITH j AS (
        UPDATE crawl_jobs SET status = 'cancelled', completed_at = now(), updated_at = now(), eta_seconds = NULL, current_url = NULL,
-         controller_worker_id = NULL, pages_found = $2, pages_crawled = $3, pages_skipped = $4, pages_failed = $5, snippets_stored = $6
+         controller_worker_id = NULL, pages_found = $2, pages_crawled = $3, pages_skipped = $4, pages_failed = $5, snippets_stored = $6,
+         pages_by_route = $7
         WHERE id = $1 AND status IN ('queued', 'running', 'enhancing')
         RETURNING *),
      s AS (UPDATE sources SET last_crawled_at = now() WHERE id = (SELECT source_id FROM j) AND (SELECT pages_crawled + pages_skipped FROM j) > 0)
      SELECT j.*, llm.* FROM j ${LLM_PROGRESS_LATERAL}`,
-    [row.id, c.found, c.crawled, c.unchanged + c.skipped, c.failed, c.snippets],
+    [row.id, c.found, c.crawled, c.unchanged + c.skipped, c.failed, c.snippets, JSON.stringify(routesOf(c))],
   );
   const updated = rows[0];
   if (!updated) {

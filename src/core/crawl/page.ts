@@ -13,20 +13,21 @@ import { giveWay } from './courtesy.js';
 import type { ForegroundBusy } from './courtesy.js';
 import type { FetchOutcome, PageFetcher } from './fetch.js';
 import { ClaimLostError } from './frontier.js';
-import type { FetchRecord, SettleRow } from './frontier.js';
-import { confirmHostRequest, waitForHostSlot } from './politeness.js';
+import type { FetchRecord, PageRoute, SettleRow } from './frontier.js';
+import { fetchRouted } from './page-route.js';
+import type { RoutedFetch } from './page-route.js';
 import type { Enqueue, PageJobData } from './queue.js';
 import type { RobotsStore } from './robots-store.js';
-import { RobotsUnavailableError } from './robots-store.js';
-import { cleanUrl, hostKey, normalizeUrl, sameOrigin } from './url.js';
+import { cleanUrl, normalizeUrl, sameOrigin } from './url.js';
 
 export type { JobInfo } from './claim.js';
 
 /**
  * One page of a crawl, top to bottom, each stage entered once: claim it on the frontier (the exact
  * concurrency gate), fetch it (robots.txt, the host's politeness slot, a conditional GET when a previous
- * crawl stored it), resolve which document it is (a redirect or rel=canonical makes it an alias of another
- * key; the same MD5 as the stored document makes it unchanged), extract it, store it (the page, its snippets,
+ * crawl stored it; or read it from llms-full.txt or its markdown twin: page-route.ts), resolve which document
+ * it is (a redirect or rel=canonical makes it an alias of another key; the same MD5 as the stored document
+ * makes it unchanged), extract it, store it (the page, its snippets,
  * the frontier outcome and the new links in ONE transaction), then run the post-commit stages it was given.
  * A page may instead end unchanged (304 or same MD5: no extraction, no rewrite, links from the last crawl),
  * gone (404/410 on a page the source had: removed with its snippets), skipped or failed; every frontier write
@@ -65,6 +66,7 @@ type Fetched = Extract<FetchOutcome, { kind: 'ok' }>;
 interface NewDocument {
   documentUrl: string;
   contentHash: string;
+  route: PageRoute;
 }
 
 /**
@@ -76,7 +78,7 @@ export async function processPage(ctx: PageContext, job: JobInfo, data: PageJobD
   const claim = await takeClaim(ctx, job, data, signal, jobCancelled);
   if (typeof claim === 'string') return claim;
   try {
-    const fetched = await fetchPage(ctx, claim, signal);
+    const fetched = await fetchRouted(ctx, claim, signal);
     if (typeof fetched === 'string') return fetched;
     const workStarted = performance.now();
     const result = await processFetched(ctx, claim, fetched);
@@ -95,51 +97,21 @@ export async function processPage(ctx: PageContext, job: JobInfo, data: PageJobD
 }
 
 /** Everything after the fetch: settle a page that brought no document, else resolve, extract, store, post-commit. */
-async function processFetched(ctx: PageContext, claim: PageClaim, result: FetchOutcome): Promise<PageResult> {
-  if (result.kind !== 'ok') return settleWithoutDocument(ctx, claim, result);
-  const doc = await resolveDocument(claim, result);
+async function processFetched(ctx: PageContext, claim: PageClaim, fetched: RoutedFetch): Promise<PageResult> {
+  const { outcome: result, route } = fetched;
+  if (result.kind !== 'ok') return settleWithoutDocument(ctx, claim, result, route);
+  const doc = await resolveDocument(claim, result, route);
   if (typeof doc === 'string') return doc;
-  const extracted = await extractPage(ctx, claim, result);
-  if (extracted === null) return 'failed';
+  const twin = await extractPage(ctx, claim, result);
+  if (twin === null) return 'failed';
+  const extracted = fetched.html ? await withHtmlLinks(ctx, twin, fetched.html) : twin;
   const canonical = await takeCanonical(claim, result, extracted, doc);
   if (typeof canonical === 'string') return canonical;
   return storeAndFollow(ctx, claim, result, extracted, canonical);
 }
 
-/** robots.txt, then the fetch through the host's politeness slot. A string when the page ends before fetching. */
-async function fetchPage(ctx: PageContext, claim: PageClaim, signal: AbortSignal): Promise<FetchOutcome | PageResult> {
-  const { job, key } = claim;
-  const target = new URL(claim.fetchUrl);
-  let robotsDelay: number;
-  try {
-    const robots = await ctx.robots.get(job.id, target.origin, signal, job.allowLoopback);
-    if (!robots.allows(target)) {
-      await claim.settle([{ url: key, status: 'skipped', skipReason: 'disallowed by robots.txt' }]);
-      return 'skipped';
-    }
-    robotsDelay = robots.crawlDelaySeconds ?? 0;
-  } catch (error) {
-    if (!(error instanceof RobotsUnavailableError)) throw error;
-    await claim.settle([{ url: key, status: 'failed', error: error.message }]);
-    return 'failed';
-  }
-  const delay = Math.max(ctx.delaySeconds, robotsDelay);
-  const prev = claim.previous;
-  // Validators only make sense while the document they describe still exists.
-  const validators = prev && prev.documentHash !== null ? { etag: prev.etag, lastModified: prev.lastModified } : {};
-  return ctx.fetcher.fetch(claim.fetchUrl, {
-    ...validators,
-    signal,
-    allowLoopback: job.allowLoopback,
-    // A start URL may move (http to https, a docs subdomain); any other page must stay in scope.
-    allowRedirect: (u) => claim.isStart || job.scope.allows(u),
-    beforeRequest: (u, s) => waitForHostSlot(ctx.pool, hostKey(u), u.origin === target.origin ? delay : ctx.delaySeconds, s),
-    afterSend: (u) => confirmHostRequest(ctx.pool, hostKey(u), u.origin === target.origin ? delay : ctx.delaySeconds),
-  });
-}
-
 /** A fetch that brought no document: failed, gone, skipped, or not modified since the last crawl. */
-async function settleWithoutDocument(ctx: PageContext, claim: PageClaim, result: Exclude<FetchOutcome, Fetched>): Promise<PageResult> {
+async function settleWithoutDocument(ctx: PageContext, claim: PageClaim, result: Exclude<FetchOutcome, Fetched>, route: PageRoute): Promise<PageResult> {
   const { key, previous: prev } = claim;
   switch (result.kind) {
     case 'error':
@@ -161,7 +133,7 @@ async function settleWithoutDocument(ctx: PageContext, claim: PageClaim, result:
         return 'failed';
       }
       const seen = { documentUrl: prev.documentUrl, contentHash: prev.documentHash, etag: result.etag, lastModified: result.lastModified };
-      await claim.settle([{ url: key, status: 'unchanged', httpStatus: 304, ...seen }], { record: { keys: [key], value: { ...seen, links: prev.links } }, links: prev.links });
+      await claim.settle([{ url: key, status: 'unchanged', httpStatus: 304, route, ...seen }], { record: { keys: [key], value: { ...seen, links: prev.links } }, links: prev.links });
       return 'unchanged';
     }
   }
@@ -172,9 +144,10 @@ async function settleWithoutDocument(ctx: PageContext, claim: PageClaim, result:
  * out of scope or crawled separately), and bytes with the stored document's MD5 end the page as unchanged,
  * following the links stored last time.
  */
-async function resolveDocument(claim: PageClaim, result: Fetched): Promise<NewDocument | PageResult> {
-  const documentUrl = cleanUrl(result.url)!;
-  const finalKey = normalizeUrl(result.url)!;
+async function resolveDocument(claim: PageClaim, result: Fetched, route: PageRoute): Promise<NewDocument | PageResult> {
+  // A part of llms-full.txt is stored at its own URL as given (a heading-anchored one keeps its fragment).
+  const documentUrl = route === 'llms_full' ? claim.fetchUrl : cleanUrl(result.url)!;
+  const finalKey = route === 'llms_full' ? claim.key : normalizeUrl(result.url)!;
   if (finalKey !== claim.key) {
     const skip = (skipReason: string) => claim.settle([{ url: claim.key, status: 'skipped', httpStatus: result.status, skipReason }]);
     if (!claim.isStart && !claim.job.scope.allows(new URL(result.url))) {
@@ -188,9 +161,9 @@ async function resolveDocument(claim: PageClaim, result: Fetched): Promise<NewDo
   }
   const contentHash = md5(result.body);
   const before = await claim.previousOfDocument();
-  if (!before || before.documentHash !== contentHash || !before.documentUrl) return { documentUrl, contentHash };
+  if (!before || before.documentHash !== contentHash || !before.documentUrl) return { documentUrl, contentHash, route };
   const seen = { contentHash, etag: result.etag, lastModified: result.lastModified, documentUrl: before.documentUrl };
-  await claim.settle([...claim.aliasRows(result.status), { url: claim.docKey, status: 'unchanged', httpStatus: result.status, ...seen }], {
+  await claim.settle([...claim.aliasRows(result.status), { url: claim.docKey, status: 'unchanged', httpStatus: result.status, route, ...seen }], {
     record: { keys: claim.keys, value: { ...seen, links: before.links } },
     links: before.links,
   });
@@ -207,6 +180,24 @@ async function extractPage(ctx: PageContext, claim: PageClaim, result: Fetched):
     await claim.settleAll({ status: 'failed', httpStatus: result.status, error: error.message });
     return null;
   }
+}
+
+/**
+ * A markdown twin's extraction with what only its HTML page has: the links (a twin usually lacks the site's
+ * navigation, which is how the crawl finds the other pages), rel=canonical and nofollow. An HTML page that
+ * fails to extract leaves the twin's own.
+ */
+async function withHtmlLinks(ctx: PageContext, twin: ExtractResult, html: Fetched): Promise<ExtractResult> {
+  const input: ExtractInput = { url: html.url, contentType: html.contentType, body: html.body };
+  let page: ExtractResult['page'];
+  try {
+    page = (ctx.extract ? await ctx.extract(input) : extractDocument(input)).page;
+  } catch (error) {
+    if (!(error instanceof ExtractionError)) throw error;
+    return twin;
+  }
+  const links = [...new Set([...twin.page.links, ...page.links])];
+  return { ...twin, page: { ...twin.page, links, canonicalUrl: page.canonicalUrl, noFollow: page.noFollow, description: twin.page.description || page.description } };
 }
 
 /** A same-origin, in-scope rel=canonical becomes the document key; the page is skipped when another page owns it. */
@@ -227,11 +218,11 @@ async function takeCanonical(claim: PageClaim, result: Fetched, extracted: Extra
 async function storeAndFollow(ctx: PageContext, claim: PageClaim, result: Fetched, extracted: ExtractResult, doc: NewDocument): Promise<PageResult> {
   const { job } = claim;
   const { page, snippets } = extracted;
-  const { documentUrl, contentHash } = doc;
+  const { documentUrl, contentHash, route } = doc;
   const found = page.noFollow ? [] : [...new Set(page.links)];
   const links = found.slice(0, MAX_LINKS_PER_PAGE);
   const record: FetchRecord = { documentUrl, contentHash, etag: result.etag, lastModified: result.lastModified, links };
-  const done: SettleRow = { url: claim.docKey, status: 'done', httpStatus: result.status, contentHash, etag: result.etag, lastModified: result.lastModified, documentUrl };
+  const done: SettleRow = { url: claim.docKey, status: 'done', httpStatus: result.status, contentHash, etag: result.etag, lastModified: result.lastModified, documentUrl, route };
   const write: PageWrite = {
     sourceId: job.sourceId,
     url: documentUrl,

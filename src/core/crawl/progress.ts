@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { ConnectionInfo } from '../db/connect.js';
 import { publish, subscribe } from '../events/notify.js';
 import type { JobEvent, Subscription } from '../events/notify.js';
+import { routesOf } from './frontier.js';
 import type { FrontierCounters } from './frontier.js';
 import { countersOf, getCrawlJob, TERMINAL_STATUSES } from './jobs.js';
 import type { CrawlJob } from './jobs.js';
@@ -41,9 +42,9 @@ export function etaSeconds(c: FrontierCounters, rate: number): number | null {
 export async function writeProgress(pool: pg.Pool, jobId: string, c: FrontierCounters, rate: number, eta: number | null, current: string | null): Promise<boolean> {
   const { rowCount } = await pool.query(
     `UPDATE crawl_jobs SET pages_found = $2, pages_crawled = $3, pages_skipped = $4, pages_failed = $5, snippets_stored = $6,
-       pages_per_second = $7, eta_seconds = $8, current_url = $9, heartbeat_at = now(), updated_at = now()
+       pages_per_second = $7, eta_seconds = $8, current_url = $9, pages_by_route = $10, heartbeat_at = now(), updated_at = now()
       WHERE id = $1 AND status = 'running'`,
-    [jobId, c.found, c.crawled, c.unchanged + c.skipped, c.failed, c.snippets, rate, eta, current],
+    [jobId, c.found, c.crawled, c.unchanged + c.skipped, c.failed, c.snippets, rate, eta, current, JSON.stringify(routesOf(c))],
   );
   return (rowCount ?? 0) > 0;
 }

@@ -56,6 +56,10 @@ export const CrawlJobSchema = z
     llm_snippets_enhanced: z.number().describe("Snippets the model's answers changed"),
     page_cap_reached: z.boolean().describe('The job found max_pages pages; links found after that were not followed'),
     links_ignored: z.number().describe('Links beyond the per-page cap, summed over the job'),
+    prefer_markdown: z.enum(['auto', 'never']).describe("auto: the site's llms-full.txt, llms.txt and markdown twins are used; never: HTML only"),
+    routes: z
+      .object({ html: z.number(), markdown_twin: z.number(), llms_full: z.number() })
+      .describe("Pages stored (or unchanged) by the route their document took: the HTML, its markdown twin, the site's llms-full.txt"),
     crawl_delay_clamped: z.number().nullable().describe('The largest robots.txt Crawl-delay lowered to the ceiling, if any'),
     created_at: z.string(),
     started_at: z.string().nullable(),

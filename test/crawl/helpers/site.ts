@@ -234,3 +234,8 @@ export function reachable(graph: Record<string, string[]>, start: string, depth:
   }
   return seen;
 }
+
+/** The site-wide files a crawl reads besides its pages: robots.txt, and llms.txt / llms-full.txt at any level. */
+export function isSiteFile(p: string): boolean {
+  return p === '/robots.txt' || /\/llms(-full)?\.txt$/.test(p);
+}

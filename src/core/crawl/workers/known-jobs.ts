@@ -17,7 +17,8 @@ async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null
     url_patterns: string[];
     exclude_patterns: string[];
     allow_loopback: boolean;
-  }>('SELECT id, source_id, max_depth, max_concurrent, max_pages, start_urls, domain_filter, url_patterns, exclude_patterns, allow_loopback FROM crawl_jobs WHERE id = $1', [jobId]);
+    prefer_markdown: 'auto' | 'never';
+  }>('SELECT id, source_id, max_depth, max_concurrent, max_pages, start_urls, domain_filter, url_patterns, exclude_patterns, allow_loopback, prefer_markdown FROM crawl_jobs WHERE id = $1', [jobId]);
   const r = rows[0];
   if (!r) return null;
   const startKeys = r.start_urls.map((u) => normalizeUrl(u)).filter((u): u is string => u !== null);
@@ -29,8 +30,10 @@ async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null
     maxPages: r.max_pages,
     scope: createScope({ startUrls: r.start_urls, domainFilter: r.domain_filter, urlPatterns: r.url_patterns, excludePatterns: r.exclude_patterns }),
     startKeys: new Set(startKeys),
+    startUrls: r.start_urls,
     firstStartKey: startKeys[0] ?? '',
     allowLoopback: r.allow_loopback,
+    preferMarkdown: r.prefer_markdown,
   };
 }
 

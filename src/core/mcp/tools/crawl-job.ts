@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { plural } from './common.js';
+import { routesText } from '../../crawl/jobs.js';
 import { llmProgressText } from '../../llm/progress-text.js';
 import type { LlmProgressFields } from '../../llm/progress-text.js';
 
@@ -21,6 +22,7 @@ export interface CrawlJobView extends LlmProgressFields {
   snippets_stored?: number;
   max_pages?: number;
   page_cap_reached?: boolean;
+  routes?: { html: number; markdown_twin: number; llms_full: number };
   current_url?: string | null;
   error?: string | null;
   created_at?: Date | string | null;
@@ -50,6 +52,7 @@ export const crawlJobOutput = z.object({
   snippets_stored: z.number().int(),
   max_pages: z.number().int().optional(),
   page_cap_reached: z.boolean().optional(),
+  routes: z.object({ html: z.number().int(), markdown_twin: z.number().int(), llms_full: z.number().int() }).optional(),
   llm_pages_total: z.number().int().optional(),
   llm_pages_done: z.number().int().optional(),
   llm_pages_failed: z.number().int().optional(),
@@ -84,6 +87,7 @@ export function crawlJobStructured(job: CrawlJobView): z.output<typeof crawlJobO
     snippets_stored: job.snippets_stored ?? 0,
     max_pages: job.max_pages,
     page_cap_reached: job.page_cap_reached,
+    routes: job.routes,
     ...(job.llm_enhance ? { llm_pages_total: job.llm_pages_total, llm_pages_done: job.llm_pages_done, llm_pages_failed: job.llm_pages_failed, llm_snippets_enhanced: job.llm_snippets_enhanced } : {}),
     current_url: job.current_url ?? undefined,
     error: job.error ?? undefined,
@@ -111,6 +115,8 @@ export function describeCrawlJob(job: CrawlJobView, now = Date.now()): string {
   const lines = [`Crawl job ${job.id} (${label}): ${job.status}.`];
   const crawled = job.pages_crawled ?? 0;
   lines.push(`Pages: ${crawled} crawled, ${job.pages_skipped ?? 0} skipped, ${job.pages_failed ?? 0} failed, ${job.pages_found ?? 0} found so far. ` + `Snippets stored: ${job.snippets_stored ?? 0}.`);
+  const routes = routesText(job.routes);
+  if (routes) lines.push(`Read from: ${routes}.`);
   if (job.page_cap_reached) lines.push(`Stopped at its page cap (max_pages ${job.max_pages ?? '?'}): links found after that were not followed.`);
   if (job.current_url && (job.status === 'running' || job.status === 'queued')) lines.push(`Current page: ${job.current_url}`);
   const started = since(job.started_at, now);
