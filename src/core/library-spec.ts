@@ -144,7 +144,7 @@ const docsPath = z
   .max(500)
   .superRefine((value, ctx) => {
     const parts = value.split('/');
-    if (value.startsWith('/') || value.startsWith('-') || parts.includes('..') || /[\u0000-\u001f\\]/.test(value)) {
+    if (value.startsWith('/') || value.startsWith('-') || parts.includes('..') || /[\p{Cc}\\]/u.test(value)) {
       ctx.addIssue({ code: 'custom', message: `${JSON.stringify(value)} must be a path inside the repository (relative, no "..")` });
     }
   });

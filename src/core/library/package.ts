@@ -7,6 +7,7 @@ import { fetchTarballReadme, pickTag, resolvePackage } from '../registry/index.j
 import type { ResolvedPackage } from '../registry/index.js';
 import { createUploadFromContent } from '../upload/jobs.js';
 import type { QueueDb } from '../upload/queue.js';
+import { recordPackageOrigin } from '../sources/aliases.js';
 import type { AddedJob, AddPermission, SpecJobs } from './add.js';
 
 /**
@@ -100,5 +101,6 @@ export async function addPackage(db: QueueDb, config: Config, spec: PackageSpec,
       hint: 'Index its docs another way: `docdex add <docs URL>` or `docdex add <git URL>@<tag>`.',
     });
   }
+  await recordPackageOrigin(db.pool, id, `${pkg.ecosystem}:${pkg.name}@${pkg.version}`, pkg.aliases);
   return { name: id.name, version: id.version, jobs, notes };
 }

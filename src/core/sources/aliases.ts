@@ -39,3 +39,15 @@ export async function setSourceAliases(client: pg.Pool | pg.ClientBase, sourceId
   if (!rows[0]) throw new NotFoundError(`Source ${sourceId} not found.`);
   return rows[0].aliases;
 }
+
+/**
+ * Records what a library was added as: the registry spec it came from (`metadata.origin`, which the
+ * not-indexed answer turns into the spec for another version) and the names it is also known by.
+ */
+export async function recordPackageOrigin(pool: pg.Pool, library: { name: string; version: string }, origin: string, aliases: readonly string[]): Promise<void> {
+  const { rows } = await pool.query<{ id: string }>('SELECT id FROM sources WHERE name = $1 AND version = $2', [library.name, library.version]);
+  const source = rows[0];
+  if (!source) return;
+  await pool.query(`UPDATE sources SET metadata = metadata || jsonb_build_object('origin', $2::text), updated_at = now() WHERE id = $1`, [source.id, origin]);
+  await setSourceAliases(pool, source.id, aliases);
+}
