@@ -160,3 +160,37 @@ describe('docdex add', () => {
     }
   }, 120_000);
 });
+
+/** The real npm registry, as `add` finds it (npm's own configuration). Skips only when it cannot be reached. */
+async function npmRegistryReachable(): Promise<string | null> {
+  try {
+    const response = await fetch('https://registry.npmjs.org/is-number', { signal: AbortSignal.timeout(15_000) });
+    await response.body?.cancel();
+    return response.ok ? null : `it answered HTTP ${response.status}`;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+const npmUnreachable = await npmRegistryReachable();
+if (npmUnreachable) console.warn(`Skipping docdex add npm:…: registry.npmjs.org is unreachable (${npmUnreachable})`);
+
+describe.skipIf(npmUnreachable !== null)('docdex add npm: through the real registry', () => {
+  it('resolves is-number@7.0.0, labels the version, and indexes its repository or, when its git host is unreachable, its published README', async () => {
+    const added = await runCli(['add', 'npm:is-number@7.0.0', '--wait', '--json'], { env: db.env, timeout: 180_000 });
+    expect(added.exitCode, String(added.stderr)).toBe(0);
+    const result = JSON.parse(String(added.stdout)) as { libraries: Array<{ name: string; version: string; jobs: Array<{ what: string }>; notes: string[] }>; finished: Array<{ status: string }> };
+    expect(result.libraries[0]).toMatchObject({ name: 'is-number', version: '7.0.0' });
+    expect(result.finished.every((f) => f.status === 'completed')).toBe(true);
+    const what = result.libraries[0]!.jobs.map((j) => j.what).join('; ');
+    // This machine reaches the registry but not GitHub: then the README in the tarball stands in, and a note says why.
+    if (!what.includes('repository')) {
+      expect(what).toMatch(/README in npm package is-number@7\.0\.0/);
+      expect(result.libraries[0]!.notes.join(' ')).toMatch(/github\.com\/jonschlinkert\/is-number/);
+    }
+    const hits = await search('isNumber', 'is-number@7');
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits[0]!.version).toBe('7.0.0');
+    const origin = await db.pool.query<{ origin: string }>("SELECT metadata->>'origin' AS origin FROM sources WHERE name = 'is-number'");
+    expect(origin.rows[0]?.origin).toBe('npm:is-number@7.0.0');
+  }, 240_000);
+});

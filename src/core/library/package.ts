@@ -25,7 +25,7 @@ interface Identity {
 }
 
 function reason(error: unknown): string {
-  return isUserError(error) || error instanceof Error ? error.message : String(error);
+  return (isUserError(error) || error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
 }
 
 /** The repository at the release's tag, or why it could not be used (a note, not a failure). */
@@ -55,7 +55,7 @@ async function repositoryJob(db: QueueDb, config: Config, pkg: ResolvedPackage, 
     return { type: 'upload', id: job.id, what: `repository ${repo.url} at ${tag}` };
   } catch (error) {
     if (!isUserError(error)) throw error;
-    return `its repository ${repo.url} at ${tag} cannot be indexed (${error.message})`;
+    return `its repository ${repo.url} at ${tag} cannot be indexed (${reason(error)})`;
   }
 }
 
@@ -68,7 +68,7 @@ async function homepageJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id
     return { type: 'crawl', id: job.job_id, what: `docs site ${site}` };
   } catch (error) {
     if (!isUserError(error)) throw error;
-    return `its docs site ${site} cannot be crawled (${error.message})`;
+    return `its docs site ${site} cannot be crawled (${reason(error)})`;
   }
 }
 
