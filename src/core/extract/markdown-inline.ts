@@ -9,6 +9,7 @@
 // processing instructions, and GFM literal autolinks next to emphasis marks.
 import { normalizeLabel } from './markdown-blocks.js';
 
+const PLAIN = /[^\\`*_[\]<\n&~!]+/y;
 const ASCII_PUNCTUATION = /[!-/:-@[-`{-~]/;
 const WHITESPACE = /\s/u;
 const PUNCTUATION = /[\p{P}\p{S}]/u;
@@ -138,7 +139,15 @@ class InlineReader {
   constructor(
     private readonly src: string,
     private readonly labels: ReadonlySet<string>,
+    private readonly lenient: boolean,
   ) {}
+
+  /** An unreadable construct: null for the caller, or, when lenient, its first character as text. */
+  private unreadable(why: string): void {
+    if (!this.lenient) throw new Unreadable(why);
+    this.buf += this.src[this.i] as string;
+    this.i++;
+  }
 
   read(): string {
     const src = this.src;
@@ -151,17 +160,23 @@ class InlineReader {
       else if (c === ']') this.closeBracket();
       else if (c === '<') this.angle();
       else if (c === '\n') this.lineEnding();
-      else if (c === '&' && this.reference()) throw new Unreadable('character reference');
-      else if (c === '~' || (c === '!' && src[this.i + 1] === '[')) throw new Unreadable('strikethrough or image');
-      else {
-        this.buf += c;
-        this.i++;
-      }
+      else if (c === '&' && this.reference()) this.unreadable('character reference');
+      else if (c === '~' || (c === '!' && src[this.i + 1] === '[')) this.unreadable('strikethrough or image');
+      else this.plain();
     }
     this.flush();
     this.resolveEmphasis(0);
     for (const d of this.delimiters) this.parts[d.part] = d.char.repeat(d.count);
     return this.parts.join('');
+  }
+
+  /** Characters up to the next one that may start a construct, as text. */
+  private plain(): void {
+    PLAIN.lastIndex = this.i + 1;
+    PLAIN.test(this.src);
+    const end = PLAIN.lastIndex > this.i + 1 ? PLAIN.lastIndex : this.i + 1;
+    this.buf += this.src.slice(this.i, end);
+    this.i = end;
   }
 
   private reference(): boolean {
@@ -223,7 +238,10 @@ class InlineReader {
   }
 
   private openBracket(): void {
-    if (this.src[this.i + 1] === '^') throw new Unreadable('footnote call');
+    if (this.src[this.i + 1] === '^') {
+      this.unreadable('footnote call');
+      return;
+    }
     this.flush();
     this.brackets.push({ part: this.parts.length, delimiters: this.delimiters.length, start: this.i + 1, active: true });
     this.parts.push('[');
@@ -268,29 +286,60 @@ class InlineReader {
     return defined ? i + 1 : -1;
   }
 
-  /** micromark's attention resolution over the delimiters from `bottom`. */
+  /**
+   * micromark's attention resolution over the delimiters from `bottom`: each closer takes the
+   * nearest opener it may close; delimiters between them stay text. Delimiters are kept in a linked
+   * list and, per kind of closer, the point below which no opener matched it (CommonMark's
+   * openers_bottom), so a long run of unmatched openers is walked once, not once per closer.
+   */
   private resolveEmphasis(bottom: number): void {
     const ds = this.delimiters;
-    for (let c = bottom; c < ds.length; c++) {
+    // Links by absolute index, held in maps: a link's text resolves only its own few delimiters.
+    const prev = new Map<number, number>();
+    const next = new Map<number, number>();
+    const prevOf = (i: number): number => prev.get(i) ?? i - 1;
+    const nextOf = (i: number): number => next.get(i) ?? i + 1;
+    const unlink = (i: number): void => {
+      const p = prevOf(i);
+      const n = nextOf(i);
+      if (p >= bottom) next.set(p, n);
+      if (n < ds.length) prev.set(n, p);
+    };
+    const floor = new Map<string, number>();
+    let c = bottom;
+    while (c < ds.length) {
       const closer = ds[c] as Delimiter;
-      while (closer.canClose && closer.count > 0) {
-        const o = this.openerFor(closer, bottom, c);
-        if (o < 0) break;
-        const opener = ds[o] as Delimiter;
-        const use = opener.count > 1 && closer.count > 1 ? 2 : 1;
-        opener.count -= use;
-        closer.count -= use;
-        for (let k = o + 1; k < c; k++) {
-          (ds[k] as Delimiter).canOpen = false;
-          (ds[k] as Delimiter).canClose = false;
-        }
-        if (opener.count === 0) opener.canOpen = false;
+      if (!closer.canClose || closer.count === 0) {
+        c = nextOf(c);
+        continue;
+      }
+      const key = `${closer.char}${closer.canOpen ? 1 : 0}${closer.count % 3}`;
+      const o = this.openerFor(closer, prevOf, c, Math.max(bottom - 1, floor.get(key) ?? -1));
+      if (o < 0) {
+        floor.set(key, prevOf(c));
+        const after = nextOf(c);
+        if (!closer.canOpen) unlink(c);
+        c = after;
+        continue;
+      }
+      const opener = ds[o] as Delimiter;
+      const use = opener.count > 1 && closer.count > 1 ? 2 : 1;
+      opener.count -= use;
+      closer.count -= use;
+      // The delimiters between them are text now: out of the list.
+      next.set(o, c);
+      prev.set(c, o);
+      if (opener.count === 0) unlink(o);
+      if (closer.count === 0) {
+        const after = nextOf(c);
+        unlink(c);
+        c = after;
       }
     }
   }
 
-  private openerFor(closer: Delimiter, bottom: number, c: number): number {
-    for (let o = c - 1; o >= bottom; o--) {
+  private openerFor(closer: Delimiter, prevOf: (i: number) => number, c: number, stop: number): number {
+    for (let o = prevOf(c); o > stop; o = prevOf(o)) {
       const opener = this.delimiters[o] as Delimiter;
       if (opener.char !== closer.char || !opener.canOpen || opener.count === 0) continue;
       const sum = opener.count + closer.count;
@@ -316,7 +365,10 @@ class InlineReader {
       this.i += tag[0].length;
       return;
     }
-    if (src[this.i + 1] === '!' || src[this.i + 1] === '?') throw new Unreadable('HTML comment or declaration');
+    if (src[this.i + 1] === '!' || src[this.i + 1] === '?') {
+      this.unreadable('HTML comment or declaration');
+      return;
+    }
     this.buf += '<';
     this.i++;
   }
@@ -334,11 +386,13 @@ class InlineReader {
 /**
  * The text of inline markdown as the extractor reads it from mdast (see mdText in markdown.ts),
  * given the document's normalised definition labels; null when only micromark reads it exactly.
+ * `lenient` reads what it can't read exactly as literal text instead (for sources too long to hand
+ * to micromark) and never returns null.
  */
-export function inlineText(source: string, labels: ReadonlySet<string>): string | null {
-  if (LITERAL_AUTOLINK_WITH_MARKS.test(source)) return null;
+export function inlineText(source: string, labels: ReadonlySet<string>, lenient = false): string | null {
+  if (!lenient && LITERAL_AUTOLINK_WITH_MARKS.test(source)) return null;
   try {
-    return new InlineReader(source, labels).read();
+    return new InlineReader(source, labels, lenient).read();
   } catch (err) {
     if (err instanceof Unreadable) return null;
     throw err;

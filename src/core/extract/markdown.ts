@@ -26,7 +26,7 @@ import { parse as parseYaml } from 'yaml';
 import { resolveContexts, type StreamItem } from './context.js';
 import { asFilename } from './filename.js';
 import { htmlFragmentBlocks } from './html.js';
-import { scanBlocks, Unsupported } from './markdown-blocks.js';
+import { type ScannedBlocks, scanBlocks, Unsupported } from './markdown-blocks.js';
 import { markdownChunks } from './markdown-chunks.js';
 import { inlineText } from './markdown-inline.js';
 import { finaliseSnippets, type RawBlock } from './snippet.js';
@@ -340,12 +340,25 @@ function micromarkInline(source: string, definitions: readonly string[]): string
   return mdText(first);
 }
 
+// micromark reads some inline markdown in time quadratic in its length (a 475 KB line of JSON took
+// over a minute); a paragraph longer than this that the fast reader can't read exactly is read
+// leniently, its unreadable constructs kept as text. Real paragraphs are a small fraction of it.
+const MICROMARK_INLINE_MAX = 16 * 1024;
+
+/** A heading's or paragraph's text: the fast reader's, micromark's where it can't, or leniently read when long. */
+function slotText(source: string, scanned: ScannedBlocks): string {
+  const fast = inlineText(source, scanned.labels);
+  if (fast !== null) return fast;
+  if (source.length <= MICROMARK_INLINE_MAX) return micromarkInline(source, scanned.definitions);
+  return inlineText(source, scanned.labels, true) as string;
+}
+
 /** The fast parse of a chunk (blocks by markdown-blocks.ts, inline text by markdown-inline.ts); null when it can't. */
 function fastChunk(text: string, onFenced: (code: Code) => void): Root | null {
   try {
     const scanned = scanBlocks(text, onFenced);
     for (const slot of scanned.inlines) {
-      slot.node.value = inlineText(slot.source, scanned.labels) ?? micromarkInline(slot.source, scanned.definitions);
+      slot.node.value = slotText(slot.source, scanned);
     }
     return scanned.tree;
   } catch (err) {
