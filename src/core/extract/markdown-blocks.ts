@@ -388,6 +388,11 @@ class BlockScanner {
 /** The new blocks a line starts, after the containers it continues; then its text. */
 class LineStarts {
   private closed: boolean;
+  /** A paragraph was open before this line (micromark then treats every new container as interrupting it). */
+  private readonly afterParagraph: boolean;
+  private readonly leafAtStart: string | null;
+  /** A container has started on this line. */
+  private openedContainer = false;
 
   constructor(
     private readonly s: BlockScanner,
@@ -395,9 +400,11 @@ class LineStarts {
     private pos: number,
     private readonly matched: number,
     private readonly allMatched: boolean,
-    private readonly blank: boolean,
+    private blank: boolean,
   ) {
     this.closed = allMatched;
+    this.afterParagraph = s.openLeafKind === 'paragraph';
+    this.leafAtStart = s.openLeafKind;
   }
 
   /** Leaves the containers this line does not continue, once a new block starts. */
@@ -405,6 +412,15 @@ class LineStarts {
     if (this.closed) return;
     this.s.closeContainersBelow(this.matched);
     this.closed = true;
+  }
+
+  /**
+   * micromark's `interrupt` for the line's new containers: every container continued and a
+   * paragraph, indented code or table was open. An empty item, or an ordered one not numbered `1`,
+   * then starts no list (CommonMark restricts this after a paragraph only).
+   */
+  private get interrupting(): boolean {
+    return this.allMatched && this.leafAtStart !== null && ['paragraph', 'indented', 'table'].includes(this.leafAtStart);
   }
 
   /** A paragraph continues (all containers matched) and so restricts what may interrupt it. */
@@ -419,7 +435,13 @@ class LineStarts {
       const rest = this.line.slice(this.pos + ind);
       if (ind >= 4) {
         if (this.s.openLeafKind === 'table') throw new Unsupported('indented table row');
-        if (this.s.openLeafKind === 'paragraph') break;
+        if (this.s.openLeafKind === 'paragraph') {
+          // micromark reads some such lines as indented code rather than lazy paragraph text.
+          if (!this.allMatched) throw new Unsupported('indented line after a lazy paragraph');
+          break;
+        }
+        // micromark splits such a block where a line could have been lazy.
+        if (!this.closed) throw new Unsupported('indented code after an unfinished container');
         this.closeUnmatched();
         this.s.openLeaf({ kind: 'indented', owner: this.s.container, lines: [this.line.slice(this.pos + 4)] });
         return;
@@ -428,10 +450,16 @@ class LineStarts {
         this.closeUnmatched();
         this.s.openContainer({ type: 'blockquote', children: [] }, 0, true);
         this.pos = this.s.afterQuoteMarker(this.line, this.pos + ind + 1);
+        this.blank = isBlank(this.line, this.pos);
+        this.openedContainer = true;
         continue;
       }
       if (this.leafStart(ind, rest)) return;
-      if (this.itemStart(ind, rest)) continue;
+      if (this.itemStart(ind, rest)) {
+        this.blank = isBlank(this.line, this.pos);
+        this.openedContainer = true;
+        continue;
+      }
       break;
     }
     this.text();
@@ -454,7 +482,11 @@ class LineStarts {
       this.s.openLeaf(leaf as Leaf);
       return true;
     }
-    const end = htmlStart(rest, !this.inParagraph);
+    // A lone tag (HTML kind 7) interrupts no paragraph.
+    const paragraphOpen = this.s.openLeafKind === 'paragraph';
+    // micromark starts one on a lazy line, or in a container opened on the line after a paragraph.
+    if (this.afterParagraph && (!paragraphOpen || !this.allMatched) && HTML_COMPLETE_TAG.test(rest)) throw new Unsupported('lone tag after a paragraph');
+    const end = htmlStart(rest, !paragraphOpen);
     if (end !== undefined) {
       this.closeUnmatched();
       const leaf: Leaf = { kind: 'html', owner: this.s.container, end, lines: [rest] };
@@ -489,7 +521,10 @@ class LineStarts {
     const width = m[0].length;
     const after = this.pos + ind + width;
     const emptyItem = isBlank(this.line, after);
-    if (this.inParagraph && (emptyItem || (m[2] !== undefined && Number(m[2]) !== 1))) return false;
+    if ((emptyItem || (m[2] !== undefined && m[2] !== '1')) && this.interrupting) {
+      if (!this.openedContainer) return false;
+      throw new Unsupported('list item in a new container that interrupts');
+    }
     // A bullet that is also a thematic break was taken as one before this.
     let gap = emptyItem ? 0 : spaces(this.line, after);
     if (emptyItem || gap >= 5) gap = 1;

@@ -335,7 +335,9 @@ function definitionsFor(source: string, definitions: readonly string[]): string 
 /** A paragraph's or heading's inline text read by micromark: the paragraph parsed on its own. */
 function micromarkInline(source: string, definitions: readonly string[]): string {
   const defs = definitionsFor(source, definitions);
-  const first = parseTree(defs === '' ? source : `${source}\n\n${defs}`).children[0];
+  // Continuation lines indented by four spaces stay paragraph text (unindented, `- x` would start a list).
+  const paragraph = source.replaceAll('\n', '\n    ');
+  const first = parseTree(defs === '' ? paragraph : `${paragraph}\n\n${defs}`).children[0];
   if (first?.type !== 'paragraph') throw new Unsupported('inline source does not read as one paragraph');
   return mdText(first);
 }
