@@ -8,6 +8,11 @@
 // for tab labels, and run HTML blocks that hold <pre>/<code> through the HTML
 // extractor.
 //
+// Blocks are read by markdown-blocks.ts and inline text by markdown-inline.ts, which read the
+// common shape of documentation many times faster than micromark; a chunk they don't read exactly
+// is parsed with micromark (mdast-util-from-markdown), and a paragraph whose inline markdown only
+// micromark reads exactly is parsed on its own with it.
+//
 // Python-Markdown's indented containers (MkDocs admonitions `!!! note` and
 // Material content tabs `=== "Label"`) parse as indented code under CommonMark;
 // an indented block right after such a marker is parsed again as markdown.
@@ -21,7 +26,9 @@ import { parse as parseYaml } from 'yaml';
 import { resolveContexts, type StreamItem } from './context.js';
 import { asFilename } from './filename.js';
 import { htmlFragmentBlocks } from './html.js';
+import { type ScannedBlocks, scanBlocks, Unsupported } from './markdown-blocks.js';
 import { markdownChunks } from './markdown-chunks.js';
+import { inlineText } from './markdown-inline.js';
 import { finaliseSnippets, type RawBlock } from './snippet.js';
 import type { ExtractedPage, ExtractResult } from './types.js';
 import { collapseSpaces } from './whitespace.js';
@@ -90,7 +97,11 @@ export function fenceFilename(lang: string | null | undefined, meta: string | nu
   return { lang: language, filename };
 }
 
+/** Parses one chunk of markdown; calls `onFenced` for each fenced (not indented) code node. */
+export type ChunkParser = (text: string, onFenced: (code: Code) => void) => Root;
+
 interface MdState {
+  parse: ChunkParser;
   items: StreamItem[];
   blocks: RawBlock[];
   slugger: Slugger;
@@ -197,7 +208,7 @@ function addCode(c: Code, st: MdState, depth: number, prevMarker: Marker | null)
   if (indented && prevMarker !== null && depth < MAX_REPARSE_DEPTH) {
     const saved = st.tab;
     if (prevMarker.kind === 'tab') st.tab = prevMarker.tab;
-    walkChildren(safeParse(c.value).children as Nodes[], st, depth + 1);
+    walkChildren(safeParse(c.value, st.parse).children as Nodes[], st, depth + 1);
     st.tab = saved;
     return;
   }
@@ -226,7 +237,7 @@ function addHtml(v: string, st: MdState): void {
 // gives both `lang: null` when the fence has no info string.
 const fencedHint = new WeakSet<Code>();
 
-function markFenced(tree: Root, text: string): void {
+function markFenced(tree: Root, text: string, onFenced: (code: Code) => void): void {
   const stack: Nodes[] = [tree];
   while (stack.length > 0) {
     const n = stack.pop() as Nodes;
@@ -236,7 +247,7 @@ function markFenced(tree: Root, text: string): void {
         // A fence may be indented by up to three spaces; four make an indented block.
         for (let k = 0; k < 3 && text[off] === ' '; k++) off++;
         const ch = text.slice(off, off + 3);
-        if (ch === '```' || ch === '~~~') fencedHint.add(n);
+        if (ch === '```' || ch === '~~~') onFenced(n);
       }
     }
     if ('children' in n) for (const c of n.children as Nodes[]) stack.push(c);
@@ -304,22 +315,72 @@ export function limitNesting(text: string): string {
     .join('\n');
 }
 
-function parseChunk(text: string): Root {
+/** The micromark parse of a chunk, or the line reader's when micromark gives up. */
+function micromarkChunk(text: string, onFenced: (code: Code) => void): Root {
   try {
     const tree = parseTree(text);
-    markFenced(tree, text);
+    markFenced(tree, text, onFenced);
     return tree;
   } catch {
-    return fallbackTree(text);
+    return fallbackTree(text, onFenced);
   }
 }
 
-function safeParse(source: string): Root {
+/** Definitions whose label the source may use (a label is matched as written). */
+function definitionsFor(source: string, definitions: readonly string[]): string {
+  const folded = source.toLowerCase();
+  return definitions.filter((d) => folded.includes(d.slice(1, d.indexOf(']:')).toLowerCase())).join('\n');
+}
+
+/** A paragraph's or heading's inline text read by micromark: the paragraph parsed on its own. */
+function micromarkInline(source: string, definitions: readonly string[]): string {
+  const defs = definitionsFor(source, definitions);
+  // Continuation lines indented by four spaces stay paragraph text (unindented, `- x` would start a list).
+  const paragraph = source.replaceAll('\n', '\n    ');
+  const first = parseTree(defs === '' ? paragraph : `${paragraph}\n\n${defs}`).children[0];
+  if (first?.type !== 'paragraph') throw new Unsupported('inline source does not read as one paragraph');
+  return mdText(first);
+}
+
+// micromark reads some inline markdown in time quadratic in its length (a 475 KB line of JSON took
+// over a minute); a paragraph longer than this that the fast reader can't read exactly is read
+// leniently, its unreadable constructs kept as text. Real paragraphs are a small fraction of it.
+const MICROMARK_INLINE_MAX = 16 * 1024;
+
+/** A heading's or paragraph's text: the fast reader's, micromark's where it can't, or leniently read when long. */
+function slotText(source: string, scanned: ScannedBlocks): string {
+  const fast = inlineText(source, scanned.labels);
+  if (fast !== null) return fast;
+  if (source.length <= MICROMARK_INLINE_MAX) return micromarkInline(source, scanned.definitions);
+  return inlineText(source, scanned.labels, true) as string;
+}
+
+/** The fast parse of a chunk (blocks by markdown-blocks.ts, inline text by markdown-inline.ts); null when it can't. */
+function fastChunk(text: string, onFenced: (code: Code) => void): Root | null {
+  try {
+    const scanned = scanBlocks(text, onFenced);
+    for (const slot of scanned.inlines) {
+      slot.node.value = slotText(slot.source, scanned);
+    }
+    return scanned.tree;
+  } catch (err) {
+    if (err instanceof Unsupported) return null;
+    throw err;
+  }
+}
+
+/** The extractor's chunk parser: the fast path, micromark where it can't. */
+export const parseMarkdownChunk: ChunkParser = (text, onFenced) => fastChunk(text, onFenced) ?? micromarkChunk(text, onFenced);
+
+function safeParse(source: string, parse: ChunkParser): Root {
   const chunks = markdownChunks(limitNesting(source));
-  if (chunks.length === 1) return parseChunk(chunks[0] as string);
+  const onFenced = (code: Code): void => {
+    fencedHint.add(code);
+  };
+  if (chunks.length === 1) return parse(chunks[0] as string, onFenced);
   const children: Root['children'] = [];
   for (const chunk of chunks) {
-    for (const node of parseChunk(chunk).children) children.push(node);
+    for (const node of parse(chunk, onFenced).children) children.push(node);
   }
   return { type: 'root', children };
 }
@@ -330,7 +391,7 @@ function addBlock(st: MdState, block: RawBlock): void {
 }
 
 /** When the parser gives up: fenced blocks found line by line, everything else is prose. */
-function fallbackTree(text: string): Root {
+function fallbackTree(text: string, onFenced: (code: Code) => void): Root {
   const children: Nodes[] = [];
   const lines = text.split('\n');
   let i = 0;
@@ -350,7 +411,7 @@ function fallbackTree(text: string): Root {
       while (i < lines.length && !(lines[i] as string).trimStart().startsWith(fenceStr)) body.push(lines[i++] as string);
       i++;
       const code: Code = { type: 'code', lang: open[2] || null, meta: open[3] || null, value: body.join('\n') };
-      fencedHint.add(code);
+      onFenced(code);
       children.push(code);
       continue;
     }
@@ -374,9 +435,10 @@ function stripFrontmatter(text: string): string {
   return m ? text.slice(m[0].length) : text;
 }
 
-export function extractMarkdown(text: string, url: string, contentHash: string, format: 'markdown' | 'text', mdx: boolean): ExtractResult {
-  const tree = safeParse(text);
-  const st: MdState = { items: [], blocks: [], slugger: new Slugger(), tab: null, h1: null, frontmatter: null, mdx };
+/** A markdown or plain-text document's page and snippets; `parse` reads each chunk (tests pass micromark's reference). */
+export function extractMarkdown(text: string, url: string, contentHash: string, format: 'markdown' | 'text', mdx: boolean, parse: ChunkParser = parseMarkdownChunk): ExtractResult {
+  const tree = safeParse(text, parse);
+  const st: MdState = { parse, items: [], blocks: [], slugger: new Slugger(), tab: null, h1: null, frontmatter: null, mdx };
   walkChildren(tree.children as Nodes[], st, 0);
   const fm = st.frontmatter ?? {};
   const fmTitle = typeof fm.title === 'string' ? fm.title.trim() : '';
