@@ -10,7 +10,6 @@ import { UserError, ValidationError } from './errors.js';
  */
 
 export type Ecosystem = 'npm' | 'pypi' | 'crates';
-export const ECOSYSTEMS: readonly Ecosystem[] = ['npm', 'pypi', 'crates'];
 
 /** How a git remote is reached; only `https` and `http` may come from REST or MCP. */
 export type GitTransport = 'https' | 'http' | 'ssh' | 'file' | 'local';

@@ -58,15 +58,21 @@ describe('library specs', () => {
 
   it('any text is a spec or a UserError, never another throw; a git ref is never an option', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 80 }), fc.constantFrom('npm:', 'pypi:', 'crates:', 'https://github.com/', 'git@h:', 'file://', './').chain((p) => fc.string({ maxLength: 60 }).map((s) => p + s))), (text) => {
-        try {
-          const spec = parseLibrarySpec(text);
-          if (spec.kind === 'git' && spec.ref !== undefined) expect(refProblem(spec.ref)).toBeNull();
-          if (spec.kind === 'git') expect(spec.remote.startsWith('-')).toBe(false);
-        } catch (error) {
-          expect(error).toBeInstanceOf(UserError);
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ maxLength: 80 }),
+          fc.constantFrom('npm:', 'pypi:', 'crates:', 'https://github.com/', 'git@h:', 'file://', './').chain((p) => fc.string({ maxLength: 60 }).map((s) => p + s)),
+        ),
+        (text) => {
+          try {
+            const spec = parseLibrarySpec(text);
+            if (spec.kind === 'git' && spec.ref !== undefined) expect(refProblem(spec.ref)).toBeNull();
+            if (spec.kind === 'git') expect(spec.remote.startsWith('-')).toBe(false);
+          } catch (error) {
+            expect(error).toBeInstanceOf(UserError);
+          }
+        },
+      ),
       { numRuns: 2000 },
     );
   });

@@ -140,7 +140,9 @@ describe('PyPI resolution', () => {
     const configured = await resolvePackage(config({ CRAWL_ALLOW_HOSTS: '' }), { ecosystem: 'pypi', name: 'requests' });
     expect(configured.version).toBe('2.32.3');
     // What a registry points to is not trusted with it: a tarball on another internal address is refused.
-    const elsewhere = await failure(fetchTarballReadme(config({ CRAWL_ALLOW_HOSTS: '', NPM_REGISTRY_URL: 'https://registry.example/', PYPI_URL: 'https://pypi.example' }), `${registry.base}/files/x.tgz`));
+    const elsewhere = await failure(
+      fetchTarballReadme(config({ CRAWL_ALLOW_HOSTS: '', NPM_REGISTRY_URL: 'https://registry.example/', PYPI_URL: 'https://pypi.example' }), `${registry.base}/files/x.tgz`),
+    );
     expect(elsewhere.code).toBe('registry_unavailable');
     expect(elsewhere.message).toMatch(/loopback/);
     expect(elsewhere.hint).toMatch(/CRAWL_ALLOW_HOSTS/);

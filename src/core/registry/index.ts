@@ -10,7 +10,7 @@ import type { PackageRequest, RegistryConfig, RegistryRequestOptions, ResolvedPa
  * the crawler.
  */
 
-export type { Ecosystem, PackageRequest, ResolvedPackage, RegistryRequestOptions } from './types.js';
+export type { PackageRequest, ResolvedPackage, RegistryRequestOptions } from './types.js';
 export { pickTag } from './tags.js';
 export { fetchTarballReadme } from './tarball.js';
 

@@ -1,7 +1,9 @@
 import type { Config } from '../config.js';
 
-/** The package registries docdex resolves (`docdex add npm:…`, `pypi:…`, `crates:…`). */
-export type Ecosystem = 'npm' | 'pypi' | 'crates';
+import type { Ecosystem } from '../library-spec.js';
+
+/** The package registries docdex resolves (`docdex add npm:…`, `pypi:…`, `crates:…`): one definition, the spec's. */
+export type { Ecosystem };
 
 export interface PackageRequest {
   ecosystem: Ecosystem;

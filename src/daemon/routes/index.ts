@@ -9,4 +9,13 @@ import { registerStatsRoutes } from './stats.js';
 import { registerUploadRoutes } from './uploads.js';
 
 /** Every REST route module of the docs index, in documentation order. */
-export const docsIndexRoutes: RouteModule[] = [registerHealthRoutes, registerSearchRoutes, registerSnippetRoutes, registerSourceRoutes, registerCrawlRoutes, registerLibraryRoutes, registerUploadRoutes, registerStatsRoutes];
+export const docsIndexRoutes: RouteModule[] = [
+  registerHealthRoutes,
+  registerSearchRoutes,
+  registerSnippetRoutes,
+  registerSourceRoutes,
+  registerCrawlRoutes,
+  registerLibraryRoutes,
+  registerUploadRoutes,
+  registerStatsRoutes,
+];

@@ -21,7 +21,11 @@ const addRequestValidator = () => (body: unknown) => {
   }
 };
 
-const AddedJob = z.object({ type: z.enum(['crawl', 'upload']).describe('crawl: GET /api/crawl-jobs/{id}; upload (a git checkout or a README): GET /upload/status/{id}'), id: z.string(), what: z.string() });
+const AddedJob = z.object({
+  type: z.enum(['crawl', 'upload']).describe('crawl: GET /api/crawl-jobs/{id}; upload (a git checkout or a README): GET /upload/status/{id}'),
+  id: z.string(),
+  what: z.string(),
+});
 
 const AddOutcome = z
   .object({
@@ -45,7 +49,8 @@ export function registerLibraryRoutes(app: FastifyInstance, deps: DaemonDeps): v
     {
       schema: {
         summary: 'Index libraries: docs URLs, git repositories (https) or packages (npm:, pypi:, crates:); one job each, in the background',
-        description: 'One spec that cannot be indexed answers with its error and status; with several, each item says queued or failed. Repositories on the server\'s disk or over SSH are refused here (CLI only).',
+        description:
+          "One spec that cannot be indexed answers with its error and status; with several, each item says queued or failed. Repositories on the server's disk or over SSH are refused here (CLI only).",
         tags: ['libraries'],
         body: AddRequestBody,
         response: { 202: AddResponse, 403: ErrorBody, 404: ErrorBody, 422: ErrorBody, 503: ErrorBody },

@@ -31,7 +31,12 @@ export async function getCrawlStatus(deps: McpDeps, args: z.output<typeof inputS
   const id = args.job_id.trim().toLowerCase();
   if (isUuid(id) && (await isUploadJob(deps.pool, id))) {
     const view = uploadAsJobView(await getUploadJob(deps.pool, id));
-    return { text: describeCrawlJob(view).replace(/^Crawl job/, 'Indexing job').replace('Pages:', 'Files:'), structured: crawlJobStructured(view) };
+    return {
+      text: describeCrawlJob(view)
+        .replace(/^Crawl job/, 'Indexing job')
+        .replace('Pages:', 'Files:'),
+      structured: crawlJobStructured(view),
+    };
   }
   const job = await getCrawlJob(deps.pool, await resolveCrawlJobId(deps.pool, args.job_id));
   return { text: describeCrawlJob(job), structured: crawlJobStructured(job) };
