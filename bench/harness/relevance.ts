@@ -24,6 +24,8 @@ export interface EvalQuery {
   query: string;
   /** Page path relative to the site root → grade (2 = the answer, 1 = also useful). */
   relevant: Record<string, number>;
+  /** Pattern the answering snippet's code matches (a leading `(?i)` makes it case-insensitive). */
+  code?: string;
 }
 
 export interface QueryOutcome {
@@ -37,6 +39,8 @@ export interface QueryOutcome {
   pages: string[];
   corrected: Array<{ from: string; to: string }>;
   ms: number;
+  /** 1-based rank of the first snippet from a relevant page whose code matches the query's pattern, or null. */
+  firstAnswer: number | null;
 }
 
 export interface EvalSummary {
@@ -45,6 +49,10 @@ export interface EvalSummary {
   hit1: number;
   hit5: number;
   ndcg10: number;
+  /** Share of queries whose first snippet answers them (relevant page, code matching the pattern). */
+  snip1: number;
+  /** Share of queries with an answering snippet among the first three. */
+  snip3: number;
   outcomes: QueryOutcome[];
 }
 
@@ -229,12 +237,43 @@ export async function correctionAccuracy(parts: Pick<SearchParts, 'correctWords'
   return { cases: cases.length, top1: top1 / n, found: found / n, byKind, misses };
 }
 
+/** The query's code pattern as a RegExp: the files write case-insensitivity the PCRE way, `(?i)` in front. */
+export function codePattern(q: EvalQuery): RegExp | null {
+  if (q.code === undefined) return null;
+  const insensitive = q.code.startsWith('(?i)');
+  return new RegExp(insensitive ? q.code.slice(4) : q.code, insensitive ? 'i' : '');
+}
+
+type ResultItem = { source_url: string; source_id: string; code: string };
+
+/**
+ * Each result's page key; a result of another source (mixed mode) gets a key no relevant page has, so a page of
+ * the same path on another site never counts.
+ */
+function resultKeys(items: readonly ResultItem[], site: EvalSite): string[] {
+  return items.map((i) => (i.source_id === site.sourceId ? pageKey(i.source_url, site.baseUrl) : `other:${i.source_url}`));
+}
+
+function firstAnswerRank(items: readonly ResultItem[], keys: readonly string[], q: EvalQuery, k = CUTOFF): number | null {
+  const pattern = codePattern(q);
+  if (pattern === null) return null;
+  const i = items.slice(0, k).findIndex((item, j) => (q.relevant[keys[j]!] ?? 0) > 0 && pattern.test(item.code));
+  return i < 0 ? null : i + 1;
+}
+
+export interface EvaluateOptions {
+  /** Each query with 1-2 deterministic typos (typoVariant). */
+  typos?: boolean;
+  /** No library named: every source searched, as an assistant that does not know which library to ask. */
+  mixed?: boolean;
+}
+
 export async function evaluate(
   parts: Pick<SearchParts, 'searchSnippets'>,
   pool: pg.Pool,
   queries: readonly EvalQuery[],
   sites: Readonly<Record<string, EvalSite>>,
-  options: { typos?: boolean } = {},
+  options: EvaluateOptions = {},
 ): Promise<EvalSummary> {
   const outcomes: QueryOutcome[] = [];
   for (const q of queries) {
@@ -243,12 +282,10 @@ export async function evaluate(
     const text = options.typos ? typoVariant(q.query) : q.query;
     const started = performance.now();
     // Deeper than the cut-off: several snippets of one page collapse into one ranked page.
-    const r = await parts.searchSnippets(pool, { query: text, source: site.sourceId, limit: 50 });
+    const r = await parts.searchSnippets(pool, { query: text, ...(options.mixed ? {} : { source: site.sourceId }), limit: 50 });
     const ms = performance.now() - started;
-    const pages = rankedPages(
-      r.items.map((i) => i.source_url),
-      site.baseUrl,
-    );
+    const keys = resultKeys(r.items, site);
+    const pages = [...new Set(keys)];
     outcomes.push({
       id: q.id,
       source: q.source,
@@ -258,15 +295,24 @@ export async function evaluate(
       pages: pages.slice(0, CUTOFF),
       corrected: r.corrected ?? [],
       ms,
+      firstAnswer: firstAnswerRank(r.items, keys, q),
     });
   }
+  return summarise(outcomes);
+}
+
+/** The figures of a set of outcomes (also of several query files' outcomes together). */
+export function summarise(outcomes: QueryOutcome[]): EvalSummary {
   const n = Math.max(outcomes.length, 1);
+  const share = (test: (o: QueryOutcome) => boolean) => outcomes.filter(test).length / n;
   return {
     queries: outcomes.length,
     mrr10: outcomes.reduce((s, o) => s + (o.firstRelevant ? 1 / o.firstRelevant : 0), 0) / n,
-    hit1: outcomes.filter((o) => o.firstRelevant === 1).length / n,
-    hit5: outcomes.filter((o) => o.firstRelevant !== null && o.firstRelevant <= 5).length / n,
+    hit1: share((o) => o.firstRelevant === 1),
+    hit5: share((o) => o.firstRelevant !== null && o.firstRelevant <= 5),
     ndcg10: outcomes.reduce((s, o) => s + o.ndcg, 0) / n,
+    snip1: share((o) => o.firstAnswer === 1),
+    snip3: share((o) => o.firstAnswer !== null && o.firstAnswer <= 3),
     outcomes,
   };
 }
