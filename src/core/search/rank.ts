@@ -15,6 +15,9 @@
  * - page context: when the snippets alone do not match every term, pages whose text does are searched too;
  *   their snippets get half credit for the terms only the page has, plus the page's relevance (ts_rank
  *   normalised by length, so a focused page beats a long one that mentions everything once).
+ * - code coverage: share of the terms found in the code itself (weight C). Snippets of one section share their
+ *   title and prose, so among them the one whose code does what was asked ("try … except … finally" for a
+ *   question naming `finally`) is the one that carries the asked-for words in its code.
  * - page count: code shown on many pages of a site is a canonical example; logarithmic and small, it only
  *   orders otherwise equal snippets.
  */
@@ -27,6 +30,7 @@ export const WEIGHTS = {
   textRank: 1,
   pageRelevance: 1,
   pageCount: 0.05,
+  codeCoverage: 1.5,
 } as const;
 
 // A term missing from the snippet but present on its page (when the page matches every term) counts half: the
@@ -56,6 +60,7 @@ export function scoreSql(termCount: number, identifierCount: number): string {
   const terms = range(termCount);
   const titleHits = sum(terms.map((i) => `(s.search_vector @@ q.titles[${i}])::int`));
   const pageTitleHits = sum(terms.map((i) => `(d.title_vector @@ q.terms[${i}])::int`));
+  const codeHits = sum(terms.map((i) => `(ts_filter(s.search_vector, '{c}') @@ q.terms[${i}])::int`));
   const exact =
     identifierCount === 0
       ? '0'
@@ -71,6 +76,7 @@ export function scoreSql(termCount: number, identifierCount: number): string {
   + ${WEIGHTS.exactIdentifier} * ${exact}
   + ${WEIGHTS.textRank} * ts_rank('${RANK_WEIGHTS}', s.search_vector, q.any, ${RANK_NORMALISATION})
   + ${WEIGHTS.pageCount} * ln(s.page_count)
+  + ${WEIGHTS.codeCoverage} * ${codeHits}::float8 / greatest(q.n, 1)
 )`;
 }
 
