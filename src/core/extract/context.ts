@@ -52,6 +52,22 @@ const FIRST_LINE_MARKER = /^\s*(?:[-*+]|\d+[.)]|>+|#{1,6})\s+/;
 // What ends a line for `^` under the m flag.
 const LINE_BREAK = /[\n\r\u2028\u2029]/;
 
+// Version and stability notes that API reference pages put under every heading ("Added in: v7.6.0",
+// "Stability: 1 - Experimental", "N-API version: 3"): page chrome, the same on hundreds of entries, that says
+// nothing of what the code does and would make every such snippet match "added", "version" or "experimental".
+const VERSION_LIST = String.raw`v\d+(?:\.\d+)*(?:,\s*v\d+(?:\.\d+)*)*`;
+const STABILITY = String.raw`Stability: \d(?:\.\d)? - (?:Deprecated|Experimental|Stable|Legacy|Active development|Release candidate|Early development)`;
+const PAGE_CHROME = new RegExp(String.raw`\b(?:(?:Added|Removed) in: ${VERSION_LIST}|Deprecated since: ${VERSION_LIST}|N-API version: \d+|${STABILITY})[.:]?\s*`, 'g');
+// A "History" disclosure (its table of versions follows) read as a paragraph of its own.
+const HISTORY_LABEL = /^History$/;
+
+/** `text` without the page chrome of API reference pages (PAGE_CHROME). */
+export function stripPageChrome(text: string): string {
+  if (HISTORY_LABEL.test(text)) return '';
+  if (!text.includes(': ')) return text;
+  return text.replace(PAGE_CHROME, '').trim();
+}
+
 /** Plain text of a markdown-ish inline string: links to their text, emphasis and code marks dropped. */
 export function plainText(md: string): string {
   let s = md;
@@ -221,7 +237,7 @@ function beforeText(paragraphs: readonly string[], last: string | undefined, las
   for (let i = paragraphs.length - 1; i >= 0 && size < BEFORE_MAX * 2 && recent.length < 4; i--) {
     const p = paragraphs[i] as string;
     const tail = p.length > BEFORE_MAX * 3 ? p.slice(p.length - BEFORE_MAX * 3) : p;
-    const plain = lastPlain !== null && i === paragraphs.length - 1 && tail === last ? lastPlain : plainText(tail);
+    const plain = stripPageChrome(lastPlain !== null && i === paragraphs.length - 1 && tail === last ? lastPlain : plainText(tail));
     if (plain.length === 0) continue;
     recent.unshift(plain);
     size += plain.length;
