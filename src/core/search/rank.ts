@@ -50,7 +50,8 @@ function sum(parts: string[]): string {
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 /**
- * The score expression over snippet `s` (search_vector, code, page_count), its page `d` (title_vector), `h.hits` (terms the snippet matches, see termHitsSql)
+ * The score expression over snippet `s` (search_vector, code, page_count), its page `d` (title_vector), `h.hits` (terms the snippet matches, see termHitsSql),
+ * `h.code_vector` the snippet's code lexemes (CODE_VECTOR_SQL)
  * and `tp`, the page's row among the best pages matching every term (NULL when it is not one; `relevance` 0..1
  * relative to the best). Needs `q` with: terms tsquery[], titles tsquery[], n int, phrase tsquery, any tsquery,
  * identifiers text[]. The per-term checks are unrolled for the query's term count: a subquery per row costs
@@ -60,7 +61,7 @@ export function scoreSql(termCount: number, identifierCount: number): string {
   const terms = range(termCount);
   const titleHits = sum(terms.map((i) => `(s.search_vector @@ q.titles[${i}])::int`));
   const pageTitleHits = sum(terms.map((i) => `(d.title_vector @@ q.terms[${i}])::int`));
-  const codeHits = sum(terms.map((i) => `(ts_filter(s.search_vector, '{c}') @@ q.terms[${i}])::int`));
+  const codeHits = sum(terms.map((i) => `(h.code_vector @@ q.terms[${i}])::int`));
   const exact =
     identifierCount === 0
       ? '0'
@@ -79,6 +80,12 @@ export function scoreSql(termCount: number, identifierCount: number): string {
   + ${WEIGHTS.codeCoverage} * ${codeHits}::float8 / greatest(q.n, 1)
 )`;
 }
+
+/**
+ * The code lexemes (weight C) of snippet `s`, once per row: filtered again for each term, the vector was rebuilt
+ * as many times as the query has terms, for every candidate.
+ */
+export const CODE_VECTOR_SQL = `ts_filter(s.search_vector, '{c}') AS code_vector`;
 
 /** How many of the query's terms snippet `s` matches (float8). */
 export function termHitsSql(termCount: number): string {

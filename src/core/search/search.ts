@@ -5,7 +5,7 @@ import { normalizeLanguage } from '../extract/language.js';
 import { resolveLibrary } from '../sources/resolve.js';
 import { buildTsQueries, checkQueryLength, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
-import { scoreSql, termHitsSql } from './rank.js';
+import { CODE_VECTOR_SQL, scoreSql, termHitsSql } from './rank.js';
 import { correctWords, wordStats } from './typo.js';
 import type { WordStats } from './typo.js';
 
@@ -407,7 +407,7 @@ ranked AS (
     -- whole documents table hashed for a few hundred candidates. OFFSET 0 keeps the subquery from being merged.
     CROSS JOIN LATERAL (SELECT d.title_vector FROM documents d WHERE d.id = s.document_id OFFSET 0) AS d
     LEFT JOIN top_pages tp ON tp.id = s.document_id, q,
-    LATERAL (SELECT ${termHitsSql(termCount)} AS hits) AS h
+    LATERAL (SELECT ${termHitsSql(termCount)} AS hits, ${CODE_VECTOR_SQL}) AS h
 ),
 paged AS (
   SELECT r.id, r.page_url, r.score, count(*) OVER ()::int AS total FROM ranked r ORDER BY r.score DESC, r.id LIMIT ${param.limit} OFFSET ${param.offset}
