@@ -20,6 +20,8 @@ export default class CrawlStatus extends BaseCommand<typeof CrawlStatus> {
       this.log(`${job.name}${job.version ? ` ${job.version}` : ''}: ${job.status} (job ${job.job_id})`);
       this.log(`  pages:    ${job.pages_crawled} crawled, ${job.pages_skipped} skipped, ${job.pages_failed} failed, ${job.pages_found} found`);
       this.log(`  snippets: ${job.snippets_stored}`);
+      if (job.pages_rendered > 0) this.log(`  rendered: ${job.pages_rendered} pages in headless Chromium (--render ${job.render})`);
+      if (job.render_hint) this.log(`  render:   ${job.render_hint}`);
       if (job.llm_enhance && job.llm_pages_total > 0) this.log(`  llm:      ${llmProgressText(job)}`);
       if (job.status === 'running') {
         this.log(`  rate:     ${job.pages_per_second} pages/s, ETA ${job.eta_seconds === null ? '-' : `${job.eta_seconds} s`}`);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import type { RenderMode } from '../crawl-request.js';
 import { withTransaction } from '../db/transaction.js';
 import { fillSourceDescription } from '../sources/upsert.js';
 import type { InTransactionStep } from '../store/pages.js';
@@ -27,6 +28,8 @@ export interface JobInfo {
   firstStartKey: string;
   /** The outbound policy of the job: only CLI- and TUI-started crawls may reach loopback. */
   allowLoopback: boolean;
+  /** When pages are rendered in headless Chromium (core/render/). */
+  render: RenderMode;
 }
 
 export interface ClaimContext {

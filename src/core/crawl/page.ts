@@ -15,6 +15,8 @@ import type { FetchOutcome, PageFetcher } from './fetch.js';
 import { ClaimLostError } from './frontier.js';
 import type { FetchRecord, SettleRow } from './frontier.js';
 import { confirmHostRequest, waitForHostSlot } from './politeness.js';
+import { renderWhenNeeded } from './render-step.js';
+import type { PageRenderer } from './render-step.js';
 import type { Enqueue, PageJobData } from './queue.js';
 import type { RobotsStore } from './robots-store.js';
 import { RobotsUnavailableError } from './robots-store.js';
@@ -49,6 +51,8 @@ export interface PageContext {
   giveWayTo?: ForegroundBusy;
   /** Extracts a fetched page (the crawl worker's thread pool); in this thread when absent. Rejects with ExtractionError. */
   extract?: (input: ExtractInput) => Promise<ExtractResult>;
+  /** The worker's headless browser for pages that render client-side (render-step.ts); none: pages are stored as fetched. */
+  renderer?: PageRenderer;
 }
 
 /**
@@ -79,7 +83,7 @@ export async function processPage(ctx: PageContext, job: JobInfo, data: PageJobD
     const fetched = await fetchPage(ctx, claim, signal);
     if (typeof fetched === 'string') return fetched;
     const workStarted = performance.now();
-    const result = await processFetched(ctx, claim, fetched);
+    const result = await processFetched(ctx, claim, fetched, signal);
     await giveWay(ctx.giveWayTo, performance.now() - workStarted, signal);
     return result;
   } catch (error) {
@@ -94,13 +98,16 @@ export async function processPage(ctx: PageContext, job: JobInfo, data: PageJobD
   }
 }
 
-/** Everything after the fetch: settle a page that brought no document, else resolve, extract, store, post-commit. */
-async function processFetched(ctx: PageContext, claim: PageClaim, result: FetchOutcome): Promise<PageResult> {
-  if (result.kind !== 'ok') return settleWithoutDocument(ctx, claim, result);
-  const doc = await resolveDocument(claim, result);
+/** Everything after the fetch: settle a page that brought no document, else resolve, extract, render when needed, store, post-commit. */
+async function processFetched(ctx: PageContext, claim: PageClaim, fetched: FetchOutcome, signal: AbortSignal): Promise<PageResult> {
+  if (fetched.kind !== 'ok') return settleWithoutDocument(ctx, claim, fetched);
+  const doc = await resolveDocument(claim, fetched);
   if (typeof doc === 'string') return doc;
-  const extracted = await extractPage(ctx, claim, result);
-  if (extracted === null) return 'failed';
+  const extractedAsFetched = await extractPage(ctx, claim, fetched);
+  if (extractedAsFetched === null) return 'failed';
+  const shown = await renderWhenNeeded(ctx, claim, { result: fetched, extracted: extractedAsFetched }, (r) => extractPage(ctx, claim, r), signal);
+  if (shown === null) return 'failed';
+  const { result, extracted } = shown;
   const canonical = await takeCanonical(claim, result, extracted, doc);
   if (typeof canonical === 'string') return canonical;
   return storeAndFollow(ctx, claim, result, extracted, canonical);

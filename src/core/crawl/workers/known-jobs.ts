@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { RenderMode } from '../../crawl-request.js';
 import { Doorbell } from '../doorbell.js';
 import type { JobInfo } from '../page.js';
 import type { RobotsStore } from '../robots-store.js';
@@ -17,7 +18,8 @@ async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null
     url_patterns: string[];
     exclude_patterns: string[];
     allow_loopback: boolean;
-  }>('SELECT id, source_id, max_depth, max_concurrent, max_pages, start_urls, domain_filter, url_patterns, exclude_patterns, allow_loopback FROM crawl_jobs WHERE id = $1', [jobId]);
+    render: RenderMode;
+  }>('SELECT id, source_id, max_depth, max_concurrent, max_pages, start_urls, domain_filter, url_patterns, exclude_patterns, allow_loopback, render FROM crawl_jobs WHERE id = $1', [jobId]);
   const r = rows[0];
   if (!r) return null;
   const startKeys = r.start_urls.map((u) => normalizeUrl(u)).filter((u): u is string => u !== null);
@@ -31,6 +33,7 @@ async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null
     startKeys: new Set(startKeys),
     firstStartKey: startKeys[0] ?? '',
     allowLoopback: r.allow_loopback,
+    render: r.render,
   };
 }
 
