@@ -64,13 +64,18 @@ export function scriptWeight(html: string): ScriptWeight {
   return { external, inlineChars };
 }
 
-const HASH_HREF = /\bhref\s*=\s*["']?[^"'\s>#]{0,2000}#!?\//gi;
+// Every href and its value; a match never fails once `href=` is found, so the scan moves past each value
+// rather than retrying from the next character (which would make a page of `href=href=…` quadratic).
+const HREF_VALUE = /\bhref\s*=\s*["']?([^"'\s>]{0,2000})/gi;
 
 /** How many links of the page are hash routes (`href="#/guide"`, `href="/app#!/x"`), counted up to `limit`. */
 export function hashRouteLinks(html: string, limit = HASH_LINKS_MIN): number {
   let count = 0;
-  HASH_HREF.lastIndex = 0;
-  while (count < limit && HASH_HREF.exec(html) !== null) count++;
+  for (const match of html.matchAll(HREF_VALUE)) {
+    const value = match[1] ?? '';
+    const hash = value.indexOf('#');
+    if (hash >= 0 && /^#!?\//.test(value.slice(hash)) && ++count >= limit) break;
+  }
   return count;
 }
 
