@@ -117,7 +117,7 @@ async function crawlWithWorker(db: Awaited<ReturnType<typeof scratchDatabase>>, 
     const config = loadConfig({ ...process.env, CRAWL_DELAY: '0', DATABASE_URL: db.url });
     const started = performance.now();
     const job = await startCrawl(db, config, { name: `render-${render}`, start_urls: [startUrl], max_depth: 2, max_concurrent_crawls: 10, render }, { allowLoopback: true });
-    const final = await waitForJob(db, job.job_id, () => undefined, { pollMs: 500 });
+    const final = await waitForJob(db, job.job_id, (j) => process.env.BENCH_VERBOSE && console.error(render, j.status, j.pages_crawled, j.pages_found, j.pages_rendered), { pollMs: 500 });
     const seconds = (performance.now() - started) / 1000;
     peakTree = Math.max(peakTree, treeRssMb(child.pid!));
     const worker = statusKb(child.pid!, 'VmHWM') / 1024;
@@ -146,7 +146,7 @@ export async function benchRender(): Promise<Row[]> {
     await new Promise<void>((resolve, reject) => execFile(process.execPath, [BIN, 'db', 'start'], (error) => (error ? reject(error) : resolve())));
   }
   const db = await scratchDatabase(await resolveConnection(base));
-  const site = await startSite(10, 49); // 1 + 10 + 490 = 501 pages in each form
+  const site = await startSite(Number(process.env.BENCH_SECTIONS ?? 10), 49); // 1 + 10 + 490 = 501 pages in each form
   try {
     return [await crawlWithWorker(db, base.home, `${site.origin}/`, 'never'), await crawlWithWorker(db, base.home, `${site.origin}/app/`, 'auto')];
   } finally {

@@ -112,7 +112,8 @@ export async function renderWhenNeeded(
       url: result.url,
       document: { status: result.status, contentType: result.contentType, body: result.body },
       fetchSubresource: subresourceFetcher(ctx.fetcher, claim.job.allowLoopback),
-      allowNavigation: (u) => claim.isStart || claim.job.scope.allows(u),
+      // Unlike its fetch's redirects, a start page's navigations stay in scope too: what it draws is stored under its URL.
+      allowNavigation: (u) => claim.job.scope.allows(u),
       userAgent: ctx.fetcher.settings.userAgent,
       timeoutMs: ctx.renderer!.timeoutMs,
       maxHtmlBytes: ctx.fetcher.settings.maxBodyBytes,
