@@ -3,7 +3,8 @@
 // script that draws the page from its path). Each is crawled by a real `docdex worker --only crawl`
 // process, started as users start it: the plain form with render never (fetched pages/s), the app with render
 // auto (rendered pages/s, every page needs it). Peak RSS is the worker's VmHWM, and for worker plus browser the
-// highest sum of VmRSS over the worker's whole process tree (Chromium and its renderers), sampled while it runs.
+// highest sum of PSS over the worker's whole process tree (Chromium and its renderers; PSS counts the pages
+// they share once, where summed VmRSS would count them in every process), sampled while it runs.
 // Run alone: npm run build && node --experimental-strip-types bench/render.ts
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -79,7 +80,16 @@ function statusKb(pid: number, field: string): number {
   }
 }
 
-/** The sum of VmRSS over `root` and every process below it, in MB. */
+/** A process's proportional set size: shared pages counted once across the processes sharing them. */
+function pssKb(pid: number): number {
+  try {
+    return Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** The sum of PSS over `root` and every process below it, in MB. */
 function treeRssMb(root: number): number {
   const parents = new Map<number, number>();
   for (const name of readdirSync('/proc')) {
@@ -100,7 +110,7 @@ function treeRssMb(root: number): number {
       grew = true;
     }
   }
-  return [...tree].reduce((sum, pid) => sum + statusKb(pid, 'VmRSS'), 0) / 1024;
+  return [...tree].reduce((sum, pid) => sum + pssKb(pid), 0) / 1024;
 }
 
 async function crawlWithWorker(db: Awaited<ReturnType<typeof scratchDatabase>>, home: string, startUrl: string, render: 'never' | 'auto'): Promise<Row> {

@@ -51,6 +51,36 @@ export class RenderError extends Error {
 const BLOCKED_TYPES = new Set(['image', 'font', 'media']);
 /** How long the page may stay busy after `load` before its DOM is taken as it is. */
 const IDLE_SHARE = 0.5;
+/** Quiet time that counts as network idle: no request of the page in flight for this long. */
+const QUIET_MS = 300;
+
+/** The page's requests in flight, as routed here: network idle is this count staying at zero for QUIET_MS. */
+class InFlight {
+  private count = 0;
+  private lastChange = performance.now();
+
+  start(): void {
+    this.count++;
+    this.lastChange = performance.now();
+  }
+
+  end(): void {
+    this.count--;
+    this.lastChange = performance.now();
+  }
+
+  /** Resolves once nothing has been in flight for QUIET_MS, or after `limitMs` whatever the page does. */
+  async idle(limitMs: number): Promise<void> {
+    const until = performance.now() + limitMs;
+    for (;;) {
+      const now = performance.now();
+      if (now >= until) return;
+      const quietFor = now - this.lastChange;
+      if (this.count === 0 && quietFor >= QUIET_MS) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(until - now, this.count === 0 ? QUIET_MS - quietFor : QUIET_MS)));
+    }
+  }
+}
 
 function withoutHash(url: string): string {
   const hash = url.indexOf('#');
@@ -62,11 +92,12 @@ function fulfil(route: Route, resource: Resource): Promise<void> {
 }
 
 /** Decides each request of the page: the page's own document, a sub-resource fetched from Node, or abort. */
-function routeHandler(request: RenderRequest, signal: AbortSignal): (route: Route) => Promise<void> {
+function routeHandler(request: RenderRequest, signal: AbortSignal, inFlight: InFlight): (route: Route) => Promise<void> {
   const documentUrl = withoutHash(request.url);
   return async (route) => {
     const r = route.request();
     const target = r.url();
+    inFlight.start();
     try {
       if (r.method() !== 'GET' || BLOCKED_TYPES.has(r.resourceType()) || !/^https?:/i.test(target)) return await route.abort('blockedbyclient');
       if (r.isNavigationRequest() && r.frame().parentFrame() === null) {
@@ -79,14 +110,16 @@ function routeHandler(request: RenderRequest, signal: AbortSignal): (route: Rout
     } catch {
       // The page or its context closed while this request waited: nothing is left to answer.
       await route.abort('blockedbyclient').catch(() => undefined);
+    } finally {
+      inFlight.end();
     }
   };
 }
 
-async function openContext(host: BrowserHost, request: RenderRequest, signal: AbortSignal): Promise<BrowserContext> {
+async function openContext(host: BrowserHost, request: RenderRequest, signal: AbortSignal, inFlight: InFlight): Promise<BrowserContext> {
   const browser = await host.browser();
   const context = await browser.newContext({ serviceWorkers: 'block', acceptDownloads: false, userAgent: request.userAgent, javaScriptEnabled: true });
-  await context.route('**/*', routeHandler(request, signal));
+  await context.route('**/*', routeHandler(request, signal, inFlight));
   context.on('page', (page) => {
     page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
   });
@@ -110,11 +143,12 @@ async function hashRoutesOf(page: Page, pageUrl: string): Promise<string[]> {
 }
 
 /** Loads the page, waits for the network to go idle (bounded), and reads its DOM. */
-async function loadAndRead(context: BrowserContext, request: RenderRequest): Promise<RenderedPage> {
+async function loadAndRead(context: BrowserContext, request: RenderRequest, inFlight: InFlight): Promise<RenderedPage> {
   const page = await context.newPage();
   await page.goto(request.url, { waitUntil: 'load', timeout: request.timeoutMs });
+  // Idle as this page's own requests show it (Playwright's networkidle waits on the whole browser's traffic).
   // A page that keeps polling never goes idle: its DOM is taken as it is when the wait runs out.
-  await page.waitForLoadState('networkidle', { timeout: Math.round(request.timeoutMs * IDLE_SHARE) }).catch(() => undefined);
+  await inFlight.idle(Math.round(request.timeoutMs * IDLE_SHARE));
   const html = Buffer.from(await page.content(), 'utf8');
   if (html.length > request.maxHtmlBytes) throw new RenderError(`rendered page larger than ${Math.round(request.maxHtmlBytes / 1024 / 1024)} MB`);
   return { html, hashRoutes: await hashRoutesOf(page, page.url()) };
@@ -122,15 +156,17 @@ async function loadAndRead(context: BrowserContext, request: RenderRequest): Pro
 
 /** Renders `request.url`. Throws RenderError when the page cannot be rendered in time; rejects with the signal's reason when it aborts. */
 export async function renderPage(host: BrowserHost, request: RenderRequest): Promise<RenderedPage> {
+  // The time a page waits for a free slot is not its render time: pages queue there when all slots are busy.
+  const release = await host.takePageSlot();
   const deadline = AbortSignal.timeout(request.timeoutMs);
   const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
-  const release = await host.takePageSlot();
+  const inFlight = new InFlight();
   let context: BrowserContext | null = null;
   try {
     signal.throwIfAborted();
-    context = await openContext(host, request, signal);
+    context = await openContext(host, request, signal, inFlight);
     const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
-    return await Promise.race([loadAndRead(context, request), aborted]);
+    return await Promise.race([loadAndRead(context, request, inFlight), aborted]);
   } catch (error) {
     if (request.signal?.aborted) throw request.signal.reason;
     if (error instanceof RenderError) throw error;
