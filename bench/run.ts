@@ -17,6 +17,7 @@ const benches: Bench[] = [
   { name: 'search (issue 5)', load: fromModule('./search.ts', 'benchSearch') },
   { name: 'daemon load (issue 6)', load: fromModule('./daemon.ts', 'benchDaemon') },
   { name: 'sandbox (issue 12)', load: fromModule('./sandbox.ts', 'benchSandbox') },
+  { name: 'rendered pages (issue 34)', load: fromModule('./render.ts', 'benchRender') },
 ];
 
 export function printTable(title: string, rows: Row[]): void {

@@ -108,6 +108,8 @@ const envSchema = z.object({
   DB_PASSWORD: optionalString,
   DOCDEX_HOME: optionalString,
   XDG_DATA_HOME: optionalString,
+  // Chromium for client-rendered pages; else chromium or chromium-browser on PATH (core/render/browser.ts).
+  DOCDEX_CHROMIUM: optionalString,
 
   API_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
   API_PORT: port(7654),
@@ -174,6 +176,8 @@ export interface Config {
   api: { host: string; port: number; corsOrigins: string[]; allowedHosts: string[]; auth: boolean; searchConcurrency: number };
   mcpAuth: { enabled: boolean; tokens: string[] };
   crawl: { delaySeconds: number; maxConcurrent: number };
+  /** Headless Chromium for pages that render in the browser: DOCDEX_CHROMIUM, else found on PATH. */
+  render: { chromium: string | undefined };
   /** The outbound policy's allow-list (src/core/net/outbound.ts). */
   outbound: { allowHosts: AllowEntry[] };
   /** Package registry base URLs (core/registry/); npmUrl unset means `npm config get registry`. */
@@ -300,6 +304,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     mcpAuth: { enabled: env.MCP_AUTH_ENABLED, tokens },
     crawl: { delaySeconds: env.CRAWL_DELAY, maxConcurrent: env.MAX_CONCURRENT_CRAWLS },
+    render: { chromium: env.DOCDEX_CHROMIUM },
     outbound: { allowHosts: env.CRAWL_ALLOW_HOSTS },
     registry: { ...(env.NPM_REGISTRY_URL === undefined ? {} : { npmUrl: env.NPM_REGISTRY_URL }), pypiUrl: env.PYPI_URL, cratesUrl: env.CRATES_URL },
     extract: { threads: env.EXTRACT_THREADS, timeoutMs: Math.round(env.EXTRACT_TIMEOUT_SECONDS * 1000) },

@@ -21,6 +21,9 @@ export const DEFAULT_MAX_PAGES = 10_000;
 export const MAX_PAGES_CEILING = 100_000;
 /** Serialized size of free-form JSON (metadata) a request may carry: descriptive data, never content. */
 export const MAX_METADATA_BYTES = 16 * 1024;
+/** When a page is rendered in headless Chromium (core/render/): see `needsRender` for what `auto` means. */
+export const RENDER_MODES = ['auto', 'always', 'never'] as const;
+export type RenderMode = (typeof RENDER_MODES)[number];
 
 function isHttpUrl(value: string): boolean {
   try {
@@ -221,6 +224,12 @@ export const CRAWL_FIELDS = {
     schema: z.enum(['auto', 'never']).default('auto'),
     description: "auto: index a site's llms-full.txt, seed from its llms.txt, and read a page's markdown twin instead of its HTML; never: HTML only.",
     rule: 'auto or never',
+  },
+  render: {
+    schema: z.enum(RENDER_MODES, { message: 'expected auto, always or never' }).default('auto'),
+    description: 'Render pages in headless Chromium: auto (only pages whose HTML is an empty shell, and hash-routed sites), always, or never.',
+    rule: 'auto, always or never',
+    example: 'auto',
   },
 } satisfies Record<string, CrawlField>;
 

@@ -1,5 +1,6 @@
 import semver from 'semver';
 import { z } from 'zod';
+import { CRAWL_FIELDS } from './crawl-request.js';
 import { UserError, ValidationError } from './errors.js';
 
 /**
@@ -198,6 +199,9 @@ export const ADD_FIELDS = {
     description: "Link depth of a docs site's crawl (URLs: as crawl start; a package's docs homepage: default 1).",
     flag: 'depth',
   },
+  // A docs site's crawl (a URL spec, a package's docs homepage) takes these crawl request fields as they are.
+  render: { schema: CRAWL_FIELDS.render.schema.optional(), description: CRAWL_FIELDS.render.description, flag: 'render' },
+  prefer_markdown: { schema: CRAWL_FIELDS.prefer_markdown.schema.optional(), description: CRAWL_FIELDS.prefer_markdown.description, flag: 'prefer-markdown' },
 } satisfies Record<string, AddField>;
 
 export type AddFieldName = keyof typeof ADD_FIELDS;
@@ -216,6 +220,8 @@ export interface AddRequest {
   examples?: string[];
   maxRepoMb: number;
   depth?: number;
+  /** What a docs site's crawl takes beside its start URL, name, version and depth. */
+  crawl: { render?: 'auto' | 'always' | 'never'; prefer_markdown?: 'auto' | 'never' };
 }
 
 /** Validates an add request and parses every spec; nothing is fetched or written. */
@@ -237,6 +243,7 @@ export function parseAddRequest(input: unknown): AddRequest {
   return {
     specs,
     maxRepoMb: r.max_repo_mb ?? DEFAULT_MAX_REPO_MB,
+    crawl: { ...(r.render === undefined ? {} : { render: r.render }), ...(r.prefer_markdown === undefined ? {} : { prefer_markdown: r.prefer_markdown }) },
     ...(r.name === undefined ? {} : { name: r.name }),
     ...(r.version === undefined ? {} : { version: r.version }),
     ...(r.path === undefined ? {} : { path: r.path }),

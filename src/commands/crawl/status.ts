@@ -23,6 +23,8 @@ export default class CrawlStatus extends BaseCommand<typeof CrawlStatus> {
       this.log(`  snippets: ${job.snippets_stored}`);
       const routes = routesText(job.routes);
       if (routes) this.log(`  read:     ${routes}`);
+      if (job.pages_rendered > 0) this.log(`  rendered: ${job.pages_rendered} pages in headless Chromium (--render ${job.render})`);
+      if (job.render_hint) this.log(`  render:   ${job.render_hint}`);
       if (job.llm_enhance && job.llm_pages_total > 0) this.log(`  llm:      ${llmProgressText(job)}`);
       if (job.status === 'running') {
         this.log(`  rate:     ${job.pages_per_second} pages/s, ETA ${job.eta_seconds === null ? '-' : `${job.eta_seconds} s`}`);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import type { RenderMode } from '../crawl-request.js';
 import { withTransaction } from '../db/transaction.js';
 import { fillSourceDescription } from '../sources/upsert.js';
 import type { InTransactionStep } from '../store/pages.js';
@@ -31,6 +32,8 @@ export interface JobInfo {
   allowLoopback: boolean;
   /** auto: the page may be read from llms-full.txt or a markdown twin (page-route.ts); never: HTML only. */
   preferMarkdown: 'auto' | 'never';
+  /** When pages are rendered in headless Chromium (core/render/). */
+  render: RenderMode;
 }
 
 export interface ClaimContext {

@@ -1,14 +1,15 @@
 import type pg from 'pg';
 import type { Config } from '../config.js';
 import type { ConnectionInfo } from '../db/connect.js';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, ERROR_CODES, NotFoundError, UserError, ValidationError } from '../errors.js';
 import { publish } from '../events/notify.js';
 import { upsertSourceForCrawl } from '../sources/upsert.js';
 import type { UpsertedSource } from '../sources/upsert.js';
 import { frontierCounters, insertStartUrls, routesOf } from './frontier.js';
 import { dropQueuedPages, PAGE_QUEUE, WAKE_CHANNEL } from './queue.js';
 import { parseCrawlRequest, storedCrawlConfig } from '../crawl-request.js';
-import type { CrawlRequest, CrawlRequestInput } from '../crawl-request.js';
+import type { CrawlRequest, CrawlRequestInput, RenderMode } from '../crawl-request.js';
+import { findChromium } from '../render/browser.js';
 import { refusalForUrl } from '../net/outbound.js';
 import { assertLlmReady } from '../llm/preflight.js';
 import { dropQueuedEnhancements, LLM_PROGRESS_LATERAL } from '../llm/job-stage.js';
@@ -62,6 +63,13 @@ export interface CrawlJob {
   routes: PageRoutes;
   /** The largest robots.txt Crawl-delay the job lowered to the ceiling (MAX_CRAWL_DELAY_SECONDS); null when none. */
   crawl_delay_clamped: number | null;
+  /** The request's render mode, and pages rendered in headless Chromium. */
+  render: RenderMode;
+  pages_rendered: number;
+  /** Pages that looked client-rendered but were stored as fetched: no Chromium on the worker. */
+  pages_render_missed: number;
+  /** Said once per job when pages were missed: how many, and how to install Chromium; else null. */
+  render_hint: string | null;
   /** Started with LLM enhancement on: the job reads enhancing while the model works through its pages. */
   llm_enhance: boolean;
   /** Pages of this job that went (or go) through the LLM stage, those it is through with, and those it gave up on. */
@@ -107,7 +115,7 @@ export function routesText(routes: PageRoutes | undefined): string | null {
 }
 
 /** The crawl_jobs row as pg returns it: CrawlJob's fields, with Date timestamps and the column name max_concurrent. */
-type CrawlJobRow = Omit<CrawlJob, 'job_id' | 'max_concurrent_crawls' | 'routes' | 'created_at' | 'started_at' | 'completed_at' | 'heartbeat_at' | 'updated_at'> & {
+type CrawlJobRow = Omit<CrawlJob, 'job_id' | 'max_concurrent_crawls' | 'routes' | 'render_hint' | 'created_at' | 'started_at' | 'completed_at' | 'heartbeat_at' | 'updated_at'> & {
   max_concurrent: number;
   pages_by_route: Partial<PageRoutes>;
   created_at: Date;
@@ -116,6 +124,19 @@ type CrawlJobRow = Omit<CrawlJob, 'job_id' | 'max_concurrent_crawls' | 'routes' 
   heartbeat_at: Date | null;
   updated_at: Date;
 };
+
+/** The one line a job gives about pages it could not render, with how to fix that; null when there were none. */
+function renderHint(missed: number): string | null {
+  if (missed === 0) return null;
+  return `${missed} page${missed === 1 ? '' : 's'} looked client-rendered but no Chromium was found, so ${missed === 1 ? 'it was' : 'they were'} indexed as fetched. ${ERROR_CODES.browser_unavailable.hint}`;
+}
+
+/** `--render always` needs a browser on this machine: refused before anything is written when there is none. */
+function assertBrowserForRender(config: Config, request: CrawlRequest): void {
+  if (request.render !== 'always' || findChromium(config.render.chromium) !== null) return;
+  const where = config.render.chromium ? `DOCDEX_CHROMIUM (${config.render.chromium}) is not an executable` : 'no chromium or chromium-browser on PATH';
+  throw new UserError(`Cannot render pages: ${where}.`, { code: 'browser_unavailable' });
+}
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -141,6 +162,10 @@ function toCrawlJob(r: CrawlJobRow): CrawlJob {
     prefer_markdown: r.prefer_markdown,
     routes: { html: r.pages_by_route.html ?? 0, markdown_twin: r.pages_by_route.markdown_twin ?? 0, llms_full: r.pages_by_route.llms_full ?? 0 },
     crawl_delay_clamped: r.crawl_delay_clamped === null ? null : Number(r.crawl_delay_clamped),
+    render: r.render,
+    pages_rendered: r.pages_rendered,
+    pages_render_missed: r.pages_render_missed,
+    render_hint: renderHint(r.pages_render_missed),
     llm_enhance: r.llm_enhance,
     llm_pages_total: r.llm_pages_total,
     llm_pages_done: r.llm_pages_done,
@@ -280,8 +305,8 @@ async function assertNoActiveCrawl(client: pg.ClientBase, source: UpsertedSource
 async function insertCrawlJob(client: pg.ClientBase, source: UpsertedSource, request: CrawlRequest, options: { allowLoopback: boolean; llmEnhance: boolean }): Promise<string> {
   const { rows } = await client.query<{ id: string }>(
     `INSERT INTO crawl_jobs (source_id, name, status, start_urls, max_depth, version, domain_filter, url_patterns, exclude_patterns,
-                             max_concurrent, metadata, use_sitemap, max_pages, allow_loopback, llm_enhance, prefer_markdown)
-     VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                             max_concurrent, metadata, use_sitemap, max_pages, allow_loopback, llm_enhance, prefer_markdown, render)
+     VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
      RETURNING id`,
     [
       source.id,
@@ -299,6 +324,7 @@ async function insertCrawlJob(client: pg.ClientBase, source: UpsertedSource, req
       options.allowLoopback,
       options.llmEnhance,
       request.prefer_markdown,
+      request.render,
     ],
   );
   const id = rows[0]!.id;
@@ -322,6 +348,7 @@ export async function startCrawl(db: { pool: pg.Pool; info: ConnectionInfo }, co
   });
   const allowLoopback = options.allowLoopback ?? false;
   assertStartUrlsAllowed(config, request.start_urls, allowLoopback);
+  assertBrowserForRender(config, request);
   const { name, nameGiven, description } = await nameAndDescription(db, config, request, options);
   const jobId = await withTransaction(db.pool, async (client) => {
     const source = await upsertSourceForCrawl(client, {

@@ -16,6 +16,8 @@ import { ClaimLostError } from './frontier.js';
 import type { FetchRecord, PageRoute, SettleRow } from './frontier.js';
 import { fetchRouted } from './page-route.js';
 import type { RoutedFetch } from './page-route.js';
+import { renderWhenNeeded } from './render-step.js';
+import type { PageRenderer } from './render-step.js';
 import type { Enqueue, PageJobData } from './queue.js';
 import type { RobotsStore } from './robots-store.js';
 import { cleanUrl, normalizeUrl, sameOrigin } from './url.js';
@@ -50,6 +52,8 @@ export interface PageContext {
   giveWayTo?: ForegroundBusy;
   /** Extracts a fetched page (the crawl worker's thread pool); in this thread when absent. Rejects with ExtractionError. */
   extract?: (input: ExtractInput) => Promise<ExtractResult>;
+  /** The worker's headless browser for pages that render client-side (render-step.ts); none: pages are stored as fetched. */
+  renderer?: PageRenderer;
 }
 
 /**
@@ -81,7 +85,7 @@ export async function processPage(ctx: PageContext, job: JobInfo, data: PageJobD
     const fetched = await fetchRouted(ctx, claim, signal);
     if (typeof fetched === 'string') return fetched;
     const workStarted = performance.now();
-    const result = await processFetched(ctx, claim, fetched);
+    const result = await processFetched(ctx, claim, fetched, signal);
     await giveWay(ctx.giveWayTo, performance.now() - workStarted, signal);
     return result;
   } catch (error) {
@@ -96,15 +100,19 @@ export async function processPage(ctx: PageContext, job: JobInfo, data: PageJobD
   }
 }
 
-/** Everything after the fetch: settle a page that brought no document, else resolve, extract, store, post-commit. */
-async function processFetched(ctx: PageContext, claim: PageClaim, fetched: RoutedFetch): Promise<PageResult> {
-  const { outcome: result, route } = fetched;
-  if (result.kind !== 'ok') return settleWithoutDocument(ctx, claim, result, route);
-  const doc = await resolveDocument(claim, result, route);
+/** Everything after the fetch: settle a page that brought no document, else resolve, extract, render when needed, store, post-commit. */
+async function processFetched(ctx: PageContext, claim: PageClaim, fetched: RoutedFetch, signal: AbortSignal): Promise<PageResult> {
+  const { outcome, route } = fetched;
+  if (outcome.kind !== 'ok') return settleWithoutDocument(ctx, claim, outcome, route);
+  const doc = await resolveDocument(claim, outcome, route);
   if (typeof doc === 'string') return doc;
-  const twin = await extractPage(ctx, claim, result);
-  if (twin === null) return 'failed';
-  const extracted = fetched.html ? await withHtmlLinks(ctx, twin, fetched.html) : twin;
+  const asFetched = await extractPage(ctx, claim, outcome);
+  if (asFetched === null) return 'failed';
+  // A markdown twin or an llms-full page is the document itself: only HTML may be a shell that needs a browser.
+  const shown = route === 'html' ? await renderWhenNeeded(ctx, claim, { result: outcome, extracted: asFetched }, (r) => extractPage(ctx, claim, r), signal) : { result: outcome, extracted: asFetched };
+  if (shown === null) return 'failed';
+  const { result } = shown;
+  const extracted = fetched.html ? await withHtmlLinks(ctx, shown.extracted, fetched.html) : shown.extracted;
   const canonical = await takeCanonical(claim, result, extracted, doc);
   if (typeof canonical === 'string') return canonical;
   return storeAndFollow(ctx, claim, result, extracted, canonical);

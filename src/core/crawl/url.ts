@@ -2,6 +2,8 @@
  * URL identity for the crawler. Two forms:
  * - the fetch form (`cleanUrl`): what we request; the fragment is dropped and default ports go, nothing else
  *   changes, because servers differ on whether `/docs` and `/docs/` are the same resource;
+ * - both keep a hash route (`#/guide/x`, `#!/x`): only a hash-routed site has them in its links (the extractor
+ *   drops fragments; the renderer adds a rendered page's hash routes), and there each is a page of its own;
  * - the key (`normalizeUrl`): what deduplicates the frontier; `/docs`, `/docs/` and `/docs/index.html` are
  *   one page, tracking parameters are dropped and the query is kept otherwise.
  */
@@ -15,7 +17,8 @@ function parseHttp(raw: string | URL, base?: string | URL): URL | null {
     const url = typeof raw === 'string' ? new URL(raw.trim(), base) : new URL(raw.href);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
     if (!url.hostname) return null;
-    url.hash = '';
+    // A hash route (`#/guide/x`, `#!/x`) names a page of a hash-routed site; any other fragment is a place on the page.
+    if (!/^#!?\//.test(url.hash)) url.hash = '';
     // WHATWG URL already lowercases the host and drops :80 / :443; a trailing dot names the same host.
     if (url.hostname.endsWith('.')) url.hostname = url.hostname.slice(0, -1);
     return url;

@@ -12,6 +12,7 @@ import type { ControllerContext } from './controller.js';
 import type { ForegroundBusy } from './courtesy.js';
 import { Doorbell } from './doorbell.js';
 import { PageFetcher } from './fetch.js';
+import { createPageRenderer } from './render-step.js';
 import type { FetchSettings } from './fetch.js';
 import type { PageContext } from './page.js';
 import { createEnqueue, ensurePageQueue } from './queue.js';
@@ -116,6 +117,8 @@ function createParts(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config
   const extraction = options.extraction ?? createExtractionPool(config.extract);
   const robots = new RobotsStore(pool, fetcher, config.crawl.delaySeconds, options.maxCrawlDelaySeconds);
   const jobs = new KnownJobs(pool, robots, settings.tickMs);
+  // Found now, launched on the first page that needs it: workers on machines without Chromium cost nothing.
+  const renderer = createPageRenderer(config, settings.concurrency);
   const presence = new Presence({
     connection: db.info.config,
     workerId,
@@ -125,7 +128,7 @@ function createParts(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config
     onLost: () => emit({ type: 'presence-lost', error: 'connection closed' }),
     onError,
   });
-  return { workerId, pool, onError, emit, stopping, bells, fetcher, extraction, robots, jobs, presence };
+  return { workerId, pool, onError, emit, stopping, bells, fetcher, extraction, robots, jobs, presence, renderer };
 }
 
 type WorkerParts = ReturnType<typeof createParts>;
@@ -167,6 +170,7 @@ function pageContext(parts: WorkerParts, boss: PgBoss, enqueue: Enqueue, config:
     delaySeconds: config.crawl.delaySeconds,
     throttleWaitMs: options.throttleWaitMs ?? 100,
     extract: (input) => extraction.extract(input),
+    renderer: parts.renderer,
     ...(options.giveWayTo ? { giveWayTo: options.giveWayTo } : {}),
     stages: options.stages ?? documentStages(config),
     services: { pool, boss, onError: (error) => onError(error instanceof Error ? error : new Error(String(error))) },
@@ -220,7 +224,7 @@ function startLoops(parts: WorkerParts, boss: PgBoss, config: Config, options: C
   const loops = Promise.all([pageLoop, controllers.adoptLoop()]).catch((error: unknown) => onError(error as Error));
   const ownExtraction = options.extraction === undefined ? parts.extraction : null;
   const { stopGraceMs } = settings;
-  return { stopping, bells, loops, batch, controllers, runner, stopGraceMs, pagesStop, completions, pool, boss, presence, fetcher, ownExtraction, stages, onError };
+  return { stopping, bells, loops, batch, controllers, runner, stopGraceMs, pagesStop, completions, pool, boss, presence, fetcher, renderer: parts.renderer, ownExtraction, stages, onError };
 }
 
 export async function startCrawlWorkers(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, options: CrawlWorkerOptions = {}): Promise<CrawlWorkers> {

@@ -45,6 +45,7 @@ async function addUrl(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { 
     config,
     {
       start_urls: [spec.url],
+      ...request.crawl,
       ...(request.name === undefined ? {} : { name: request.name }),
       ...(request.version === undefined ? {} : { version: request.version }),
       ...(request.depth === undefined ? {} : { max_depth: request.depth }),

@@ -64,7 +64,7 @@ async function homepageJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id
   const site = pkg.documentation ?? pkg.homepage;
   if (site === undefined) return null;
   try {
-    const job = await startCrawl(db, config, { start_urls: [site], name: id.name, version: id.version, max_depth: request.depth ?? 1 }, { allowLoopback: permission.local });
+    const job = await startCrawl(db, config, { start_urls: [site], name: id.name, version: id.version, max_depth: request.depth ?? 1, ...request.crawl }, { allowLoopback: permission.local });
     return { type: 'crawl', id: job.job_id, what: `docs site ${site}` };
   } catch (error) {
     if (!isUserError(error)) throw error;

@@ -60,6 +60,10 @@ export const CrawlJobSchema = z
     routes: z
       .object({ html: z.number(), markdown_twin: z.number(), llms_full: z.number() })
       .describe("Pages stored (or unchanged) by the route their document took: the HTML, its markdown twin, the site's llms-full.txt"),
+    render: z.enum(['auto', 'always', 'never']).describe('When pages are rendered in headless Chromium'),
+    pages_rendered: z.number().describe('Pages stored from their rendered DOM'),
+    pages_render_missed: z.number().describe('Pages that looked client-rendered but were stored as fetched: no Chromium on the worker'),
+    render_hint: z.string().nullable().describe('How many pages could not be rendered and how to install Chromium; null when none'),
     crawl_delay_clamped: z.number().nullable().describe('The largest robots.txt Crawl-delay lowered to the ceiling, if any'),
     created_at: z.string(),
     started_at: z.string().nullable(),

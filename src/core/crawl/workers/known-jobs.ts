@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { RenderMode } from '../../crawl-request.js';
 import { Doorbell } from '../doorbell.js';
 import type { JobInfo } from '../page.js';
 import type { RobotsStore } from '../robots-store.js';
@@ -18,7 +19,8 @@ async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null
     exclude_patterns: string[];
     allow_loopback: boolean;
     prefer_markdown: 'auto' | 'never';
-  }>('SELECT id, source_id, max_depth, max_concurrent, max_pages, start_urls, domain_filter, url_patterns, exclude_patterns, allow_loopback, prefer_markdown FROM crawl_jobs WHERE id = $1', [jobId]);
+    render: RenderMode;
+  }>('SELECT id, source_id, max_depth, max_concurrent, max_pages, start_urls, domain_filter, url_patterns, exclude_patterns, allow_loopback, prefer_markdown, render FROM crawl_jobs WHERE id = $1', [jobId]);
   const r = rows[0];
   if (!r) return null;
   const startKeys = r.start_urls.map((u) => normalizeUrl(u)).filter((u): u is string => u !== null);
@@ -34,6 +36,7 @@ async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null
     firstStartKey: startKeys[0] ?? '',
     allowLoopback: r.allow_loopback,
     preferMarkdown: r.prefer_markdown,
+    render: r.render,
   };
 }
 

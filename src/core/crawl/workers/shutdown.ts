@@ -3,6 +3,7 @@ import type { PgBoss } from 'pg-boss';
 import type { ExtractionPool } from '../../extract-pool/pool.js';
 import type { Doorbell } from '../doorbell.js';
 import type { PageFetcher } from '../fetch.js';
+import type { PageRenderer } from '../render-step.js';
 import { sleep } from '../sleep.js';
 import { settleStages } from '../../pipeline/stages.js';
 import type { PostCommitStage } from '../../pipeline/stages.js';
@@ -32,6 +33,8 @@ export interface RunningWorker {
   stages: readonly PostCommitStage[];
   presence: Presence;
   fetcher: PageFetcher;
+  /** The worker's headless browser, closed with it. */
+  renderer: PageRenderer;
   /** The extraction pool, when the worker made its own (then it closes it). */
   ownExtraction: ExtractionPool | null;
   onError(error: Error): void;
@@ -68,6 +71,7 @@ export async function stopWorker(worker: RunningWorker): Promise<void> {
   await worker.boss.stop({ graceful: false, close: true, timeout: 5000 }).catch((error: unknown) => onError(error as Error));
   await worker.presence.close();
   await worker.fetcher.close();
+  await worker.renderer.host?.close();
   if (worker.ownExtraction) await worker.ownExtraction.close();
   await worker.pool.end().catch((error: unknown) => onError(error as Error));
 }

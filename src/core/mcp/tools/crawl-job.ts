@@ -23,6 +23,8 @@ export interface CrawlJobView extends LlmProgressFields {
   max_pages?: number;
   page_cap_reached?: boolean;
   routes?: { html: number; markdown_twin: number; llms_full: number };
+  pages_rendered?: number;
+  render_hint?: string | null;
   current_url?: string | null;
   error?: string | null;
   created_at?: Date | string | null;
@@ -53,6 +55,8 @@ export const crawlJobOutput = z.object({
   max_pages: z.number().int().optional(),
   page_cap_reached: z.boolean().optional(),
   routes: z.object({ html: z.number().int(), markdown_twin: z.number().int(), llms_full: z.number().int() }).optional(),
+  pages_rendered: z.number().int().optional(),
+  render_hint: z.string().optional(),
   llm_pages_total: z.number().int().optional(),
   llm_pages_done: z.number().int().optional(),
   llm_pages_failed: z.number().int().optional(),
@@ -88,6 +92,8 @@ export function crawlJobStructured(job: CrawlJobView): z.output<typeof crawlJobO
     max_pages: job.max_pages,
     page_cap_reached: job.page_cap_reached,
     routes: job.routes,
+    pages_rendered: job.pages_rendered,
+    render_hint: job.render_hint ?? undefined,
     ...(job.llm_enhance ? { llm_pages_total: job.llm_pages_total, llm_pages_done: job.llm_pages_done, llm_pages_failed: job.llm_pages_failed, llm_snippets_enhanced: job.llm_snippets_enhanced } : {}),
     current_url: job.current_url ?? undefined,
     error: job.error ?? undefined,
@@ -117,6 +123,8 @@ export function describeCrawlJob(job: CrawlJobView, now = Date.now()): string {
   lines.push(`Pages: ${crawled} crawled, ${job.pages_skipped ?? 0} skipped, ${job.pages_failed ?? 0} failed, ${job.pages_found ?? 0} found so far. ` + `Snippets stored: ${job.snippets_stored ?? 0}.`);
   const routes = routesText(job.routes);
   if (routes) lines.push(`Read from: ${routes}.`);
+  if (job.pages_rendered) lines.push(`Rendered in headless Chromium: ${job.pages_rendered} ${plural(job.pages_rendered, 'page')}.`);
+  if (job.render_hint) lines.push(job.render_hint);
   if (job.page_cap_reached) lines.push(`Stopped at its page cap (max_pages ${job.max_pages ?? '?'}): links found after that were not followed.`);
   if (job.current_url && (job.status === 'running' || job.status === 'queued')) lines.push(`Current page: ${job.current_url}`);
   const started = since(job.started_at, now);
