@@ -20,7 +20,9 @@ async function loadJobInfo(pool: pg.Pool, jobId: string): Promise<JobInfo | null
     allow_loopback: boolean;
     prefer_markdown: 'auto' | 'never';
     render: RenderMode;
-  }>('SELECT id, source_id, max_depth, max_concurrent, max_pages, start_urls, domain_filter, url_patterns, exclude_patterns, allow_loopback, prefer_markdown, render FROM crawl_jobs WHERE id = $1', [jobId]);
+  }>('SELECT id, source_id, max_depth, max_concurrent, max_pages, start_urls, domain_filter, url_patterns, exclude_patterns, allow_loopback, prefer_markdown, render FROM crawl_jobs WHERE id = $1', [
+    jobId,
+  ]);
   const r = rows[0];
   if (!r) return null;
   const startKeys = r.start_urls.map((u) => normalizeUrl(u)).filter((u): u is string => u !== null);
