@@ -17,7 +17,7 @@ export default class Add extends BaseCommand<typeof Add> {
   static override description =
     'Each spec becomes its own jobs. A docs URL is crawled (as `crawl start`). A git repository (https://host/org/repo.git, git@host:org/repo.git, file:///path or ./path, with @tag, @branch or @commit) is checked out shallowly and its docs folders, README and examples are indexed, each linked to the file at that commit. A package (npm:, pypi:, crates:, with a version or range; the latest release without one) is resolved through its registry: its repository at the release tag, its docs site one link deep, or its published README. Versions sit side by side: search with --source name@version or a range. Without --wait the jobs are queued for `docdex serve` or `docdex worker`.';
   static override examples = [
-    '<%= config.bin %> add npm:zod@3.23.8 --wait',
+    '<%= config.bin %> add npm:semver@7.6.3 --wait',
     '<%= config.bin %> add https://github.com/acme/widgets@v2.1.0 --path docs',
     '<%= config.bin %> add ./my-lib@main --name my-lib --wait',
     '<%= config.bin %> add pypi:requests@2.32.3 crates:serde@1',

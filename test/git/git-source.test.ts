@@ -113,7 +113,7 @@ describe('git sources', () => {
     const job = JSON.parse(String(result.stdout)) as { id: string; source_type: string; file_count: number };
     expect(job).toMatchObject({ source_type: 'git', file_count: 1 });
     await waitForUpload(dbh(), job.id);
-    expect((await searchSnippets(db.pool, { query: 'kookaburra', source: 'acme' })).items.length).toBe(1);
+    expect((await searchSnippets(db.pool, { query: 'kookaburra', source: 'acme@main' })).items.length).toBe(1);
   });
   it('REST lists and shows a git source; a crawl recrawl of it is a clear 422, not a 500', async () => {
     const daemon = await startTestDaemon(loadConfig(db.env), { routes: docsIndexRoutes });

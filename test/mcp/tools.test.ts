@@ -78,10 +78,10 @@ afterAll(async () => {
 });
 
 describe('tools/list', () => {
-  it('lists the six tools with titles, descriptions, schemas and correct annotations', async () => {
+  it('lists the seven tools with titles, descriptions, schemas and correct annotations', async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    expect([...byName.keys()].sort()).toEqual(['cancel_crawl', 'get_content', 'get_crawl_status', 'get_page_markdown', 'init_crawl', 'search_libraries']);
+    expect([...byName.keys()].sort()).toEqual(['add_library', 'cancel_crawl', 'get_content', 'get_crawl_status', 'get_page_markdown', 'init_crawl', 'search_libraries']);
     for (const tool of tools) {
       expect(tool.title).toBeTruthy();
       expect(tool.description!.length).toBeGreaterThan(80);
@@ -92,6 +92,8 @@ describe('tools/list', () => {
     }
     expect(byName.get('init_crawl')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true });
     expect(byName.get('cancel_crawl')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(byName.get('add_library')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, openWorldHint: true });
+    expect(byName.get('add_library')!.inputSchema.required).toEqual(['specs']);
 
     const props = (name: string) => byName.get(name)!.inputSchema.properties as Record<string, Record<string, unknown>>;
     expect(props('get_content').limit).toMatchObject({ default: 20, maximum: 100 });

@@ -75,10 +75,15 @@ async function homepageJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id
 /** The README published in the package itself: the fallback when no repository can be indexed. */
 async function readmeJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id: Identity): Promise<AddedJob | string> {
   if (pkg.tarball === undefined) return 'the registry offers no package archive to read a README from';
-  const readme = await fetchTarballReadme(config, pkg.tarball);
-  if (!readme) return 'its package archive holds no README';
-  const job = await createUploadFromContent(db, config, { content: readme.content, filename: readme.filename, name: id.name, version: id.version, sourceUrl: pkg.tarball });
-  return { type: 'upload', id: job.id, what: `the README in ${pkg.ecosystem} package ${pkg.name}@${pkg.version}` };
+  try {
+    const readme = await fetchTarballReadme(config, pkg.tarball);
+    if (!readme) return 'its package archive holds no README';
+    const job = await createUploadFromContent(db, config, { content: readme.content, filename: readme.filename, name: id.name, version: id.version, sourceUrl: pkg.tarball });
+    return { type: 'upload', id: job.id, what: `the README in ${pkg.ecosystem} package ${pkg.name}@${pkg.version}` };
+  } catch (error) {
+    if (!isUserError(error)) throw error;
+    return `the README in its package archive cannot be indexed (${reason(error)})`;
+  }
 }
 
 export async function addPackage(db: QueueDb, config: Config, spec: PackageSpec, request: AddRequest, permission: AddPermission): Promise<SpecJobs> {
@@ -93,8 +98,9 @@ export async function addPackage(db: QueueDb, config: Config, spec: PackageSpec,
   };
   const repo = await repositoryJob(db, config, pkg, id, request, permission);
   take(repo);
-  take(await homepageJob(db, config, pkg, id, request, permission));
+  // The README before the docs site: an upload may not add pages to a crawled library, while a crawl may join one.
   if (typeof repo === 'string') take(await readmeJob(db, config, pkg, id));
+  take(await homepageJob(db, config, pkg, id, request, permission));
   if (jobs.length === 0) {
     throw new UserError(`Nothing to index for ${spec.spec} (${pkg.name}@${pkg.version}): ${notes.join('; ')}.`, {
       code: 'nothing_to_index',
