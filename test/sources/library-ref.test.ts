@@ -118,13 +118,13 @@ describe('versions', () => {
     const e = error as UserError;
     expect(e.message).toBe('lib@3 is not indexed; indexed versions: 1.3.0, 1.2.5, main.');
     expect(e).toMatchObject({ code: 'version_not_indexed', status: 404, details: [{ name: 'lib', requested: '3', indexed: ['1.3.0', '1.2.5', 'main'] }] });
-    expect(e.hint).toContain('docdex add lib@3');
+    expect(e.hint).toContain('docdex add <its package (npm:lib@3), repository URL@tag, or docs URL>');
   });
 
   it('says how to index a version from the recorded origin', () => {
-    expect(addSpecFor('react', '18.2.0', [{ metadata: { origin: 'npm:react@18.3.1' } }])).toBe('npm:react@18.2.0');
-    expect(addSpecFor('pkg', '2', [{ metadata: {} }, { metadata: { origin: 'npm:@scope/pkg' } }])).toBe('npm:@scope/pkg@2');
-    expect(addSpecFor('acme', 'v2', [{ metadata: { origin: 'git@host:org/acme.git' } }])).toBe('git@host:org/acme.git@v2');
-    expect(addSpecFor('acme', '1.0', [{}])).toBe('acme@1.0');
+    expect(addSpecFor('18.2.0', [{ metadata: { origin: 'npm:react@18.3.1' } }])).toBe('npm:react@18.2.0');
+    expect(addSpecFor('2', [{ metadata: {} }, { metadata: { origin: 'npm:@scope/pkg' } }])).toBe('npm:@scope/pkg@2');
+    expect(addSpecFor('v2', [{ metadata: { origin: 'git@host:org/acme.git' } }])).toBe('git@host:org/acme.git@v2');
+    expect(addSpecFor('1.0', [{}])).toBeNull();
   });
 });

@@ -112,9 +112,10 @@ export function versionLabel(version: string): string {
 
 /**
  * What to index to get `requested`: the library's recorded origin (`metadata.origin`, the spec it was added
- * from, e.g. `npm:react@18.3.1`) with the requested version, else `name@requested`.
+ * from, e.g. `npm:react@18.3.1`) with the requested version; null when no origin says which package it is
+ * (`name@requested` is not a spec `add` takes: guessing a registry would index another library).
  */
-export function addSpecFor(name: string, requested: string, versions: ReadonlyArray<{ metadata?: Record<string, unknown> }>): string {
+export function addSpecFor(requested: string, versions: ReadonlyArray<{ metadata?: Record<string, unknown> }>): string | null {
   for (const { metadata } of versions) {
     const origin = metadata?.origin;
     if (typeof origin !== 'string' || origin.trim() === '') continue;
@@ -124,7 +125,7 @@ export function addSpecFor(name: string, requested: string, versions: ReadonlyAr
     const base = tail !== '' && !/[/:]/.test(tail) ? origin.slice(0, at) : origin.trim();
     return `${base}@${requested}`;
   }
-  return `${name}@${requested}`;
+  return null;
 }
 
 /** The asked version of a library is not among its indexed versions (details: name, requested, indexed). */
@@ -133,12 +134,12 @@ export class VersionNotIndexedError extends UserError {
     readonly library: string,
     readonly requested: string,
     readonly indexed: string[],
-    /** A spec that would index the requested version (`docdex add`, MCP add_library). */
-    readonly addSpec: string,
+    /** A spec that would index the requested version (`docdex add`, MCP add_library), when the origin is known. */
+    readonly addSpec: string | null,
   ) {
     super(`${library}@${requested} is not indexed; indexed versions: ${indexed.map(versionLabel).join(', ') || 'none'}.`, {
       code: 'version_not_indexed',
-      hint: `Use one of the indexed versions (e.g. ${library}@${indexed[0] || '<version>'}), or index this one with \`docdex add ${addSpec}\`.`,
+      hint: `Use one of the indexed versions (e.g. ${library}@${indexed[0] || '<version>'}), or index this one with \`docdex add ${addSpec ?? `<its package (npm:${library}@${requested}), repository URL@tag, or docs URL>`}\`.`,
       details: [{ name: library, requested, indexed }],
     });
   }
@@ -158,7 +159,7 @@ export function selectVersion<T extends SourceRef & { metadata?: Record<string, 
     latest.name,
     spec.text,
     versions.map((v) => v.version),
-    addSpecFor(latest.name, spec.text, versions),
+    addSpecFor(spec.text, versions),
   );
 }
 
