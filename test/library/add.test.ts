@@ -48,7 +48,7 @@ beforeAll(async () => {
   repo = await createTestRepo('widgetry');
   repo.write({
     'README.md': '# Widgetry\n\n```bash\nnpm install widgetry\n```\n',
-    'docs/start.md': '# Start\n\nMake a widget:\n\n```js\nwidgetry.makeGadgetOne({ size: 1 })\n```\n',
+    'docs/start.md': '# Start\n\nMake a widget ([more](./more/shapes.md)):\n\n```js\nwidgetry.makeGadgetOne({ size: 1 })\n```\n',
     'examples/spin.js': "import { spinGizmo } from 'widgetry';\n\nspinGizmo(3);\n",
   });
   v1 = await repo.commit('one', { tag: 'v1.0.0' });
@@ -80,6 +80,9 @@ describe('docdex add', () => {
     expect(example[0]?.code).toContain('spinGizmo(3)');
     expect(example[0]?.source_url).toContain(v1);
     expect(example[0]?.title).toContain('examples/spin.js');
+    // A relative link between docs points at the linked file at the same commit.
+    const page = await db.pool.query<{ markdown: string }>("SELECT markdown FROM documents WHERE url LIKE '%docs/start.md'");
+    expect(page.rows[0]?.markdown).toContain(`(${repo.url}@${v1}/docs/more/shapes.md)`);
   }, 240_000);
 
   it('adds a second version beside the first, and a name@range picks the right one; a version not indexed is said plainly', async () => {

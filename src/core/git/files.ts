@@ -3,6 +3,7 @@ import path from 'node:path';
 import { languageFromFilename } from '../extract/filename.js';
 import { decodeUpload } from '../upload/files.js';
 import type { FileProblem, UploadFileInput } from '../upload/files.js';
+import { absoluteMarkdownLinks } from './relative-links.js';
 import type { SelectedFile } from './select.js';
 
 /**
@@ -22,6 +23,8 @@ const DOC_TYPES: Record<string, string> = {
   '.txt': 'text/plain',
   '.ipynb': 'application/x-ipynb+json',
 };
+
+const MARKDOWN = new Set(['.md', '.mdx', '.markdown']);
 
 export function isExampleSource(filePath: string): boolean {
   return languageFromFilename(filePath) !== null;
@@ -64,10 +67,11 @@ export async function readSelected(dir: string, selected: readonly SelectedFile[
       errors.set(file.path, read);
       continue;
     }
-    const content = example ? exampleDocument(file.path, read.text) : read.text;
     const extension = path.extname(file.path).toLowerCase();
+    const url = urlOf(file.path);
+    const content = example ? exampleDocument(file.path, read.text) : MARKDOWN.has(extension) ? absoluteMarkdownLinks(read.text, url) : read.text;
     const contentType = example ? 'text/markdown' : (DOC_TYPES[extension] ?? 'text/plain');
-    files.set(file.path, { path: file.path, url: urlOf(file.path), content, sizeBytes: Buffer.byteLength(content, 'utf8'), contentType });
+    files.set(file.path, { path: file.path, url, content, sizeBytes: Buffer.byteLength(content, 'utf8'), contentType });
   }
   return { files, errors };
 }
