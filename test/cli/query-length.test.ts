@@ -1,15 +1,13 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMcpServer } from '../../src/core/mcp/server.js';
 import { MAX_QUERY_CHARS, checkQueryLength, parseQuery } from '../../src/core/search/query.js';
 import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { runCli } from '../helpers/cli.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { connectMcpClient } from '../helpers/mcp.js';
 
 /** One rule for the length of search text, the same answer everywhere: refused, never cut. */
 
@@ -50,11 +48,7 @@ describe(`a query over ${MAX_QUERY_CHARS} characters`, () => {
 
   it('is invalid params for the MCP get_content tool', async () => {
     await db.pool.query("INSERT INTO sources (name) VALUES ('lengthy')");
-    const server = createMcpServer({ pool: db.pool, info: db.info, config: db.config });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: 'docdex-test', version: '1.0.0' });
-    await client.connect(clientSide);
+    const client = await connectMcpClient(db);
     try {
       const refused = (await client.callTool({ name: 'get_content', arguments: { library_id: 'lengthy', query: LONG } })) as CallToolResult;
       expect(refused.isError).toBe(true);

@@ -1,9 +1,6 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCrawlWorkers } from '../../src/core/crawl/index.js';
 import type { CrawlJob, CrawlWorkers } from '../../src/core/crawl/index.js';
-import { createMcpServer } from '../../src/core/mcp/server.js';
 import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { runCli } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
@@ -12,6 +9,7 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { resultText } from '../mcp/helpers.js';
 import { crawlToEnd, FAST_WORKER } from './helpers/crawl.js';
 import { docPage, TestSite } from './helpers/site.js';
+import { connectMcpClient } from '../helpers/mcp.js';
 
 // llms-full.txt, llms.txt and markdown twins through the real crawl path: a real site on 127.0.0.1, the
 // real workers, the real database. Every fixture text is written here.
@@ -230,11 +228,7 @@ describe('routes on every surface', () => {
       await daemon.close();
     }
 
-    const server = createMcpServer({ pool: db.pool, info: db.info, config: db.config });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: 'docdex-test', version: '1.0.0' });
-    await client.connect(clientSide);
+    const client = await connectMcpClient(db);
     try {
       const result = await client.callTool({ name: 'get_crawl_status', arguments: { job_id: job.job_id } });
       expect((result.structuredContent as { routes: unknown }).routes).toEqual(routes);

@@ -1,12 +1,9 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
-import { createMcpServer } from '../../src/core/mcp/server.js';
 import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { runCli } from '../helpers/cli.js';
 import { startTestDaemon } from '../helpers/daemon.js';
@@ -16,6 +13,7 @@ import { startGitHttpServer } from '../helpers/git-http.js';
 import type { GitHttpServer } from '../helpers/git-http.js';
 import { createTestRepo } from '../helpers/git-repo.js';
 import type { TestRepo } from '../helpers/git-repo.js';
+import { connectMcpClient } from '../helpers/mcp.js';
 
 /**
  * `docdex add`, the front door: a git repository through file:// and through git http-backend on loopback,
@@ -137,11 +135,7 @@ describe('docdex add', () => {
   }, 120_000);
 
   it('over MCP: add_library queues a repository and its job is followed with get_crawl_status; a bad spec is an isError result', async () => {
-    const server = createMcpServer({ pool: db.pool, info: db.info, config: db.config });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: 'docdex-test', version: '1.0.0' });
-    await client.connect(clientSide);
+    const client = await connectMcpClient(db);
     try {
       const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
       const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');

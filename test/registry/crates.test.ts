@@ -3,9 +3,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
-import { UserError } from '../../src/core/errors.js';
 import { resolvePackage } from '../../src/core/registry/index.js';
-import { fixture, serveRegistry } from './registry-server.js';
+import { failure, fixture, serveRegistry } from './registry-server.js';
 import type { RegistryServer } from './registry-server.js';
 
 /** crates.io's API on loopback, answering with recorded response shapes (test/fixtures/registry/crates-*.json). */
@@ -29,15 +28,6 @@ afterAll(() => registry?.close());
 
 const config = () => loadConfig({ HOME: os.tmpdir(), CRATES_URL: registry.base, CRAWL_ALLOW_HOSTS: '127.0.0.1' });
 const resolve = (name: string, version?: string) => resolvePackage(config(), { ecosystem: 'crates', name, ...(version === undefined ? {} : { version }) });
-
-async function failure(promise: Promise<unknown>): Promise<UserError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UserError);
-  return error as UserError;
-}
 
 describe('crates.io resolution', () => {
   it('takes max_stable_version, the repository, the homepage as a docs site and docs.rs pinned to the version', async () => {

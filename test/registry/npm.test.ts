@@ -2,10 +2,9 @@ import { lookup } from 'node:dns/promises';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
-import { UserError } from '../../src/core/errors.js';
 import { refusalFor } from '../../src/core/net/outbound.js';
 import { fetchTarballReadme, resolvePackage } from '../../src/core/registry/index.js';
-import { serveRegistry } from './registry-server.js';
+import { serveRegistry, failure } from './registry-server.js';
 import type { RegistryServer } from './registry-server.js';
 
 /** npm package documents (the full document, as `GET <registry>/<name>` answers) on loopback, and one real package. */
@@ -66,15 +65,6 @@ afterAll(() => registry?.close());
 
 const config = (registryUrl = registry.base) => loadConfig({ HOME: os.tmpdir(), NPM_REGISTRY_URL: registryUrl, CRAWL_ALLOW_HOSTS: '127.0.0.1' });
 const resolve = (name: string, version?: string) => resolvePackage(config(), { ecosystem: 'npm', name, ...(version === undefined ? {} : { version }) });
-
-async function failure(promise: Promise<unknown>): Promise<UserError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UserError);
-  return error as UserError;
-}
 
 describe('npm resolution on a loopback registry', () => {
   it('resolves a scoped monorepo package: latest dist-tag, repository with its folder, no repository page as homepage', async () => {

@@ -1,10 +1,9 @@
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
-import { UserError } from '../../src/core/errors.js';
 import { fetchTarballReadme, resolvePackage } from '../../src/core/registry/index.js';
 import { closedPort } from '../helpers/closed-port.js';
-import { fixture, serveRegistry } from './registry-server.js';
+import { failure, fixture, serveRegistry } from './registry-server.js';
 import type { RegistryServer } from './registry-server.js';
 
 /** PyPI's JSON API on loopback, answering with recorded response shapes (test/fixtures/registry/pypi-*.json). */
@@ -36,15 +35,6 @@ afterAll(() => registry?.close());
 
 const config = (extra: Record<string, string> = {}) => loadConfig({ HOME: os.tmpdir(), PYPI_URL: registry.base, CRAWL_ALLOW_HOSTS: '127.0.0.1', ...extra });
 const resolve = (name: string, version?: string) => resolvePackage(config(), { ecosystem: 'pypi', name, ...(version === undefined ? {} : { version }) });
-
-async function failure(promise: Promise<unknown>): Promise<UserError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UserError);
-  return error as UserError;
-}
 
 describe('PyPI resolution', () => {
   it('takes the latest release from the project document: Source is the repository, Documentation the docs site', async () => {

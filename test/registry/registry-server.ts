@@ -1,3 +1,5 @@
+import { expect } from 'vitest';
+import { UserError } from '../../src/core/errors.js';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -50,4 +52,14 @@ export async function serveRegistry(routes: (base: string) => Record<string, Ans
         server.close(() => resolve());
       }),
   };
+}
+
+/** The UserError a registry call rejects with (a resolved call fails the test). */
+export async function failure(promise: Promise<unknown>): Promise<UserError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(UserError);
+  return error as UserError;
 }

@@ -3,9 +3,8 @@ import { createGzip, gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
-import { UserError } from '../../src/core/errors.js';
 import { fetchTarballReadme } from '../../src/core/registry/index.js';
-import { serveRegistry } from './registry-server.js';
+import { serveRegistry, failure } from './registry-server.js';
 import type { RegistryServer } from './registry-server.js';
 
 /** Package tarballs built here (tar-stream + gzip), served on loopback, read back as a stream. */
@@ -87,15 +86,6 @@ afterAll(() => registry?.close());
 
 const config = () => loadConfig({ HOME: os.tmpdir(), CRAWL_ALLOW_HOSTS: '127.0.0.1' });
 const readme = (file: string) => fetchTarballReadme(config(), `${registry.base}/widgets/-/${file}`);
-
-async function failure(promise: Promise<unknown>): Promise<UserError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UserError);
-  return error as UserError;
-}
 
 describe('fetchTarballReadme', () => {
   it('returns package/README* from the tarball (byte order mark dropped), also after a redirect', async () => {

@@ -1,9 +1,6 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
-import { createMcpServer } from '../../src/core/mcp/server.js';
 import { listSources } from '../../src/core/sources/manage.js';
 import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { runCli } from '../helpers/cli.js';
@@ -13,6 +10,8 @@ import type { TestDatabase } from '../helpers/db.js';
 import { resultText } from '../mcp/helpers.js';
 import { addPage, createSource } from '../search/fixtures.js';
 import type { FixtureSource } from '../search/fixtures.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { connectMcpClient } from '../helpers/mcp.js';
 
 /**
  * A library name that is no exact name is taken only when it is the one clear match; otherwise every surface
@@ -46,11 +45,7 @@ beforeAll(async () => {
   pythonFull = await full('Python 3.13 documentation', 'import json\njson.dumps(build)');
   // What a failed crawl used to leave behind: a source named after the host, with nothing in it.
   await createSource(db.pool, 'docs.python.org');
-  const server = createMcpServer({ pool: db.pool, info: db.info, config: db.config });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  client = new Client({ name: 'docdex-test', version: '1.0.0' });
-  await client.connect(clientSide);
+  client = await connectMcpClient(db);
   daemon = await startTestDaemon(loadConfig(db.env), { routes: docsIndexRoutes });
 });
 

@@ -1,9 +1,6 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
-import { createMcpServer } from '../../src/core/mcp/server.js';
 import { setSourceAliases } from '../../src/core/sources/aliases.js';
 import { listSources } from '../../src/core/sources/manage.js';
 import { resolveLibrary, resolveSource, VersionNotIndexedError } from '../../src/core/sources/resolve.js';
@@ -16,6 +13,8 @@ import type { TestDatabase } from '../helpers/db.js';
 import { resultText } from '../mcp/helpers.js';
 import { addPage, createSource } from '../search/fixtures.js';
 import type { FixtureSource } from '../search/fixtures.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { connectMcpClient } from '../helpers/mcp.js';
 
 /**
  * Versions side by side (issue #33): one library, `quarkle`, indexed at 1.2.5, 1.10.0 and 2.0.0 (stored through
@@ -44,11 +43,7 @@ beforeAll(async () => {
   const other = await createSource(db.pool, 'zeppo-js', '0.3.0');
   await addPage(db.pool, other, 'https://zeppo.example/start', [{ title: 'Zeppo widget', code: 'zeppo.widget()' }]);
   await setSourceAliases(db.pool, other.id, ['blimpworks', 'zeppo-js', 'BlimpWorks']);
-  const server = createMcpServer({ pool: db.pool, info: db.info, config: db.config });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  client = new Client({ name: 'docdex-test', version: '1.0.0' });
-  await client.connect(clientSide);
+  client = await connectMcpClient(db);
   daemon = await startTestDaemon(loadConfig(db.env), { routes: docsIndexRoutes });
 });
 

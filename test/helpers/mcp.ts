@@ -1,0 +1,14 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { createMcpServer } from '../../src/core/mcp/server.js';
+import type { TestDatabase } from './db.js';
+
+/** The official SDK client connected to docdex's MCP server on `db` through an in-memory transport pair. */
+export async function connectMcpClient(db: Pick<TestDatabase, 'pool' | 'info' | 'config'>): Promise<Client> {
+  const server = createMcpServer({ pool: db.pool, info: db.info, config: db.config });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'docdex-test', version: '1.0.0' });
+  await client.connect(clientSide);
+  return client;
+}
