@@ -115,7 +115,7 @@ describe('git sources', () => {
     await waitForUpload(dbh(), job.id);
     expect((await searchSnippets(db.pool, { query: 'kookaburra', source: 'acme@main' })).items.length).toBe(1);
   });
-  it('REST lists and shows a git source; a crawl recrawl of it is a clear 422, not a 500', async () => {
+  it('REST lists and shows a git source; its recrawl from REST is refused for a repository on this disk (CLI only)', async () => {
     const daemon = await startTestDaemon(loadConfig(db.env), { routes: docsIndexRoutes });
     try {
       const list = await fetch(`${daemon.base}/api/sources?query=acme`);
@@ -125,8 +125,8 @@ describe('git sources', () => {
       expect(main.kind).toBe('git');
       expect((await fetch(`${daemon.base}/api/sources/${main.id}`)).status).toBe(200);
       const recrawl = await fetch(`${daemon.base}/api/sources/${main.id}/recrawl`, { method: 'POST' });
-      expect(recrawl.status).toBe(422);
-      expect(await recrawl.json()).toMatchObject({ code: 'validation_error', error: expect.stringMatching(/git repository/) });
+      expect(recrawl.status).toBe(403);
+      expect(await recrawl.json()).toMatchObject({ code: 'git_remote_refused' });
     } finally {
       await daemon.close();
     }

@@ -129,6 +129,11 @@ describe('docdex add', () => {
       const body = (await queued.json()) as { items: Array<{ status: string; name: string; version: string; jobs: Array<{ type: string; id: string }> }> };
       expect(body.items[0]).toMatchObject({ status: 'queued', name: 'widgetry-rest', version: '1.0.0' });
       expect(body.items[0]!.jobs[0]!.type).toBe('upload');
+      // A git source reached over http(s) is checked out again by a REST recrawl: an upload job, as add's.
+      const sourceId = (await db.pool.query<{ id: string }>("SELECT id FROM sources WHERE name = 'widgetry-rest'")).rows[0]!.id;
+      const recrawl = await fetch(`${daemon.base}/api/sources/${sourceId}/recrawl`, { method: 'POST' });
+      expect(recrawl.status, await recrawl.clone().text()).toBe(202);
+      expect(await recrawl.json()).toMatchObject({ source_type: 'git', source_id: sourceId });
     } finally {
       await daemon.close();
     }

@@ -3,13 +3,14 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { CrawlJob } from '../../core/crawl/jobs.js';
 import { deleteSource, getSource, listSources, updateSource } from '../../core/sources/manage.js';
-import { recrawlSource } from '../../core/crawl/recrawl.js';
+import { recrawlAnySource } from '../../core/crawl/recrawl.js';
 import { resolveSource } from '../../core/sources/resolve.js';
 import { listSourceSnippets } from '../../core/store/snippets.js';
 import type { DaemonDeps } from '../app.js';
 import type { ZodApp } from '../zod-app.js';
 import { ErrorBody } from '../errors.js';
 import { CrawlJobSchema } from './crawl.js';
+import { UploadJobSchema } from './uploads.js';
 import { Snippet } from './snippets.js';
 
 export const SourceSchema = z
@@ -156,14 +157,16 @@ function registerSourceChangeRoutes(r: ZodApp, deps: DaemonDeps): void {
     '/api/sources/:source_id/recrawl',
     {
       schema: {
-        summary: 'Re-crawl with the stored configuration (unchanged pages are skipped)',
+        summary: 'Re-crawl with the stored configuration (unchanged pages are skipped); a git source is checked out again (an upload job)',
+        description: "A git source on this server's disk or reached over SSH is refused here (403, git_remote_refused): `docdex sources recrawl` on the CLI can.",
         tags: ['sources'],
         params: Params,
-        response: { 202: CrawlJobSchema, 404: ErrorBody, 409: ErrorBody },
+        response: { 202: z.union([CrawlJobSchema, UploadJobSchema]), 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody },
       },
     },
     async (request, reply) => {
-      return reply.status(202).send((await recrawlSource(deps.db, deps.config, request.params.source_id)) as unknown as CrawlJob);
+      const started = await recrawlAnySource(deps.db, deps.config, request.params.source_id);
+      return reply.status(202).send(started.job as unknown as CrawlJob);
     },
   );
 }

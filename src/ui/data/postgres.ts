@@ -5,7 +5,7 @@ import { cancelCrawl, listCrawlJobs, liveWorkers, resumeCrawl } from '../../core
 import { subscribe } from '../../core/events/notify.js';
 import { searchSnippets } from '../../core/search/search.js';
 import { deleteSource, getSource, listSources, MAX_PAGE_SIZE, updateSource } from '../../core/sources/manage.js';
-import { recrawlSource } from '../../core/crawl/recrawl.js';
+import { recrawlAnySource } from '../../core/crawl/recrawl.js';
 import { setUrlPatterns } from '../../core/sources/url-patterns.js';
 import { dashboardStats } from '../../core/stats/dashboard.js';
 import { crawlJobErrors, uploadJobErrors } from '../../core/stats/job-errors.js';
@@ -111,8 +111,8 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
     },
     async recrawlSource(id) {
       // The dashboard is the local user's, like the CLI: its crawls may reach loopback.
-      const job = await recrawlSource(db, config, id, { allowLoopback: true });
-      return started(job.id);
+      const recrawl = await recrawlAnySource(db, config, id, { allowLoopback: true });
+      return started(recrawl.job.id);
     },
     async sourceSnippets(id, { limit }) {
       const page = await listSourceSnippets(pool, id, { limit, offset: 0 });
