@@ -3,9 +3,8 @@ import { getCrawlJob } from '../core/crawl/jobs.js';
 import type { Database } from '../core/db/connect.js';
 import type { AddOutcome } from '../core/library/add.js';
 import { startUploadWorkers, waitForUpload } from '../core/upload/index.js';
-import type { UploadJob } from '../core/upload/index.js';
 import { documentStages } from '../core/pipeline/stages.js';
-import { plural } from './plural.js';
+import { uploadSummaryLine } from './upload-summary.js';
 import { followToEnd } from './crawl-follow.js';
 import type { FollowOptions } from './crawl-follow.js';
 
@@ -21,11 +20,6 @@ export interface FinishedJob {
   status: string;
 }
 
-function uploadLine(job: UploadJob): string {
-  const verb = job.status === 'completed' ? 'Indexed' : 'Failed';
-  return `${verb}: ${job.processed_files - job.failed_files} of ${plural(job.file_count, 'file')}, ${plural(job.snippets_extracted, 'snippet')}, into ${job.source_name ?? job.name}${job.version ? `@${job.version}` : ''} (job ${job.id}).`;
-}
-
 export async function followAddedJobs(db: Database, config: Config, outcomes: readonly AddOutcome[], options: FollowOptions): Promise<FinishedJob[]> {
   const jobs = outcomes.flatMap((o) => (o.status === 'queued' ? o.jobs : []));
   const uploads = jobs.filter((j) => j.type === 'upload');
@@ -38,7 +32,7 @@ export async function followAddedJobs(db: Database, config: Config, outcomes: re
     }
     for (const job of uploads) {
       const final = await waitForUpload(db, job.id);
-      if (!options.json) options.log(uploadLine(final));
+      if (!options.json) options.log(uploadSummaryLine(final));
       for (const e of final.file_errors) options.warn(`error ${e.path}: ${e.error}`);
       if (final.status !== 'completed') process.exitCode = 1;
       finished.push({ type: 'upload', id: job.id, status: final.status });

@@ -6,6 +6,7 @@ import { createUploadFromPaths, startUploadWorkers, waitForUpload } from '../cor
 import { llmProgressText } from '../core/llm/progress-text.js';
 import type { UploadJob } from '../core/upload/index.js';
 import { plural } from '../cli/plural.js';
+import { uploadSummaryLine } from '../cli/upload-summary.js';
 import { documentStages } from '../core/pipeline/stages.js';
 
 export default class Upload extends BaseCommand<typeof Upload> {
@@ -44,10 +45,7 @@ export default class Upload extends BaseCommand<typeof Upload> {
       try {
         const done = await waitForUpload(db, job.id, (e) => this.progress(e));
         if (this.isTty) process.stdout.write('\r\u001b[K');
-        const llm = done.llm_enhance && done.llm_pages_total > 0 ? `; ${llmProgressText(done)}` : '';
-        this.log(
-          `${done.status === 'completed' ? 'Indexed' : 'Failed'}: ${done.processed_files - done.failed_files} of ${plural(done.file_count, 'file')}, ${plural(done.snippets_extracted, 'snippet')}, into ${done.source_name}${llm} (job ${done.id}).`,
-        );
+        this.log(uploadSummaryLine(done));
         this.reportErrors(done);
         return done;
       } finally {

@@ -132,11 +132,6 @@ export function parseLibrarySpec(input: string): LibrarySpec {
   throw specError(spec, 'it is neither a URL, a git repository nor a package (a local path starts with ./ or /)');
 }
 
-/** Git transports that read this machine (its files, its SSH keys): the CLI's own, never REST's or MCP's. */
-export function isLocalOnlyTransport(transport: GitTransport): boolean {
-  return transport === 'ssh' || transport === 'file' || transport === 'local';
-}
-
 const docsPath = z
   .string()
   .trim()

@@ -118,7 +118,7 @@ describe('docdex add', () => {
       const post = (body: unknown) => fetch(`${daemon.base}/api/libraries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       const local = await post({ specs: [`${repo.url}@v1.0.0`] });
       expect(local.status).toBe(403);
-      expect(((await local.json()) as { error: string }).error).toMatch(/CLI only/);
+      expect(((await local.json()) as { error: string }).error).toMatch(/only be indexed from the CLI/);
       const invalid = await post({ specs: ['nonsense'] });
       expect(invalid.status).toBe(422);
       expect(await invalid.json()).toMatchObject({ code: 'invalid_library_spec' });
@@ -149,7 +149,7 @@ describe('docdex add', () => {
       expect(text(bad)).toMatch(/scheme "pip"/);
       const local = await call('add_library', { specs: [repo.url] });
       expect(local.isError).toBe(true);
-      expect(text(local)).toMatch(/CLI only/);
+      expect(text(local)).toMatch(/only be indexed from the CLI/);
       const ok = await call('add_library', { specs: [`${http.origin}/widgetry.git@v2.0.0`], name: 'widgetry-mcp' });
       expect(ok.isError, text(ok)).toBeFalsy();
       const jobId = (ok.structuredContent as { libraries: Array<{ job_ids: string[]; library_id: string }> }).libraries[0]!.job_ids[0]!;

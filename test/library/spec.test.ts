@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../src/core/errors.js';
-import { isLocalOnlyTransport, parseAddRequest, parseLibrarySpec, refProblem } from '../../src/core/library-spec.js';
+import { parseAddRequest, parseLibrarySpec, refProblem } from '../../src/core/library-spec.js';
 
 describe('library specs', () => {
   it.each([
@@ -47,13 +47,6 @@ describe('library specs', () => {
       expect((error as UserError).code).toBe('invalid_library_spec');
       expect((error as UserError).hint).toMatch(/npm:react@18.3.1/);
     }
-  });
-
-  it('keeps repositories on this machine to the CLI', () => {
-    expect(isLocalOnlyTransport('file')).toBe(true);
-    expect(isLocalOnlyTransport('local')).toBe(true);
-    expect(isLocalOnlyTransport('ssh')).toBe(true);
-    expect(isLocalOnlyTransport('https')).toBe(false);
   });
 
   it('any text is a spec or a UserError, never another throw; a git ref is never an option', () => {

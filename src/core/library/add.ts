@@ -1,9 +1,9 @@
 import type { Config } from '../config.js';
 import { startCrawl } from '../crawl/jobs.js';
-import { isUserError, UserError } from '../errors.js';
-import type { ErrorCode } from '../errors.js';
+import { isUserError } from '../errors.js';
+import type { ErrorCode, UserError } from '../errors.js';
 import { startGitSource } from '../git/index.js';
-import { isLocalOnlyTransport, parseAddRequest } from '../library-spec.js';
+import { parseAddRequest } from '../library-spec.js';
 import type { AddRequest, LibrarySpec } from '../library-spec.js';
 import type { QueueDb } from '../upload/queue.js';
 import { addPackage } from './package.js';
@@ -56,12 +56,7 @@ async function addUrl(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { 
 }
 
 async function addGit(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { kind: 'git' }>, request: AddRequest, permission: AddPermission): Promise<SpecJobs> {
-  if (isLocalOnlyTransport(spec.transport) && !permission.local) {
-    throw new UserError(`${spec.remote}: repositories on the server's own disk or over SSH can be added from the CLI only.`, {
-      code: 'forbidden',
-      hint: 'Give an https:// git URL, or run `docdex add` on the machine that has the repository.',
-    });
-  }
+  // Whether this caller may reach the remote (paths, file:// and ssh are the CLI's) is the git producer's rule.
   const job = await startGitSource(db, config, {
     remote: spec.remote,
     local: permission.local,
