@@ -78,10 +78,8 @@ function parseHttpSpec(spec: string): LibrarySpec {
   if (url.username || url.password) throw specError(spec, 'credentials in the URL would reach logs and process listings; store them with `docdex manager git-credentials add` instead');
   const segments = url.pathname.split('/').filter(Boolean);
   const isGit = url.pathname.endsWith('.git') || (FORGES.has(url.hostname.toLowerCase()) && segments.length === 2 && !url.search && !url.hash);
-  if (!isGit) {
-    if (split.ref !== undefined && pathStart >= 0) return { kind: 'url', spec, url: new URL(spec).href };
-    return { kind: 'url', spec, url: url.href };
-  }
+  // A docs URL keeps any "@" in its path (npm's /package/@scope/pkg): only a repository takes an @ref.
+  if (!isGit) return { kind: 'url', spec, url: new URL(spec).href };
   return gitSpec(spec, url.href, url.protocol === 'http:' ? 'http' : 'https', split.ref);
 }
 
