@@ -22,6 +22,11 @@ export const ERROR_CODES = {
   invalid_library_spec: { status: 422, exitCode: 2 },
   // A package whose registry names no repository, docs site or README that can be read.
   nothing_to_index: { status: 422, exitCode: 1 },
+  // A project manifest or lockfile that cannot be read as its format (docdex sync).
+  manifest_invalid: { status: 422, exitCode: 2, hint: 'Fix the file (your package manager can regenerate a lockfile), or leave it out with --exclude.' },
+  // docdex sync found no manifest it reads in the directory.
+  no_manifest: { status: 422, exitCode: 2, hint: 'Run docdex sync in a project directory (package.json, pyproject.toml, requirements.txt, go.mod or Cargo.toml).' },
+  project_not_found: { status: 404, exitCode: 1, hint: 'Run `docdex sync` in the project directory first.' },
   payload_too_large: { status: 413, exitCode: 1 },
   unsupported_media_type: { status: 415, exitCode: 1 },
   // Nothing by that name, or not in that state.
