@@ -2,6 +2,8 @@ import { availableParallelism, homedir } from 'node:os';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { TokenScopeConflict, parseAuthTokenEntry, parseAuthTokens } from './auth-token.js';
+import type { AuthToken } from './auth-token.js';
 import { UserError } from './errors.js';
 import { parseAllowHosts } from './net/outbound.js';
 import type { AllowEntry } from './net/outbound.js';
@@ -135,6 +137,8 @@ const envSchema = z.object({
   MCP_AUTH_ENABLED: bool(false),
   MCP_AUTH_TOKEN: optionalString,
   MCP_AUTH_TOKENS: list,
+  // MCP serves only tools that change nothing (core/mcp/server.ts); writing tools are neither listed nor run.
+  MCP_READ_ONLY: bool(false),
 
   CRAWL_DELAY: number(1.0, 0, 3600, 'of seconds from 0 to 3600'),
   MAX_CONCURRENT_CRAWLS: number(20, 1, 20, 'from 1 to 20', true),
@@ -174,7 +178,8 @@ export interface Config {
   database: { mode: 'external'; connectionString?: string; host?: string; port: number; database: string; user?: string; password?: string } | { mode: 'embedded' };
   /** searchConcurrency: searches the daemon runs at once; the rest wait their turn (core/search/shared.ts). */
   api: { host: string; port: number; corsOrigins: string[]; allowedHosts: string[]; auth: boolean; searchConcurrency: number };
-  mcpAuth: { enabled: boolean; tokens: string[] };
+  mcpAuth: { enabled: boolean; tokens: AuthToken[] };
+  mcp: { readOnly: boolean };
   crawl: { delaySeconds: number; maxConcurrent: number };
   /** Headless Chromium for pages that render in the browser: DOCDEX_CHROMIUM, else found on PATH. */
   render: { chromium: string | undefined };
@@ -247,11 +252,21 @@ function restAuthFor(env: Env, bindHost: string): boolean {
 
 function assertTokenLength(env: Env): void {
   const short = [
-    ...(env.MCP_AUTH_TOKEN !== undefined && env.MCP_AUTH_TOKEN.length < MIN_TOKEN_LENGTH ? ['MCP_AUTH_TOKEN'] : []),
-    ...(env.MCP_AUTH_TOKENS.some((t) => t.length < MIN_TOKEN_LENGTH) ? ['MCP_AUTH_TOKENS'] : []),
+    ...(env.MCP_AUTH_TOKEN !== undefined && parseAuthTokenEntry(env.MCP_AUTH_TOKEN).token.length < MIN_TOKEN_LENGTH ? ['MCP_AUTH_TOKEN'] : []),
+    ...(env.MCP_AUTH_TOKENS.some((t) => parseAuthTokenEntry(t).token.length < MIN_TOKEN_LENGTH) ? ['MCP_AUTH_TOKENS'] : []),
   ];
   if (short.length > 0) {
     throw new ConfigError(`${short.join(' and ')} (value hidden): every token must be at least ${MIN_TOKEN_LENGTH} characters long.`, 'Generate one with: openssl rand -base64 32');
+  }
+}
+
+/** MCP_AUTH_TOKEN and MCP_AUTH_TOKENS as distinct tokens with their scopes (`auth-token.ts` has the rule). */
+function scopedTokens(env: Env): AuthToken[] {
+  try {
+    return parseAuthTokens([...(env.MCP_AUTH_TOKEN ? [env.MCP_AUTH_TOKEN] : []), ...env.MCP_AUTH_TOKENS]);
+  } catch (error) {
+    if (!(error instanceof TokenScopeConflict)) throw error;
+    throw new ConfigError(`MCP_AUTH_TOKEN/MCP_AUTH_TOKENS (values hidden): ${error.message}.`, 'List each token once, with :read for read-only access or without a suffix for full access.');
   }
 }
 
@@ -270,8 +285,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   const env = result.data;
 
-  const tokens = [...new Set([...(env.MCP_AUTH_TOKEN ? [env.MCP_AUTH_TOKEN] : []), ...env.MCP_AUTH_TOKENS])];
   assertTokenLength(env);
+  const tokens = scopedTokens(env);
   const home = path.resolve(env.DOCDEX_HOME ?? path.join(env.XDG_DATA_HOME ?? path.join(source.HOME ?? homedir(), '.local', 'share'), 'docdex'));
 
   let database: Config['database'] = { mode: 'embedded' };
@@ -303,6 +318,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       searchConcurrency: env.SEARCH_CONCURRENCY,
     },
     mcpAuth: { enabled: env.MCP_AUTH_ENABLED, tokens },
+    mcp: { readOnly: env.MCP_READ_ONLY },
     crawl: { delaySeconds: env.CRAWL_DELAY, maxConcurrent: env.MAX_CONCURRENT_CRAWLS },
     render: { chromium: env.DOCDEX_CHROMIUM },
     outbound: { allowHosts: env.CRAWL_ALLOW_HOSTS },

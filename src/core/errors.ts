@@ -41,6 +41,8 @@ export const ERROR_CODES = {
   forbidden: { status: 403, exitCode: 1 },
   host_not_allowed: { status: 403, exitCode: 1 },
   origin_not_allowed: { status: 403, exitCode: 1 },
+  // A writing MCP tool or REST route asked of a read-only MCP server (MCP_READ_ONLY) or a token listed with :read.
+  read_only: { status: 403, exitCode: 1, hint: 'Use a token without :read, or a server without MCP_READ_ONLY=true, for calls that change the index.' },
   rate_limited: { status: 429, exitCode: 1 },
   // A service docdex depends on is down or refused: retry later (503), or it answered badly (502).
   unavailable: { status: 503, exitCode: 1 },

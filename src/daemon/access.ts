@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { ensureManagerToken } from '../core/agent/token.js';
-import { bearerToken, createTokenChecker, rejectUnauthorized } from './auth.js';
+import type { TokenScope } from '../core/auth-token.js';
+import { bearerToken, createScopedTokenChecker, createTokenChecker, rejectUnauthorized } from './auth.js';
 import { checkBoundary, createBoundaryPolicy } from './boundary.js';
 import type { DaemonDeps } from './app.js';
 import { sendError } from './errors.js';
@@ -18,12 +19,24 @@ import { sendError } from './errors.js';
  * - `manager`: always the manager token (/api/internal), besides each internal route's own check.
  *
  * A route may set `config: { access }`; otherwise its URL prefix decides, and anything not listed is `api`.
+ *
+ * A token listed with `:read` (core/auth-token.ts) may use `api` routes only to read: GET and HEAD, and
+ * routes that declare `config: { readOnly: true }` (a search sent as POST). `secret` routes are closed to it
+ * (a secret such as the manager token would open writes elsewhere). On `mcp` routes the MCP server applies the
+ * scope itself, per tool (`request.tokenScope`). The scope of a valid token applies even where no token is
+ * needed, so a client given a read token is read-only everywhere.
  */
 export type RouteAccess = 'public' | 'api' | 'mcp' | 'secret' | 'manager';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: RouteAccess;
+    /** The route changes nothing, whatever its method: a read-only token may call it. */
+    readOnly?: boolean;
+  }
+  interface FastifyRequest {
+    /** What the request's bearer token may do; `full` without one where none is needed. Set by the access hook. */
+    tokenScope: TokenScope;
   }
 }
 
@@ -46,6 +59,15 @@ function routeAccess(request: FastifyRequest): RouteAccess {
   return request.routeOptions.config.access ?? accessForUrl(request.routeOptions.url);
 }
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Whether a request made with a read-only token may go on to its route (see the rule at the top). */
+function readScopeAllows(request: FastifyRequest, access: RouteAccess): boolean {
+  if (access === 'public' || access === 'mcp') return true;
+  if (access !== 'api') return false;
+  return SAFE_METHODS.has(request.method) || request.routeOptions.config.readOnly === true;
+}
+
 /**
  * Installs the daemon's front door: every route gets its access level at registration, and every request
  * passes the Host check, then (for writes, WebSocket upgrades and MCP) the Origin check, then the token check
@@ -54,9 +76,10 @@ function routeAccess(request: FastifyRequest): RouteAccess {
 export function installAccessControl(app: FastifyInstance, deps: DaemonDeps): void {
   const { config } = deps;
   const policy = createBoundaryPolicy({ bindHost: config.api.host, allowedHosts: config.api.allowedHosts, corsOrigins: config.api.corsOrigins });
-  const checkToken = createTokenChecker(config.mcpAuth.tokens);
+  const checkToken = createScopedTokenChecker(config.mcpAuth.tokens);
   const managerToken = async (request: FastifyRequest) => createTokenChecker([(await ensureManagerToken(deps.db.pool)).token])(bearerToken(request));
 
+  app.decorateRequest('tokenScope', 'full');
   app.addHook('onRoute', (route: RouteOptions) => {
     route.config = { ...route.config, access: route.config?.access ?? accessForUrl(route.url) };
   });
@@ -70,7 +93,12 @@ export function installAccessControl(app: FastifyInstance, deps: DaemonDeps): vo
       if (!(await managerToken(request))) return rejectUnauthorized(reply, 'docdex-internal');
       return;
     }
+    const scope = checkToken(bearerToken(request));
     const needed = access === 'secret' || config.api.auth || (access === 'mcp' && config.mcpAuth.enabled);
-    if (needed && !checkToken(bearerToken(request))) return rejectUnauthorized(reply);
+    if (needed && scope === undefined) return rejectUnauthorized(reply);
+    request.tokenScope = scope ?? 'full';
+    if (request.tokenScope === 'read' && !readScopeAllows(request, access)) {
+      return sendError(reply, 'read_only', `This token is read-only (listed with :read): it may not call ${request.method} ${request.routeOptions.url ?? request.url}.`);
+    }
   });
 }

@@ -1,20 +1,31 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthToken, TokenScope } from '../core/auth-token.js';
 import { sendError } from './errors.js';
 
 /**
- * Bearer tokens compared in constant time. Both sides are hashed first so the comparison has a fixed length
- * and leaks neither the token's length nor a matching prefix; every configured token is always checked.
+ * Bearer tokens compared in constant time, answering with the matching token's scope (undefined: no match).
+ * Both sides are hashed first so the comparison has a fixed length and leaks neither the token's length nor a
+ * matching prefix; every configured token is always checked, whichever matches.
  */
-export function createTokenChecker(tokens: readonly string[]): (presented: string | undefined) => boolean {
-  const digests = tokens.map((t) => createHash('sha256').update(t).digest());
+export function createScopedTokenChecker(tokens: readonly AuthToken[]): (presented: string | undefined) => TokenScope | undefined {
+  const digests = tokens.map((t) => ({ digest: createHash('sha256').update(t.token).digest(), scope: t.scope }));
   return (presented) => {
-    if (presented === undefined) return false;
+    if (presented === undefined) return undefined;
     const candidate = createHash('sha256').update(presented).digest();
-    let ok = false;
-    for (const d of digests) ok = timingSafeEqual(d, candidate) || ok;
-    return ok;
+    let found: TokenScope | undefined;
+    for (const { digest, scope } of digests) {
+      const match = timingSafeEqual(digest, candidate);
+      found = match ? scope : found;
+    }
+    return found;
   };
+}
+
+/** A checker for tokens that carry no scope (the manager token, tests): true when one matches. */
+export function createTokenChecker(tokens: readonly string[]): (presented: string | undefined) => boolean {
+  const check = createScopedTokenChecker(tokens.map((token) => ({ token, scope: 'full' })));
+  return (presented) => check(presented) !== undefined;
 }
 
 export function bearerToken(request: FastifyRequest): string | undefined {

@@ -22,6 +22,7 @@ describe('loadConfig', () => {
     expect(config.api.searchConcurrency).toBe(2 * availableParallelism());
     expect(loadConfig({ SEARCH_CONCURRENCY: '3' }).api.searchConcurrency).toBe(3);
     expect(config.mcpAuth).toEqual({ enabled: false, tokens: [] });
+    expect(config.mcp).toEqual({ readOnly: false });
     expect(config.llm.enabled).toBe(false);
   });
 
@@ -78,7 +79,8 @@ describe('loadConfig', () => {
       MCP_AUTH_TOKEN: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
       MCP_AUTH_TOKENS: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccccccccccccccc,,aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
     });
-    expect(config.mcpAuth.tokens).toEqual(['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'cccccccccccccccccccccccccccccccc']);
+    expect(config.mcpAuth.tokens.map((t) => t.token)).toEqual(['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'cccccccccccccccccccccccccccccccc']);
+    expect(config.mcpAuth.tokens.every((t) => t.scope === 'full')).toBe(true);
     expect(() => assertAuthConfigured(loadConfig({ MCP_AUTH_ENABLED: 'true' }))).toThrow(/no token is configured/);
   });
 

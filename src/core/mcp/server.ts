@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { readOnlyResult } from './tool.js';
 import type { DocdexTool, McpDeps } from './tool.js';
 import { registerCancelCrawlTool } from './tools/cancel-crawl.js';
 import { registerGetContentTool } from './tools/get-content.js';
@@ -12,9 +13,10 @@ import { registerSearchLibrariesTool } from './tools/search-libraries.js';
 
 export type { McpDeps } from './tool.js';
 
-const INSTRUCTIONS = `docdex is a local index of code snippets from documentation sites, git repositories and package registries, with several versions of a library side by side.
-Typical use: search_libraries to find a library's id (fuzzy by name), then get_content with that library_id (name, name@version or name@range such as react@^18.2) and a query to get code examples with their source URLs, then get_page_markdown with a source URL when you need the full page around a snippet.
-To index a library at the version a project uses: add_library with a spec such as npm:react@18.3.1 or a git URL with @tag; to crawl a docs site: init_crawl with start URLs. Follow either with get_crawl_status; stop a crawl with cancel_crawl.`;
+const READING_INSTRUCTIONS = `docdex is a local index of code snippets from documentation sites, git repositories and package registries, with several versions of a library side by side.
+Typical use: search_libraries to find a library's id (fuzzy by name), then get_content with that library_id (name, name@version or name@range such as react@^18.2) and a query to get code examples with their source URLs, then get_page_markdown with a source URL when you need the full page around a snippet.`;
+// Left out of a read-only server's instructions, whose tools cannot do it.
+const WRITING_INSTRUCTIONS = `To index a library at the version a project uses: add_library with a spec such as npm:react@18.3.1 or a git URL with @tag; to crawl a docs site: init_crawl with start URLs. Follow either with get_crawl_status; stop a crawl with cancel_crawl.`;
 
 function packageVersion(): string {
   try {
@@ -28,16 +30,29 @@ function packageVersion(): string {
 
 export interface DocdexMcpServer {
   server: McpServer;
-  /** The tools by name, with their validated entry points (used by the REST tool endpoint). */
+  /** The tools this server lists and runs, by name, with their validated entry points (used by the REST tool endpoint). */
   tools: ReadonlyMap<string, DocdexTool>;
+  /** The writing tools a read-only server leaves out and refuses with `read_only`; empty otherwise. */
+  withheld: ReadonlySet<string>;
 }
+
+export interface McpServerOptions {
+  /** Serve only tools that change nothing (a session opened with a `:read` token). MCP_READ_ONLY=true makes every server so. */
+  readOnly?: boolean;
+}
+
+const INSTRUCTIONS = `${READING_INSTRUCTIONS}\n${WRITING_INSTRUCTIONS}`;
+const INSTRUCTIONS_READ_ONLY = `${READING_INSTRUCTIONS}\nThis connection is read-only: the tools that add libraries or start or cancel crawls are not available.`;
 
 /**
  * The one MCP server factory every transport uses (stdio, streamable HTTP, SSE, REST tool access). Cheap:
- * HTTP transports create one per session and share `deps` (the pool) between all of them.
+ * HTTP transports create one per session and share `deps` (the pool) between all of them. A read-only server
+ * (`options.readOnly` or MCP_READ_ONLY) does not list the tools that write (`DocdexTool.writes`, from each
+ * tool's readOnlyHint) and answers calls to them with a `read_only` isError result.
  */
-export function createDocdexMcpServer(deps: McpDeps): DocdexMcpServer {
-  const server = new McpServer({ name: 'docdex', title: 'docdex documentation index', version: packageVersion() }, { instructions: INSTRUCTIONS });
+export function createDocdexMcpServer(deps: McpDeps, options: McpServerOptions = {}): DocdexMcpServer {
+  const readOnly = options.readOnly === true || deps.config.mcp.readOnly;
+  const server = new McpServer({ name: 'docdex', title: 'docdex documentation index', version: packageVersion() }, { instructions: readOnly ? INSTRUCTIONS_READ_ONLY : INSTRUCTIONS });
   const list = [
     registerSearchLibrariesTool(server, deps),
     registerGetContentTool(server, deps),
@@ -47,7 +62,9 @@ export function createDocdexMcpServer(deps: McpDeps): DocdexMcpServer {
     registerGetCrawlStatusTool(server, deps),
     registerCancelCrawlTool(server, deps),
   ];
-  const tools = new Map(list.map((t) => [t.name, t]));
+  const withheld = new Set(readOnly ? list.filter((t) => t.writes).map((t) => t.name) : []);
+  for (const tool of list) if (withheld.has(tool.name)) tool.remove();
+  const tools = new Map(list.filter((t) => !withheld.has(t.name)).map((t) => [t.name, t]));
 
   // The SDK's own tools/call handler reports an unknown tool as an isError result. The specification
   // (2025-11-25, "Error Handling") lists unknown tools under protocol errors, and a model cannot fix a
@@ -55,14 +72,15 @@ export function createDocdexMcpServer(deps: McpDeps): DocdexMcpServer {
   // failures stay isError results (SEP-1303), produced by each tool's `call`.
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = tools.get(request.params.name);
+    if (withheld.has(request.params.name)) return readOnlyResult(request.params.name);
     if (!tool) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}. Available tools: ${[...tools.keys()].join(', ')}.`);
     }
     return tool.call(request.params.arguments, { signal: extra.signal });
   });
-  return { server, tools };
+  return { server, tools, withheld };
 }
 
-export function createMcpServer(deps: McpDeps): McpServer {
-  return createDocdexMcpServer(deps).server;
+export function createMcpServer(deps: McpDeps, options: McpServerOptions = {}): McpServer {
+  return createDocdexMcpServer(deps, options).server;
 }

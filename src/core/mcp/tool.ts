@@ -35,10 +35,17 @@ export interface ToolErrorMeta {
 
 export interface DocdexTool {
   name: string;
+  /**
+   * Whether the tool changes anything (starts, cancels or adds work): the opposite of its `readOnlyHint`
+   * annotation, the one place each tool declares it. Read-only servers neither list nor run such tools.
+   */
+  writes: boolean;
   /** The tool as tools/list describes it (JSON Schemas as the SDK renders them: draft-7, input side). */
   listing: Tool;
   /** Validates the raw arguments and runs the tool; never throws: every failure is an isError result. */
   call(args: unknown, context?: ToolContext): Promise<CallToolResult>;
+  /** Takes the tool off the server it was registered on (tools/list); for read-only servers, before connecting. */
+  remove(): void;
 }
 
 /** The call's circumstances: `signal` aborts when the client cancels the request or goes away. */
@@ -69,6 +76,16 @@ export function validationErrorResult(tool: string, error: z.ZodError): CallTool
   const lines = error.issues.map((issue) => `- ${describePath(issue.path)}: ${issue.message}`);
   const details = error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message, code: issue.code }));
   return errorResult(`Invalid arguments for ${tool}:\n${lines.join('\n')}\nFix these arguments and call ${tool} again.`, { code: 'validation_error', details });
+}
+
+/** Why a writing tool was refused, phrased for a model (and the REST endpoint's error text). */
+export function readOnlyMessage(tool: string): string {
+  return `${tool} changes the index, and this MCP connection is read-only (the server runs with MCP_READ_ONLY=true, or the token is listed with :read). Only tools that read are available here; ask the user to run ${tool} with full access.`;
+}
+
+/** The answer to a writing tool on a read-only server: an isError result with the code `read_only`. */
+export function readOnlyResult(tool: string): CallToolResult {
+  return errorResult(readOnlyMessage(tool), { code: 'read_only', details: [{ tool }] });
 }
 
 export function toolErrorResult(tool: string, error: unknown, deps: Pick<McpDeps, 'onError'>): CallToolResult {
@@ -108,7 +125,7 @@ export function registerDocdexTool<S extends z.ZodObject>(server: McpServer, dep
   // Widened to the non-generic object type: the SDK's callback type is conditional on the schema type and
   // cannot be resolved for a type parameter.
   const inputSchema: z.ZodObject = def.inputSchema;
-  server.registerTool(
+  const registered = server.registerTool(
     def.name,
     {
       title: def.title,
@@ -127,5 +144,5 @@ export function registerDocdexTool<S extends z.ZodObject>(server: McpServer, dep
     ...(def.outputSchema === undefined ? {} : { outputSchema: z.toJSONSchema(def.outputSchema, { target: 'draft-7', io: 'output' }) as Tool['outputSchema'] }),
     annotations,
   };
-  return { name: def.name, listing, call };
+  return { name: def.name, writes: def.annotations.readOnlyHint !== true, listing, call, remove: () => registered.remove() };
 }

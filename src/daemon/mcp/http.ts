@@ -5,8 +5,9 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { TokenScope } from '../../core/auth-token.js';
 import { createDocdexMcpServer, createMcpServer } from '../../core/mcp/server.js';
-import { ERROR_META_KEY } from '../../core/mcp/tool.js';
+import { ERROR_META_KEY, readOnlyMessage } from '../../core/mcp/tool.js';
 import type { McpDeps, ToolErrorMeta } from '../../core/mcp/tool.js';
 import { rejectUnauthorized } from '../auth.js';
 import { clientGone } from '../client-gone.js';
@@ -27,6 +28,11 @@ export interface McpHttpPluginOptions {
   deps: McpDeps;
   /** Decides whether a request may use MCP. Omit for no authentication. A refusal is a 401 with WWW-Authenticate. */
   auth?: (request: FastifyRequest) => boolean | Promise<boolean>;
+  /**
+   * What the request's token may do (the daemon's access hook decides it: `request.tokenScope`). A `read`
+   * request gets a read-only MCP server: writing tools are not listed and are refused. Omit for `full`.
+   */
+  scope?: (request: FastifyRequest) => TokenScope;
   /**
    * The MCP SDK's own DNS-rebinding protection for this request (exact Host and Origin values), passed to
    * every transport. Omit to leave it off (a plugin mounted without the daemon's boundary, in tests).
@@ -50,6 +56,8 @@ interface StreamableSession {
   kind: 'streamable';
   transport: StreamableHTTPServerTransport;
   server: McpServer;
+  /** Opened with a read-only token: its server lists and runs only reading tools. */
+  readOnly: boolean;
   lastActive: number;
   open: number;
 }
@@ -58,6 +66,7 @@ interface SseSession {
   kind: 'sse';
   transport: SSEServerTransport;
   server: McpServer;
+  readOnly: boolean;
   keepAlive: NodeJS.Timeout;
 }
 
@@ -98,8 +107,10 @@ interface McpHttpState {
   maxSessions: number;
   keepAliveMs: number;
   rebinding: (request: FastifyRequest) => Partial<RebindingOptions>;
-  /** The REST endpoint calls tools directly through their validated entry points; one instance serves all. */
-  rest: ReturnType<typeof createDocdexMcpServer>;
+  /** Whether the request's token is read-only (`McpHttpPluginOptions.scope`). */
+  readOnly: (request: FastifyRequest) => boolean;
+  /** The REST endpoint calls tools directly through their validated entry points; one instance per scope serves all. */
+  rest: Record<TokenScope, ReturnType<typeof createDocdexMcpServer>>;
 }
 
 /** Bodies become JSON or a MalformedJson, never a parser error, so each route answers in its own dialect. */
@@ -136,7 +147,7 @@ function manageSessionLifetimes(app: FastifyInstance, state: McpHttpState): void
     clearInterval(reaper);
     await Promise.allSettled([...sessions.values()].map((s) => s.transport.close()));
     sessions.clear();
-    await state.rest.server.close().catch(() => undefined);
+    await Promise.allSettled(Object.values(state.rest).map((rest) => rest.server.close()));
   });
 }
 
@@ -147,6 +158,16 @@ function track(session: StreamableSession, raw: ServerResponse): void {
     session.open -= 1;
     session.lastActive = Date.now();
   });
+}
+
+/**
+ * A session keeps the scope it was opened with; a read-only token may not use a session a full token opened
+ * (its session id would otherwise open the writing tools). Answers 403 and returns true when refused.
+ */
+function refusedByScope(state: McpHttpState, session: Session, request: FastifyRequest, reply: FastifyReply): boolean {
+  if (session.readOnly || !state.readOnly(request)) return false;
+  jsonRpcError(reply, 403, -32000, 'Forbidden: this session was opened with a token that may write, and this token is read-only (:read). Open a session of your own.');
+  return true;
 }
 
 /** A request with an Mcp-Session-Id: handed to its session's transport. */
@@ -160,6 +181,7 @@ async function handleSessionRequest(state: McpHttpState, sessionId: string, requ
     jsonRpcError(reply, 400, -32000, 'Bad Request: this session uses the SSE transport; post its messages to /mcp/v1/messages.');
     return;
   }
+  if (refusedByScope(state, session, request, reply)) return;
   track(session, reply.raw);
   await session.transport.handleRequest(request.raw, hijack(reply), request.body);
 }
@@ -170,10 +192,12 @@ async function startStreamableSession(state: McpHttpState, request: FastifyReque
     jsonRpcError(reply, 503, -32000, 'Too many open MCP sessions; try again later.');
     return;
   }
-  const server = createMcpServer(state.deps);
+  const readOnly = state.readOnly(request);
+  const server = createMcpServer(state.deps, { readOnly });
   const session: StreamableSession = {
     kind: 'streamable',
     server,
+    readOnly,
     lastActive: Date.now(),
     open: 0,
     transport: new StreamableHTTPServerTransport({
@@ -216,7 +240,7 @@ async function handleStreamable(state: McpHttpState, request: FastifyRequest, re
 
   // Stateless: a client that keeps no session (or a one-off call). A throwaway server answers this one
   // POST with plain JSON; the protocol needs no prior initialize on the server side for tools.
-  const server = createMcpServer(state.deps);
+  const server = createMcpServer(state.deps, { readOnly: state.readOnly(request) });
   const transport = new StreamableHTTPServerTransport({ ...state.rebinding(request), sessionIdGenerator: undefined, enableJsonResponse: true });
   reply.raw.once('close', () => void transport.close().catch(() => undefined));
   await server.connect(transport);
@@ -252,11 +276,12 @@ function registerSseRoutes(app: FastifyInstance, state: McpHttpState): void {
     const endpoint = (request.routeOptions.url ?? '/mcp/v1/sse').replace(/sse$/, 'messages');
     const raw = hijack(reply);
     const transport = new SSEServerTransport(endpoint, raw, state.rebinding(request));
-    const server = createMcpServer(state.deps);
+    const readOnly = state.readOnly(request);
+    const server = createMcpServer(state.deps, { readOnly });
     const keepAlive = setInterval(() => {
       if (!raw.writableEnded) raw.write(': keepalive\n\n');
     }, state.keepAliveMs).unref();
-    sessions.set(transport.sessionId, { kind: 'sse', transport, server, keepAlive });
+    sessions.set(transport.sessionId, { kind: 'sse', transport, server, readOnly, keepAlive });
     transport.onclose = () => {
       clearInterval(keepAlive);
       sessions.delete(transport.sessionId);
@@ -279,6 +304,7 @@ function registerSseRoutes(app: FastifyInstance, state: McpHttpState): void {
     if (!session || session.kind !== 'sse') {
       return jsonRpcError(reply, 404, -32001, 'Session not found: open an SSE stream at /mcp/v1/sse and post to the endpoint it announces.');
     }
+    if (refusedByScope(state, session, request, reply)) return reply;
     try {
       await session.transport.handlePostMessage(request.raw, hijack(reply), body);
     } catch (error) {
@@ -289,10 +315,19 @@ function registerSseRoutes(app: FastifyInstance, state: McpHttpState): void {
 }
 
 /** REST access to the tools: GET /mcp/tools and POST /mcp/execute/{tool_name}. */
-function registerRestToolRoutes(app: FastifyInstance, { rest }: McpHttpState): void {
-  app.get('/mcp/tools', { schema: { tags: ['mcp'], summary: 'List the MCP tools', description: 'The MCP tools with their JSON Schemas and annotations, as tools/list returns them.' } }, async () => ({
-    tools: [...rest.tools.values()].map((t) => t.listing),
-  }));
+function registerRestToolRoutes(app: FastifyInstance, state: McpHttpState): void {
+  const restFor = (request: FastifyRequest) => state.rest[state.readOnly(request) ? 'read' : 'full'];
+  app.get(
+    '/mcp/tools',
+    {
+      schema: {
+        tags: ['mcp'],
+        summary: 'List the MCP tools',
+        description: 'The MCP tools with their JSON Schemas and annotations, as tools/list returns them (for a read-only token or server, only the tools that read).',
+      },
+    },
+    async (request) => ({ tools: [...restFor(request).tools.values()].map((t) => t.listing) }),
+  );
 
   app.post(
     '/mcp/execute/:tool_name',
@@ -302,12 +337,14 @@ function registerRestToolRoutes(app: FastifyInstance, { rest }: McpHttpState): v
         summary: 'Run an MCP tool',
         description:
           'Runs the tool with the JSON body as its arguments and returns the MCP tool result ({content, structuredContent?}). ' +
-          '404 for an unknown tool, 422 for invalid arguments, other tool errors with the status of their code.',
+          '404 for an unknown tool, 403 (read_only) for a writing tool with a read-only token or server, 422 for invalid arguments, other tool errors with the status of their code.',
       },
     },
     async (request, reply) => {
       const name = (request.params as { tool_name: string }).tool_name;
+      const rest = restFor(request);
       const tool = rest.tools.get(name);
+      if (rest.withheld.has(name)) return sendError(reply, 'read_only', readOnlyMessage(name), [{ tool: name }]);
       if (!tool) {
         return sendError(reply, 'unknown_tool', `Unknown tool: ${name}.`, [{ available: [...rest.tools.keys()] }]);
       }
@@ -336,7 +373,8 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
     maxSessions: options.maxSessions ?? 1000,
     keepAliveMs: options.sseKeepAliveMs ?? 15_000,
     rebinding: (request) => options.rebinding?.(request) ?? {},
-    rest: createDocdexMcpServer(options.deps),
+    readOnly: (request) => options.scope?.(request) === 'read',
+    rest: { full: createDocdexMcpServer(options.deps), read: createDocdexMcpServer(options.deps, { readOnly: true }) },
   };
   installJsonParser(app);
   app.addHook('onRequest', async (request, reply) => {

@@ -11,6 +11,7 @@ export const registerMcpRoutes: RouteModule = async (app, deps) => {
   const policy = createBoundaryPolicy({ bindHost: deps.config.api.host, allowedHosts: deps.config.api.allowedHosts, corsOrigins: deps.config.api.corsOrigins });
   await app.register(mcpHttpPlugin, {
     rebinding: (request) => mcpRebindingOptions(policy, request),
+    scope: (request) => request.tokenScope,
     deps: {
       pool: deps.db.pool,
       info: deps.db.info,

@@ -87,7 +87,12 @@ export function registerSearchRoutes(app: FastifyInstance, deps: DaemonDeps): vo
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.post(
     '/search',
-    { serializerCompiler: serializeAnswer, schema: { summary: 'Search code snippets', tags: ['search'], body: SearchRequest, response: { 200: SearchResponse, 404: ErrorBody, 422: ErrorBody } } },
+    {
+      // A search changes nothing: a read-only token may send it as POST.
+      config: { readOnly: true },
+      serializerCompiler: serializeAnswer,
+      schema: { summary: 'Search code snippets', tags: ['search'], body: SearchRequest, response: { 200: SearchResponse, 404: ErrorBody, 422: ErrorBody } },
+    },
     async (request, reply) => searchSnippetsShared(deps.db.pool, request.body, clientGone(reply)),
   );
   r.get(
