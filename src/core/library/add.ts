@@ -25,6 +25,11 @@ export interface AddedJob {
   id: string;
   /** What the job indexes, for people: "repository at v1.2.3", "docs site https://…", "package README". */
   what: string;
+  /**
+   * Where the job's documents come from, for a caller that shows what will be fetched (MCP add_library): the
+   * docs site's start URL, the repository's remote, or the package archive its README was already read from.
+   */
+  origin?: { kind: 'docs_site' | 'repository' | 'readme'; url: string };
 }
 
 export type AddOutcome =
@@ -52,7 +57,7 @@ async function addUrl(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { 
     },
     { allowLoopback: permission.local },
   );
-  return { name: job.name, version: job.version, jobs: [{ type: 'crawl', id: job.job_id, what: `docs site ${spec.url}` }], notes: [] };
+  return { name: job.name, version: job.version, jobs: [{ type: 'crawl', id: job.job_id, what: `docs site ${spec.url}`, origin: { kind: 'docs_site', url: spec.url } }], notes: [] };
 }
 
 async function addGit(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { kind: 'git' }>, request: AddRequest, permission: AddPermission): Promise<SpecJobs> {
@@ -70,7 +75,7 @@ async function addGit(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { 
   return {
     name: job.source_name ?? job.name,
     version: job.version ?? '',
-    jobs: [{ type: 'upload', id: job.id, what: `repository ${spec.remote}${spec.ref ? ` at ${spec.ref}` : ''}` }],
+    jobs: [{ type: 'upload', id: job.id, what: `repository ${spec.remote}${spec.ref ? ` at ${spec.ref}` : ''}`, origin: { kind: 'repository', url: spec.remote } }],
     notes: [],
   };
 }

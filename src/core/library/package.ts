@@ -52,7 +52,7 @@ async function repositoryJob(db: QueueDb, config: Config, pkg: ResolvedPackage, 
       ...(paths === undefined ? {} : { paths }),
       ...(request.examples === undefined ? {} : { examples: request.examples }),
     });
-    return { type: 'upload', id: job.id, what: `repository ${repo.url} at ${tag}` };
+    return { type: 'upload', id: job.id, what: `repository ${repo.url} at ${tag}`, origin: { kind: 'repository', url: repo.url } };
   } catch (error) {
     if (!isUserError(error)) throw error;
     return `its repository ${repo.url} at ${tag} cannot be indexed (${reason(error)})`;
@@ -65,7 +65,7 @@ async function homepageJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id
   if (site === undefined) return null;
   try {
     const job = await startCrawl(db, config, { start_urls: [site], name: id.name, version: id.version, max_depth: request.depth ?? 1, ...request.crawl }, { allowLoopback: permission.local });
-    return { type: 'crawl', id: job.job_id, what: `docs site ${site}` };
+    return { type: 'crawl', id: job.job_id, what: `docs site ${site}`, origin: { kind: 'docs_site', url: site } };
   } catch (error) {
     if (!isUserError(error)) throw error;
     return `its docs site ${site} cannot be crawled (${reason(error)})`;
@@ -79,7 +79,7 @@ async function readmeJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id: 
     const readme = await fetchTarballReadme(config, pkg.tarball);
     if (!readme) return 'its package archive holds no README';
     const job = await createUploadFromContent(db, config, { content: readme.content, filename: readme.filename, name: id.name, version: id.version, sourceUrl: pkg.tarball });
-    return { type: 'upload', id: job.id, what: `the README in ${pkg.ecosystem} package ${pkg.name}@${pkg.version}` };
+    return { type: 'upload', id: job.id, what: `the README in ${pkg.ecosystem} package ${pkg.name}@${pkg.version}`, origin: { kind: 'readme', url: pkg.tarball } };
   } catch (error) {
     if (!isUserError(error)) throw error;
     return `the README in its package archive cannot be indexed (${reason(error)})`;

@@ -1,11 +1,14 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { getCrawlJob } from '../../crawl/jobs.js';
 import { addLibraries } from '../../library/add.js';
-import type { AddOutcome } from '../../library/add.js';
+import type { AddOutcome, AddedJob } from '../../library/add.js';
 import { ADD_FIELDS } from '../../library-spec.js';
 import type { AddFieldName } from '../../library-spec.js';
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
+import { crawlFetchPlan, describeFetchPlan, fetchPlanOutput, readmeFetchPlan, repositoryFetchPlan } from './fetch-plan.js';
+import type { FetchPlan } from './fetch-plan.js';
 
 export const ADD_LIBRARY = 'add_library';
 
@@ -25,6 +28,7 @@ const outputSchema = z.object({
       library_id: z.string().optional(),
       job_ids: z.array(z.string()).optional(),
       notes: z.array(z.string()).optional(),
+      fetch_plan: z.array(fetchPlanOutput).optional().describe('What each job will fetch: hosts, depth and page cap of a crawl; the repository and ref of a checkout.'),
       error: z.string().optional(),
     }),
   ),
@@ -34,21 +38,40 @@ function libraryId(outcome: Extract<AddOutcome, { status: 'queued' }>): string {
   return outcome.version ? `${outcome.name}@${outcome.version}` : outcome.name;
 }
 
-function describeOutcome(outcome: AddOutcome): string {
+/** One outcome with what its jobs will fetch (queued outcomes only). */
+type PlannedOutcome = { outcome: AddOutcome; plans: FetchPlan[] };
+
+/** What a job will fetch: a crawl's plan from the job as stored; a checkout's or README's from its origin. */
+async function jobFetchPlan(deps: McpDeps, job: AddedJob): Promise<FetchPlan> {
+  if (job.type === 'crawl') return crawlFetchPlan(await getCrawlJob(deps.pool, job.id), job.what);
+  if (job.origin?.kind === 'readme') return readmeFetchPlan(job.id, job.what, job.origin.url);
+  return repositoryFetchPlan(job.id, job.what, job.origin?.url);
+}
+
+async function withPlans(deps: McpDeps, outcome: AddOutcome): Promise<PlannedOutcome> {
+  if (outcome.status === 'failed') return { outcome, plans: [] };
+  const plans: FetchPlan[] = [];
+  for (const job of outcome.jobs) plans.push(await jobFetchPlan(deps, job));
+  return { outcome, plans };
+}
+
+function describeOutcome({ outcome, plans }: PlannedOutcome): string {
   if (outcome.status === 'failed') return `${outcome.spec}: not added. ${outcome.error.message}${outcome.error.hint ? ` ${outcome.error.hint}` : ''}`;
   const jobs = outcome.jobs.map((j) => `${j.what} (job_id ${j.id})`).join('; ');
   const notes = outcome.notes.length > 0 ? ` Not indexed: ${outcome.notes.join('; ')}.` : '';
-  return `${outcome.spec}: indexing ${libraryId(outcome)} from ${jobs}.${notes}`;
+  return [`${outcome.spec}: indexing ${libraryId(outcome)} from ${jobs}.${notes}`, ...plans.map(describeFetchPlan)].join('\n');
 }
 
-function structured(outcome: AddOutcome): z.output<typeof outputSchema>['libraries'][number] {
+function structured({ outcome, plans }: PlannedOutcome): z.output<typeof outputSchema>['libraries'][number] {
   if (outcome.status === 'failed') return { spec: outcome.spec, status: 'failed', error: outcome.error.message };
-  return { spec: outcome.spec, status: 'queued', library_id: libraryId(outcome), job_ids: outcome.jobs.map((j) => j.id), notes: outcome.notes };
+  return { spec: outcome.spec, status: 'queued', library_id: libraryId(outcome), job_ids: outcome.jobs.map((j) => j.id), notes: outcome.notes, fetch_plan: plans };
 }
 
 export async function addLibrary(deps: McpDeps, args: Record<string, unknown>): Promise<ToolOutput> {
   // Never this machine's repositories or SSH keys: an MCP client is not the local user.
   const outcomes = await addLibraries(deps, deps.config, args, { local: false });
+  const planned: PlannedOutcome[] = [];
+  for (const outcome of outcomes) planned.push(await withPlans(deps, outcome));
   const queued = outcomes.filter((o) => o.status === 'queued');
   const next =
     queued.length === 0
@@ -58,7 +81,7 @@ export async function addLibrary(deps: McpDeps, args: Record<string, unknown>): 
           'Indexing runs in the background (seconds for a repository, minutes for a large docs site). Follow each job: get_crawl_status with its job_id.',
           `Snippets become searchable as they are stored: get_content with library_id="${libraryId(queued[0]!)}".`,
         ];
-  return { text: [...outcomes.map(describeOutcome), ...next].join('\n'), structured: { libraries: outcomes.map(structured) } };
+  return { text: [...planned.map(describeOutcome), ...next].join('\n'), structured: { libraries: planned.map(structured) } };
 }
 
 export function registerAddLibraryTool(server: McpServer, deps: McpDeps): DocdexTool {

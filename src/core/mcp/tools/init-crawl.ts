@@ -6,6 +6,7 @@ import type { CrawlField, CrawlFieldName, CrawlRequestInput } from '../../crawl-
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
 import { crawlJobOutput, crawlJobStructured, describeCrawlJob, libraryRef } from './crawl-job.js';
+import { crawlFetchPlan, describeFetchPlan, fetchPlanOutput } from './fetch-plan.js';
 
 export const INIT_CRAWL = 'init_crawl';
 
@@ -41,13 +42,17 @@ export function initCrawlInputSchema(): z.ZodObject {
 }
 
 const inputSchema = initCrawlInputSchema();
+// The job, and what it will fetch (hosts, depth, page cap) for a client that shows it to its user.
+const outputSchema = crawlJobOutput.extend({ fetch_plan: fetchPlanOutput });
 
 export async function initCrawl(deps: McpDeps, args: Record<string, unknown>): Promise<ToolOutput> {
   // Validated by the tool's schema above; the crawler validates it again with the full request rules.
   const job = await startCrawl(deps, deps.config, args as CrawlRequestInput, { defaultConcurrency: MCP_DEFAULT_CONCURRENCY });
+  const plan = crawlFetchPlan(job);
   const text = [
     `Crawl started for ${job.version ? `${job.name} ${job.version}` : job.name}: job_id ${job.job_id}.`,
     `${job.start_urls.length} start URL${job.start_urls.length === 1 ? '' : 's'}, depth ${job.max_depth}, up to ${job.max_concurrent_crawls} pages at a time.`,
+    describeFetchPlan(plan),
     '',
     'Crawling runs in the background and takes from seconds to many minutes depending on the site size.',
     `Follow it: call get_crawl_status with job_id="${job.job_id}". Snippets become searchable as pages are stored: get_content with library_id="${libraryRef(job)}".`,
@@ -55,7 +60,7 @@ export async function initCrawl(deps: McpDeps, args: Record<string, unknown>): P
     '',
     describeCrawlJob(job),
   ].join('\n');
-  return { text, structured: crawlJobStructured(job) };
+  return { text, structured: { ...crawlJobStructured(job), fetch_plan: plan } };
 }
 
 export function registerInitCrawlTool(server: McpServer, deps: McpDeps): DocdexTool {
@@ -68,7 +73,7 @@ export function registerInitCrawlTool(server: McpServer, deps: McpDeps): DocdexT
       'Returns at once with a job_id; the crawl runs in the background: follow it with get_crawl_status, stop it with cancel_crawl. ' +
       'Crawling an already indexed library again updates it (unchanged pages are skipped).',
     inputSchema,
-    outputSchema: crawlJobOutput,
+    outputSchema,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     run: (args) => initCrawl(deps, args),
   });
