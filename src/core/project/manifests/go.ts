@@ -41,7 +41,7 @@ function tokenize(text: string, line: number): { tokens: string[]; comment: stri
   let i = 0;
   while (i < text.length) {
     const c = text[i]!;
-    if (c === ' ' || c === '\t' || c === '\r') i++;
+    if (/\s/.test(c)) i++;
     else if (text.startsWith('//', i)) return { tokens, comment: text.slice(i + 2).trim() };
     else if (c === '"' || c === '`') {
       const quoted = tokenAt(c === '"' ? QUOTED : RAW, text, i);
