@@ -143,7 +143,7 @@ const envSchema = z.object({
   EXTRACT_TIMEOUT_SECONDS: number(20, 0.01, 3600, 'of seconds from 0.01 to 3600'),
   // Two per core: a search alternates between PostgreSQL's CPU and the daemon's, so one per core leaves them idle.
   SEARCH_CONCURRENCY: number(2 * availableParallelism(), 1, 1000, 'from 1 to 1000', true),
-  // Package registries `docdex add npm:|pypi:|crates:` asks; unset NPM_REGISTRY_URL means npm's own configuration.
+  // Package registries `docdex add npm:|pypi:|crates:|go:` asks; unset NPM_REGISTRY_URL means npm's own configuration.
   NPM_REGISTRY_URL: url(['http', 'https']),
   PYPI_URL: url(['http', 'https']).transform((v) => v ?? 'https://pypi.org'),
   CRATES_URL: url(['http', 'https']).transform((v) => v ?? 'https://crates.io'),
