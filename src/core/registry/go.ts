@@ -52,12 +52,15 @@ function proxyUrl(config: RegistryConfig, module: string, tail: string): string 
   return `${base}/${escapeModulePath(module)}/${tail}`;
 }
 
+function parseInfo(json: unknown, url: string): Info {
+  const parsed = Info.safeParse(json);
+  if (!parsed.success) throw badRegistryAnswer(displayUrl(url), 'the version info has no Version like v1.2.3');
+  return parsed.data;
+}
+
 async function getInfo(config: RegistryConfig, url: string, options: RegistryRequestOptions): Promise<Info | undefined> {
   const answer = await getRegistryJson(config, url, MAX_DOCUMENT_BYTES, options);
-  if (answer.json === undefined) return undefined;
-  const parsed = Info.safeParse(answer.json);
-  if (!parsed.success) throw badRegistryAnswer(displayUrl(answer.url), 'the version info has no Version like v1.2.3');
-  return parsed.data;
+  return answer.json === undefined ? undefined : parseInfo(answer.json, answer.url);
 }
 
 /** The tagged versions `@v/list` gives (one a line); undefined when the proxy knows no such module. */
@@ -157,20 +160,27 @@ function goTagCandidates(version: string, origin: Info['Origin'], repository: Re
   return [...new Set([...fromOrigin, ...(prefix === undefined ? [] : [`${prefix}/${version}`]), version])];
 }
 
+/**
+ * Reads a `.info` answer for module `name` into a resolved package. `publicProxy`: the answer came from
+ * proxy.golang.org, so pkg.go.dev documents the module (a private proxy's modules are not there).
+ */
+export function readGoInfo(json: unknown, name: string, url: string, publicProxy: boolean): ResolvedPackage {
+  const info = parseInfo(json, url);
+  const repository = repositoryFromOrigin(info.Origin) ?? repositoryFromPath(name);
+  return {
+    ecosystem: 'go',
+    name,
+    version: info.Version,
+    aliases: aliasesFor(name, repository),
+    ...(repository === undefined ? {} : { repository }),
+    ...(publicProxy ? { documentation: `https://pkg.go.dev/${name}@${info.Version}` } : {}),
+    tagCandidates: goTagCandidates(info.Version, info.Origin, repository),
+  };
+}
+
 /** Resolves a Go module through the configured GOPROXY endpoint (GO_PROXY_URL). */
 export async function resolveGoModule(config: RegistryConfig, request: PackageRequest, options: RegistryRequestOptions = {}): Promise<ResolvedPackage> {
   assertModulePath(request.name);
   const info = await versionInfo(config, request, options);
-  const repository = repositoryFromOrigin(info.Origin) ?? repositoryFromPath(request.name);
-  // pkg.go.dev documents what the public proxy serves; a private proxy's modules are not there.
-  const publicProxy = config.registry.goProxyUrl.replace(/\/+$/, '') === DEFAULT_PROXY;
-  return {
-    ecosystem: 'go',
-    name: request.name,
-    version: info.Version,
-    aliases: aliasesFor(request.name, repository),
-    ...(repository === undefined ? {} : { repository }),
-    ...(publicProxy ? { documentation: `https://pkg.go.dev/${request.name}@${info.Version}` } : {}),
-    tagCandidates: goTagCandidates(info.Version, info.Origin, repository),
-  };
+  return readGoInfo(info, request.name, proxyUrl(config, request.name, '@latest'), config.registry.goProxyUrl.replace(/\/+$/, '') === DEFAULT_PROXY);
 }
