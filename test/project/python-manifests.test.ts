@@ -81,6 +81,26 @@ describe('readPythonProject', () => {
     expect(result?.notes).toEqual(['requirements.txt line 11: -r ../outside.txt leaves the project directory; not followed']);
   });
 
+  it('takes an editable root and workspace members of uv.lock as the project’s own packages', async () => {
+    const lock = [
+      'version = 1',
+      'requires-python = ">=3.11"',
+      '[manifest]\nmembers = ["app", "lib"]',
+      '[[package]]\nname = "App"\nversion = "1.0.0"\nsource = { editable = "." }\ndependencies = [{ name = "lib" }, { name = "Typing_Extensions" }]',
+      '[[package]]\nname = "lib"\nversion = "0.1.0"\nsource = { editable = "packages/lib" }\ndependencies = [{ name = "attrs" }]',
+      '[[package]]\nname = "attrs"\nversion = "24.2.0"\nsource = { registry = "https://pypi.org/simple" }',
+      '[[package]]\nname = "typing-extensions"\nversion = "4.12.2"\nsource = { registry = "https://pypi.org/simple" }',
+      '[[package]]\nname = "six"\nversion = "1.16.0"\nsource = { registry = "https://pypi.org/simple" }',
+    ].join('\n\n');
+    const result = await readPythonProject(project({ 'uv.lock': lock, 'pyproject.toml': '[tool.poetry.dev-dependencies]\nmypy = "^1.11"\n' }));
+    expect(result!.dependencies.map((d) => [d.name, d.version, d.direct])).toEqual([
+      ['attrs', '24.2.0', true],
+      ['typing-extensions', '4.12.2', true],
+      ['six', '1.16.0', false],
+      ['mypy', null, true],
+    ]);
+  });
+
   it('caps how deep includes are followed', async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 8; i++) files[i === 0 ? 'requirements.txt' : `r${i}.txt`] = `-r r${i + 1}.txt\npkg${i}\n`;
