@@ -26,6 +26,7 @@ beforeAll(async () => {
       '/github.com/!burnt!sushi/toml/@v/v1.6.0.info': { body: fixture('go-burntsushi-toml-v1.6.0.info') },
       '/github.com/pkg/errors/@v/v0.9.1.info': { body: fixture('go-pkg-errors-v0.9.1.info') },
       '/github.com/acme/mono/tools/v2/@v/v2.1.0.info': { body: '{"Version":"v2.1.0","Time":"2024-01-02T03:04:05Z"}' },
+      '/github.com/docker/docker/@v/v27.3.1+incompatible.info': { body: '{"Version":"v27.3.1+incompatible","Time":"2024-09-20T11:01:03Z"}' },
       '/gopkg.in/yaml.v3/@v/v3.0.1.info': { body: '{"Version":"v3.0.1","Time":"2022-05-27T08:35:30Z"}' },
       '/cloud.google.com/go/storage/@v/v1.43.0.info': { body: fixture('go-gcloud-storage-v1.43.0.info') },
       '/example.com/odd/@latest': { body: '{"Version":"1.0"}' },
@@ -82,6 +83,7 @@ describe('Go module resolution', () => {
       repository: { url: 'https://github.com/acme/mono', directory: 'tools' },
       tagCandidates: ['tools/v2.1.0', 'v2.1.0'],
     });
+    expect(await resolve('github.com/docker/docker', 'v27.3.1+incompatible')).toMatchObject({ version: 'v27.3.1+incompatible', tagCandidates: ['v27.3.1'] });
     expect(await resolve('gopkg.in/yaml.v3', 'v3.0.1')).toMatchObject({ repository: { url: 'https://github.com/go-yaml/yaml' }, tagCandidates: ['v3.0.1'] });
   });
 

@@ -157,7 +157,9 @@ function goTagCandidates(version: string, origin: Info['Origin'], repository: Re
   // A module in a major-version folder (`sub/v2`) is still tagged `sub/v2.x.y`'s way: `sub/` + the version.
   const folder = repository?.directory === undefined ? [] : withoutMajorSuffix(repository.directory.split('/'));
   const prefix = folder.length === 0 ? undefined : folder.join('/');
-  return [...new Set([...fromOrigin, ...(prefix === undefined ? [] : [`${prefix}/${version}`]), version])];
+  // `+incompatible` marks a v2+ module without a /v2 path in go.mod; its tag is the plain version.
+  const tag = version.replace(/\+incompatible$/, '');
+  return [...new Set([...fromOrigin, ...(prefix === undefined ? [] : [`${prefix}/${tag}`]), tag])];
 }
 
 /**
