@@ -15,7 +15,7 @@ export interface AddResult {
 export default class Add extends BaseCommand<typeof Add> {
   static override summary = 'Index a library: a docs site, a git repository at a ref, or a package at the version your project uses.';
   static override description =
-    'Each spec becomes its own jobs. A docs URL is crawled (as `crawl start`). A git repository (https://host/org/repo.git, git@host:org/repo.git, file:///path or ./path, with @tag, @branch or @commit) is checked out shallowly and its docs folders, README and examples are indexed, each linked to the file at that commit. A package (npm:, pypi:, crates:, with a version or range; the latest release without one) is resolved through its registry: its repository at the release tag, its docs site one link deep, or its published README. Versions sit side by side: search with --source name@version or a range. Without --wait the jobs are queued for `docdex serve` or `docdex worker`.';
+    'Each spec becomes its own jobs. A docs URL is crawled (as `crawl start`). A git repository (https://host/org/repo.git, git@host:org/repo.git, file:///path or ./path, with @tag, @branch or @commit) is checked out shallowly and its docs folders, README and examples are indexed, each linked to the file at that commit. A package (npm:, pypi:, crates:, go:, with a version or range; the latest release without one) is resolved through its registry: its repository at the release tag, its docs site one link deep, or its published README. Versions sit side by side: search with --source name@version or a range. Without --wait the jobs are queued for `docdex serve` or `docdex worker`.';
   static override examples = [
     '<%= config.bin %> add npm:semver@7.6.3 --wait',
     '<%= config.bin %> add https://github.com/acme/widgets@v2.1.0 --path docs',
@@ -23,7 +23,7 @@ export default class Add extends BaseCommand<typeof Add> {
     '<%= config.bin %> add pypi:requests@2.32.3 crates:serde@1',
   ];
   static override strict = false;
-  static override args = { spec: Args.string({ description: 'What to index (several may be given): a docs URL, a git repository[@ref], or npm:|pypi:|crates:name[@version].', required: true }) };
+  static override args = { spec: Args.string({ description: 'What to index (several may be given): a docs URL, a git repository[@ref], or npm:|pypi:|crates:|go:name[@version].', required: true }) };
   static override flags = {
     ...addRequestFlags(),
     wait: Flags.boolean({ description: 'Run the jobs here (sharing them with any running worker) and wait until they are done.', default: false }),

@@ -147,10 +147,12 @@ const envSchema = z.object({
   EXTRACT_TIMEOUT_SECONDS: number(20, 0.01, 3600, 'of seconds from 0.01 to 3600'),
   // Two per core: a search alternates between PostgreSQL's CPU and the daemon's, so one per core leaves them idle.
   SEARCH_CONCURRENCY: number(2 * availableParallelism(), 1, 1000, 'from 1 to 1000', true),
-  // Package registries `docdex add npm:|pypi:|crates:` asks; unset NPM_REGISTRY_URL means npm's own configuration.
+  // Package registries `docdex add npm:|pypi:|crates:|go:` asks; unset NPM_REGISTRY_URL means npm's own configuration.
   NPM_REGISTRY_URL: url(['http', 'https']),
   PYPI_URL: url(['http', 'https']).transform((v) => v ?? 'https://pypi.org'),
   CRATES_URL: url(['http', 'https']).transform((v) => v ?? 'https://crates.io'),
+  // The GOPROXY protocol's base URL that `docdex add go:` asks (one proxy, not GOPROXY's list).
+  GO_PROXY_URL: url(['http', 'https']).transform((v) => v ?? 'https://proxy.golang.org'),
 
   WORKSPACE_PATH: optionalString,
   AGENT_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
@@ -186,7 +188,7 @@ export interface Config {
   /** The outbound policy's allow-list (src/core/net/outbound.ts). */
   outbound: { allowHosts: AllowEntry[] };
   /** Package registry base URLs (core/registry/); npmUrl unset means `npm config get registry`. */
-  registry: { npmUrl?: string; pypiUrl: string; cratesUrl: string };
+  registry: { npmUrl?: string; pypiUrl: string; cratesUrl: string; goProxyUrl: string };
   /** Extraction of crawled pages and uploaded files in worker threads, with a time budget per document. */
   extract: { threads: number; timeoutMs: number };
   llm: {
@@ -322,7 +324,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     crawl: { delaySeconds: env.CRAWL_DELAY, maxConcurrent: env.MAX_CONCURRENT_CRAWLS },
     render: { chromium: env.DOCDEX_CHROMIUM },
     outbound: { allowHosts: env.CRAWL_ALLOW_HOSTS },
-    registry: { ...(env.NPM_REGISTRY_URL === undefined ? {} : { npmUrl: env.NPM_REGISTRY_URL }), pypiUrl: env.PYPI_URL, cratesUrl: env.CRATES_URL },
+    registry: { ...(env.NPM_REGISTRY_URL === undefined ? {} : { npmUrl: env.NPM_REGISTRY_URL }), pypiUrl: env.PYPI_URL, cratesUrl: env.CRATES_URL, goProxyUrl: env.GO_PROXY_URL },
     extract: { threads: env.EXTRACT_THREADS, timeoutMs: Math.round(env.EXTRACT_TIMEOUT_SECONDS * 1000) },
     llm: {
       enabled: env.CODE_ENABLE_LLM_EXTRACTION,

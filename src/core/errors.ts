@@ -33,7 +33,7 @@ export const ERROR_CODES = {
   not_found: { status: 404, exitCode: 1 },
   version_not_indexed: { status: 404, exitCode: 1 },
   unknown_tool: { status: 404, exitCode: 1 },
-  package_not_found: { status: 404, exitCode: 1, hint: 'Check the package name and its ecosystem (npm:, pypi:, crates:).' },
+  package_not_found: { status: 404, exitCode: 1, hint: 'Check the package name and its ecosystem (npm:, pypi:, crates:, go:).' },
   version_not_found: { status: 404, exitCode: 1 },
   conflict: { status: 409, exitCode: 1 },
   // Who may ask.

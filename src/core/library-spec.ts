@@ -10,7 +10,7 @@ import { UserError, ValidationError } from './errors.js';
  * Parsing is pure: whether a repository or package exists is the producers' question.
  */
 
-export type Ecosystem = 'npm' | 'pypi' | 'crates';
+export type Ecosystem = 'npm' | 'pypi' | 'crates' | 'go';
 
 /** How a git remote is reached; only `https` and `http` may come from REST or MCP. */
 export type GitTransport = 'https' | 'http' | 'ssh' | 'file' | 'local';
@@ -24,11 +24,14 @@ export type LibrarySpec =
 const FORGES = new Set(['github.com', 'gitlab.com', 'codeberg.org', 'bitbucket.org']);
 
 const SPEC_FORMS =
-  'A spec is a docs URL (https://docs.example.com/), a git repository (https://host/org/repo.git, git@host:org/repo.git, file:///path/repo or ./repo, each with an optional @ref), or a package (npm:react@18.3.1, npm:@scope/pkg, pypi:requests@2.32.3, crates:serde@1).';
+  'A spec is a docs URL (https://docs.example.com/), a git repository (https://host/org/repo.git, git@host:org/repo.git, file:///path/repo or ./repo, each with an optional @ref), or a package (npm:react@18.3.1, npm:@scope/pkg, pypi:requests@2.32.3, crates:serde@1, go:github.com/spf13/cobra@v1.8.1).';
 
 const NPM_NAME = /^(@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/;
 const PYPI_NAME = /^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$/;
 const CRATE_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
+/** A Go module path: a host-like first element with a dot, then path elements (golang.org/x/mod/module's rule, loosely). */
+const GO_MODULE = /^[a-z0-9-]+(\.[a-z0-9-]+)+(\/[A-Za-z0-9_~+-]+(\.[A-Za-z0-9_~+-]+)*)*$/;
+const NAME_PATTERNS: Record<Ecosystem, RegExp> = { npm: NPM_NAME, pypi: PYPI_NAME, crates: CRATE_NAME, go: GO_MODULE };
 /** Characters of exact versions and ranges in the three ecosystems (PEP 440's `!` and `+` included). */
 const VERSION_TEXT = /^[0-9A-Za-z.^~<>=*|, +!_-]+$/;
 
@@ -88,8 +91,8 @@ function parsePackageSpec(spec: string, ecosystem: Ecosystem, rest: string): Lib
   const at = rest.indexOf('@', rest.startsWith('@') ? 1 : 0);
   const name = (at < 0 ? rest : rest.slice(0, at)).trim();
   const version = at < 0 ? undefined : rest.slice(at + 1).trim();
-  const pattern = ecosystem === 'npm' ? NPM_NAME : ecosystem === 'pypi' ? PYPI_NAME : CRATE_NAME;
-  if (name.length === 0 || name.length > 214 || !pattern.test(name)) throw specError(spec, `${JSON.stringify(name)} is not a valid ${ecosystem} package name`);
+  const pattern = NAME_PATTERNS[ecosystem];
+  if (name.length === 0 || name.length > (ecosystem === 'go' ? 500 : 214) || !pattern.test(name)) throw specError(spec, `${JSON.stringify(name)} is not a valid ${ecosystem} package name`);
   if (version !== undefined) {
     if (version.length === 0) throw specError(spec, 'the version after @ is empty');
     if (version.length > 100 || !VERSION_TEXT.test(version)) throw specError(spec, `${JSON.stringify(version)} is not a version or a version range`);
@@ -106,7 +109,7 @@ export function parseLibrarySpec(input: string): LibrarySpec {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f\s]/.test(spec)) throw specError(spec, 'it contains spaces or control characters');
   if (spec.startsWith('-')) throw specError(spec, 'it starts with "-"');
-  const prefix = /^(npm|pypi|crates):(.*)$/i.exec(spec);
+  const prefix = /^(npm|pypi|crates|go):(.*)$/i.exec(spec);
   if (prefix) return parsePackageSpec(spec, prefix[1]!.toLowerCase() as Ecosystem, prefix[2]!);
   if (/^https?:\/\//i.test(spec)) return parseHttpSpec(spec);
   if (/^ssh:\/\//i.test(spec)) {
@@ -159,7 +162,7 @@ export const DEFAULT_MAX_REPO_MB = 500;
 export const ADD_FIELDS = {
   specs: {
     schema: z.array(z.string().max(2000)).min(1, 'at least one spec is required').max(MAX_SPECS, `at most ${MAX_SPECS} specs at once`),
-    description: 'What to index: docs URLs, git repositories (with an optional @ref) or packages (npm:name@version, pypi:name, crates:name@range); one job each.',
+    description: 'What to index: docs URLs, git repositories (with an optional @ref) or packages (npm:name@version, pypi:name, crates:name@range, go:module@version); one job each.',
     flag: false,
   },
   name: {

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../src/core/errors.js';
 import { readCrateDocument } from '../../src/core/registry/crates.js';
+import { readGoInfo } from '../../src/core/registry/go.js';
 import { pickTag } from '../../src/core/registry/index.js';
 import type { ResolvedPackage } from '../../src/core/registry/index.js';
 import { readNpmDocument } from '../../src/core/registry/npm.js';
@@ -117,6 +118,33 @@ describe('registry answers (properties)', () => {
     fc.assert(
       fc.property(fc.oneof(crateDocument, fc.jsonValue()), requested, (doc, version) => {
         expectResultOrClearError(() => readCrateDocument(doc, { ecosystem: 'crates', name: 'pkg', ...(version === undefined ? {} : { version }) }, URL));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('a Go proxy .info answer, whatever its shape, gives a package whose folder and tags stay inside the repository, or a clear error', () => {
+    const goVersion = fc.oneof(fc.constantFrom('v1.2.3', 'v0.0.0-20240111152113-08a7c4d5e2a3', 'v2.0.0+incompatible', '1.2.3', 'v1'), fc.string({ maxLength: 12 }));
+    const origin = fc.record(
+      {
+        VCS: fc.oneof(fc.constant('git'), anyValue),
+        URL: anyValue,
+        Subdir: fc.oneof(fc.constantFrom('sub', '../x', '/etc', 'a/../../b', 'tools/v2'), anyValue),
+        Ref: fc.oneof(fc.constantFrom('refs/tags/v1.2.3', 'refs/heads/main'), anyValue),
+        Hash: anyValue,
+      },
+      { requiredKeys: [] },
+    );
+    const info = fc.record({ Version: fc.oneof(goVersion, anyValue), Time: anyValue, Origin: fc.oneof(origin, anyValue) }, { requiredKeys: [] });
+    const module = fc.constantFrom('github.com/o/r', 'github.com/o/r/sub/v2', 'gopkg.in/yaml.v3', 'golang.org/x/sync', 'example.com/m');
+    fc.assert(
+      fc.property(fc.oneof(info, fc.jsonValue()), module, fc.boolean(), (doc, name, publicProxy) => {
+        expectResultOrClearError(() => {
+          const resolved = readGoInfo(doc, name, URL, publicProxy);
+          expect(resolved.version).toMatch(/^v\d+\.\d+\.\d+/);
+          expect(resolved.tagCandidates).toContain(resolved.version.replace(/\+incompatible$/, ''));
+          return resolved;
+        });
       }),
       { numRuns: 400 },
     );

@@ -36,7 +36,7 @@ function notIndexedForModel(error: VersionNotIndexedError): UserError {
   const other = error.indexed[0] === undefined ? '' : ` Or call get_content with library_id "${error.library}@${error.indexed[0]}" for an indexed version.`;
   return new UserError(error.message, {
     code: 'version_not_indexed',
-    hint: `To index it, call add_library with ${error.addSpec === null ? `its package spec (npm:, pypi: or crates: then ${error.library}@${error.requested}), its repository URL with @tag, or its docs URL` : `spec "${error.addSpec}"`}, then call get_content again.${other}`,
+    hint: `To index it, call add_library with ${error.addSpec === null ? `its package spec (npm:, pypi:, crates: or go: then ${error.library}@${error.requested}), its repository URL with @tag, or its docs URL` : `spec "${error.addSpec}"`}, then call get_content again.${other}`,
     ...(error.details ? { details: error.details } : {}),
   });
 }

@@ -26,4 +26,6 @@ export interface ManifestReadResult {
   dependencies: ProjectDependency[];
   /** The manifests and lockfiles read, relative to the root. */
   files: string[];
+  /** What a reader skipped and why (a local-path replacement, an include outside the project), one line each. */
+  notes?: string[];
 }

@@ -9,7 +9,7 @@ import type { RegistryConfig, RegistryRequestOptions } from './types.js';
 /**
  * Registry requests: every connection through the one outbound policy (net/outbound.ts), each redirect hop
  * included, with a connect, header, idle-body and overall deadline, and a cap on the bytes read. The registries
- * themselves (NPM_REGISTRY_URL or npm's own configuration, PYPI_URL, CRATES_URL) are the operator's choice,
+ * themselves (NPM_REGISTRY_URL or npm's own configuration, PYPI_URL, CRATES_URL, GO_PROXY_URL) are the operator's choice,
  * as a CRAWL_ALLOW_HOSTS entry is: a private registry or mirror on an internal address works. Anything else
  * they point to (a tarball on another host, a redirect elsewhere) is held to the policy.
  */
@@ -72,7 +72,7 @@ function hostEntry(base: string): AllowEntry[] {
 
 /** The hosts of the registries the settings name: allowed for registry requests wherever they resolve. */
 async function configuredRegistryHosts(config: RegistryConfig): Promise<AllowEntry[]> {
-  return [await npmRegistryBase(config), config.registry.pypiUrl, config.registry.cratesUrl].flatMap(hostEntry);
+  return [await npmRegistryBase(config), config.registry.pypiUrl, config.registry.cratesUrl, config.registry.goProxyUrl].flatMap(hostEntry);
 }
 
 /** GET `url`, following redirects; throws registry_unavailable when it cannot be reached. */

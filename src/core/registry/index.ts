@@ -1,11 +1,12 @@
 import { ValidationError } from '../errors.js';
 import { resolveCratePackage } from './crates.js';
+import { resolveGoModule } from './go.js';
 import { resolveNpmPackage } from './npm.js';
 import { resolvePypiPackage } from './pypi.js';
 import type { PackageRequest, RegistryConfig, RegistryRequestOptions, ResolvedPackage } from './types.js';
 
 /**
- * Package registries: a package reference (`npm:react@18.3.1`, `pypi:requests`, `crates:serde@1`) turned into
+ * Package registries: a package reference (`npm:react@18.3.1`, `pypi:requests`, `crates:serde@1`, `go:github.com/spf13/cobra@v1.8.1`) turned into
  * where its docs live at one exact version. No indexing here: `add` hands the result to the git producer and
  * the crawler.
  */
@@ -17,7 +18,7 @@ export { fetchTarballReadme } from './tarball.js';
 const MAX_VERSION_LENGTH = 256;
 
 /**
- * Resolves `request` against its registry (NPM_REGISTRY_URL or npm's own configuration, PYPI_URL, CRATES_URL),
+ * Resolves `request` against its registry (NPM_REGISTRY_URL or npm's own configuration, PYPI_URL, CRATES_URL, GO_PROXY_URL),
  * through the outbound policy. `version` may be exact, a range (`18`, `^18.2`, `~1.2.1`; PyPI also `~=2.28`),
  * an npm dist-tag, or absent for the latest release. Throws UserError: validation_error (a name the ecosystem
  * does not allow), package_not_found, version_not_found (with the newest published versions),
@@ -43,10 +44,12 @@ export async function resolvePackage(config: RegistryConfig, request: PackageReq
       return resolvePypiPackage(config, normalised, options);
     case 'crates':
       return resolveCratePackage(config, normalised, options);
+    case 'go':
+      return resolveGoModule(config, normalised, options);
     default:
       throw new ValidationError(`Unknown package ecosystem ${JSON.stringify(String((normalised as { ecosystem: unknown }).ecosystem))}.`, {
-        hint: 'Use npm:, pypi: or crates:.',
-        details: [{ path: 'ecosystem', message: 'expected npm, pypi or crates' }],
+        hint: 'Use npm:, pypi:, crates: or go:.',
+        details: [{ path: 'ecosystem', message: 'expected npm, pypi, crates or go' }],
       });
   }
 }

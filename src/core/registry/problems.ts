@@ -4,7 +4,7 @@ import type { Ecosystem } from './types.js';
 
 /** The errors a resolver raises: each carries its code from ERROR_CODES and one next step. */
 
-const REGISTRY_NAMES: Record<Ecosystem, string> = { npm: 'npm', pypi: 'PyPI', crates: 'crates.io' };
+const REGISTRY_NAMES: Record<Ecosystem, string> = { npm: 'npm', pypi: 'PyPI', crates: 'crates.io', go: 'the Go module proxy' };
 
 export function registryName(ecosystem: Ecosystem): string {
   return REGISTRY_NAMES[ecosystem];
@@ -35,7 +35,9 @@ export function registryUnavailable(url: string, reason: string, cause?: unknown
   const refused = isOutboundRefusal(cause);
   return new UserError(`The package registry at ${url} is unavailable: ${reason}.`, {
     code: 'registry_unavailable',
-    hint: refused ? 'List the registry host in CRAWL_ALLOW_HOSTS if it is meant to be reached at that address.' : 'Retry in a moment; NPM_REGISTRY_URL, PYPI_URL and CRATES_URL choose the registries.',
+    hint: refused
+      ? 'List the registry host in CRAWL_ALLOW_HOSTS if it is meant to be reached at that address.'
+      : 'Retry in a moment; NPM_REGISTRY_URL, PYPI_URL, CRATES_URL and GO_PROXY_URL choose the registries.',
     ...(cause === undefined ? {} : { cause }),
     details: [{ path: 'registry', message: reason, url }],
   });

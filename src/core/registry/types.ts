@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 
 import type { Ecosystem } from '../library-spec.js';
 
-/** The package registries docdex resolves (`docdex add npm:…`, `pypi:…`, `crates:…`): one definition, the spec's. */
+/** The package registries docdex resolves (`docdex add npm:…`, `pypi:…`, `crates:…`, `go:…`): one definition, the spec's. */
 export type { Ecosystem };
 
 export interface PackageRequest {

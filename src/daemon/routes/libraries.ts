@@ -48,7 +48,7 @@ export function registerLibraryRoutes(app: FastifyInstance, deps: DaemonDeps): v
     '/api/libraries',
     {
       schema: {
-        summary: 'Index libraries: docs URLs, git repositories (https) or packages (npm:, pypi:, crates:); one job each, in the background',
+        summary: 'Index libraries: docs URLs, git repositories (https) or packages (npm:, pypi:, crates:, go:); one job each, in the background',
         description:
           "One spec that cannot be indexed answers with its error and status; with several, each item says queued or failed. Repositories on the server's disk or over SSH are refused here (CLI only).",
         tags: ['libraries'],

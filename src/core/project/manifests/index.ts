@@ -17,5 +17,6 @@ export async function readProjectDependencies(root: string): Promise<ManifestRea
     throw new UserError(`No project manifest found in ${root}.`, { code: 'no_manifest' });
   }
   const dependencies: ProjectDependency[] = found.flatMap((r) => r.dependencies);
-  return { dependencies, files: found.flatMap((r) => r.files) };
+  const notes = found.flatMap((r) => r.notes ?? []);
+  return { dependencies, files: found.flatMap((r) => r.files), ...(notes.length === 0 ? {} : { notes }) };
 }
