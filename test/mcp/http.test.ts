@@ -52,7 +52,17 @@ function sseSessionId(transport: SSEClientTransport): string {
 
 async function exercise(client: Client): Promise<void> {
   const { tools } = await client.listTools();
-  expect(tools.map((t) => t.name).sort()).toEqual(['add_library', 'cancel_crawl', 'get_content', 'get_crawl_status', 'get_page_markdown', 'get_project_libraries', 'init_crawl', 'search_libraries', 'search_project']);
+  expect(tools.map((t) => t.name).sort()).toEqual([
+    'add_library',
+    'cancel_crawl',
+    'get_content',
+    'get_crawl_status',
+    'get_page_markdown',
+    'get_project_libraries',
+    'init_crawl',
+    'search_libraries',
+    'search_project',
+  ]);
   const libraries = await client.callTool({ name: 'search_libraries', arguments: { query: 'quillstack' } });
   expect((libraries.structuredContent as { selected_id: string | null }).selected_id).toBeTruthy();
   const content = await client.callTool({ name: 'get_content', arguments: { library_id: 'quillstack', query: 'pip install' } });

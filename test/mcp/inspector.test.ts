@@ -55,7 +55,17 @@ describe('MCP inspector CLI', () => {
     const r = await inspector([...stdioTarget(), '--method', 'tools/list', '--strict']);
     expect(r.exitCode, String(r.stderr)).toBe(0);
     const { tools } = JSON.parse(String(r.stdout)) as { tools: Array<{ name: string; annotations: Record<string, boolean> }> };
-    expect(tools.map((t) => t.name).sort()).toEqual(['add_library', 'cancel_crawl', 'get_content', 'get_crawl_status', 'get_page_markdown', 'get_project_libraries', 'init_crawl', 'search_libraries', 'search_project']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'add_library',
+      'cancel_crawl',
+      'get_content',
+      'get_crawl_status',
+      'get_page_markdown',
+      'get_project_libraries',
+      'init_crawl',
+      'search_libraries',
+      'search_project',
+    ]);
     expect(tools.find((t) => t.name === 'get_content')!.annotations.readOnlyHint).toBe(true);
     // --strict reports every portability problem on stderr; there must be none.
     expect(String(r.stderr)).not.toMatch(/^(Warning|Error): tool/m);

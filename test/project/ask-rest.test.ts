@@ -22,7 +22,6 @@ afterAll(async () => {
   await db?.drop();
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function get(path: string): Promise<{ status: number; body: any }> {
   const res = await fetch(`${daemon.base}${path}`);
   return { status: res.status, body: await res.json() };
