@@ -86,10 +86,12 @@ describe('get_project_libraries', () => {
     expect(structured.libraries.find((l) => l.name === 'private-thing')).toMatchObject({ reason: 'the registry asked for credentials' });
   });
 
-  it('takes a project argument over the default', async () => {
+  it('takes a project argument over the default, a relative directory read from the working directory', async () => {
     const r = await call(inProject, 'get_project_libraries', { project: 'old-app' });
     expect(r.text).toContain('Project old-app: 1 library, 0 indexed');
     expect(r.text).toContain('semver@9.9.9 [npm] — NOT INDEXED');
+    const relative = await call(inProject, 'get_project_libraries', { project: '../' });
+    expect(relative.text).toContain(`Project app (${f.appRoot})`);
   });
 });
 

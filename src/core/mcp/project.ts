@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { UserError, ValidationError } from '../errors.js';
 import { describeProject, fewKnownProjects, ProjectNotFoundError } from '../project/libraries.js';
 import type { McpDeps } from './tool.js';
@@ -17,6 +18,8 @@ export const MAX_PROJECT_ARG_CHARS = 4096;
 /** The project reference to use, or a validation error a model can act on (listing the known projects when few). */
 export async function projectRefFor(deps: Pick<McpDeps, 'pool' | 'defaultProject'>, project: string | undefined, tool: string): Promise<string> {
   const given = project?.trim();
+  // Over stdio a relative directory is read from the server's working directory, as the client's shell would.
+  if (given && deps.defaultProject !== undefined && /^\.\.?(\/|$)/.test(given)) return path.resolve(deps.defaultProject, given);
   if (given) return given;
   if (deps.defaultProject !== undefined) return deps.defaultProject;
   const known = await fewKnownProjects(deps.pool);
