@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { UserError, ValidationError } from '../errors.js';
-import { describeProject, fewKnownProjects, ProjectNotFoundError } from '../project/libraries.js';
+import { describeProject, fewKnownProjects, MAX_PROJECT_REF_CHARS, ProjectNotFoundError } from '../project/libraries.js';
 import type { McpDeps } from './tool.js';
 
 /**
@@ -13,7 +13,8 @@ import type { McpDeps } from './tool.js';
 export const PROJECT_ARG_DESCRIPTION =
   'The project: its name, id or root directory (an absolute path; a directory inside a project finds it). Omit over stdio to use the directory the docdex MCP server was started in; required over HTTP.';
 
-export const MAX_PROJECT_ARG_CHARS = 4096;
+/** As long as a project reference may be (project/libraries.ts). */
+export const MAX_PROJECT_ARG_CHARS = MAX_PROJECT_REF_CHARS;
 
 /** The project reference to use, or a validation error a model can act on (listing the known projects when few). */
 export async function projectRefFor(deps: Pick<McpDeps, 'pool' | 'defaultProject'>, project: string | undefined, tool: string): Promise<string> {

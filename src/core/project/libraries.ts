@@ -39,7 +39,7 @@ export interface ProjectLibraries {
 }
 
 /** A project reference: longer than any root the schema accepts is not one. */
-const MAX_PROJECT_REF_CHARS = 4096;
+export const MAX_PROJECT_REF_CHARS = 4096;
 // Known projects are listed in a not-found error only when there are this few: a long list helps nobody.
 const LIST_KNOWN_UP_TO = 10;
 

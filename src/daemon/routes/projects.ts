@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { projectLibraries } from '../../core/project/libraries.js';
+import { MAX_PROJECT_REF_CHARS, projectLibraries } from '../../core/project/libraries.js';
 import { searchProject } from '../../core/project/search.js';
 import { listProjects } from '../../core/project/store.js';
 import type { ProjectRecord } from '../../core/project/store.js';
@@ -16,8 +16,6 @@ import { SearchResultSchema } from './search.js';
  * state, and a search of its libraries at exactly the versions it uses. The project is named by its id, name
  * or root directory (URL-encoded: `%2Fsrv%2Fapp`); an unknown one is a 404 (project_not_found).
  */
-
-const MAX_PROJECT_REF_CHARS = 4096;
 
 const ProjectSchema = z
   .object({
