@@ -10,8 +10,11 @@ function clip(code: string): { text: string; more: number } {
   return { text: lines.slice(0, MAX_CODE_LINES).join('\n'), more: lines.length - MAX_CODE_LINES };
 }
 
-/** Search results as terminal text: title, URL, source and language, then the code (coloured in a TTY). */
-export function renderSearch(result: SearchResponse, options: { colour: boolean }): string {
+/**
+ * Search results as terminal text: title, URL, source and language, then the code (coloured in a TTY).
+ * `atVersion`: each result's library as name@version (a project search, where the version is the point).
+ */
+export function renderSearch(result: SearchResponse, options: { colour: boolean; atVersion?: boolean }): string {
   const c = options.colour ? ansi : { bold: String, dim: String, underline: String, cyan: String, green: String, yellow: String, magenta: String, gray: String };
   const out: string[] = [];
   if (result.corrected?.length) out.push(c.dim(`Also searched for: ${result.corrected.map((x) => `${x.from} → ${x.to}`).join(', ')}`));
@@ -24,7 +27,7 @@ export function renderSearch(result: SearchResponse, options: { colour: boolean 
     out.push('');
     out.push(`${c.bold(`${n}. ${item.title || '(untitled)'}`)}`);
     out.push(`   ${c.underline(c.cyan(item.source_url))}`);
-    const source = item.version ? `${item.source_name} ${item.version}` : item.source_name;
+    const source = item.version ? `${item.source_name}${options.atVersion ? '@' : ' '}${item.version}` : item.source_name;
     out.push(c.dim(`   ${source} · ${item.language} · score ${item.score}${item.match === 'page' ? ' · matched on the page text' : ''}`));
     if (item.description) out.push(`   ${item.description.length > 300 ? `${item.description.slice(0, 297)}...` : item.description}`);
     const { text, more } = clip(item.code);

@@ -10,8 +10,9 @@ export const BIN = path.join(ROOT, 'bin', 'run.js');
  * Runs the real built binary (bin/run.js over dist/), the way a user does. `npm run build` must have run:
  * `npm run check` and .ci/run build before testing.
  */
-export async function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; input?: string; timeout?: number } = {}): Promise<Result> {
+export async function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; input?: string; timeout?: number; cwd?: string } = {}): Promise<Result> {
   return execa(process.execPath, [BIN, ...args], {
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     env: options.env ?? process.env,
     extendEnv: false,
     reject: false,

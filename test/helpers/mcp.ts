@@ -3,9 +3,12 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createMcpServer } from '../../src/core/mcp/server.js';
 import type { TestDatabase } from './db.js';
 
-/** The official SDK client connected to docdex's MCP server on `db` through an in-memory transport pair. */
-export async function connectMcpClient(db: Pick<TestDatabase, 'pool' | 'info' | 'config'>): Promise<Client> {
-  const server = createMcpServer({ pool: db.pool, info: db.info, config: db.config });
+/**
+ * The official SDK client connected to docdex's MCP server on `db` through an in-memory transport pair.
+ * `defaultProject` stands for the stdio server's working directory (absent: as over HTTP, no default).
+ */
+export async function connectMcpClient(db: Pick<TestDatabase, 'pool' | 'info' | 'config'>, options: { defaultProject?: string } = {}): Promise<Client> {
+  const server = createMcpServer({ pool: db.pool, info: db.info, config: db.config, ...options });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: 'docdex-test', version: '1.0.0' });

@@ -78,16 +78,26 @@ afterAll(async () => {
 });
 
 describe('tools/list', () => {
-  it('lists the seven tools with titles, descriptions, schemas and correct annotations', async () => {
+  it('lists the tools with titles, descriptions, schemas and correct annotations', async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    expect([...byName.keys()].sort()).toEqual(['add_library', 'cancel_crawl', 'get_content', 'get_crawl_status', 'get_page_markdown', 'init_crawl', 'search_libraries']);
+    expect([...byName.keys()].sort()).toEqual([
+      'add_library',
+      'cancel_crawl',
+      'get_content',
+      'get_crawl_status',
+      'get_page_markdown',
+      'get_project_libraries',
+      'init_crawl',
+      'search_libraries',
+      'search_project',
+    ]);
     for (const tool of tools) {
       expect(tool.title).toBeTruthy();
       expect(tool.description!.length).toBeGreaterThan(80);
       expect(tool.inputSchema.type).toBe('object');
     }
-    for (const readOnly of ['search_libraries', 'get_content', 'get_page_markdown', 'get_crawl_status']) {
+    for (const readOnly of ['search_libraries', 'get_content', 'get_page_markdown', 'get_crawl_status', 'get_project_libraries', 'search_project']) {
       expect(byName.get(readOnly)!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: false });
     }
     expect(byName.get('init_crawl')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true });
@@ -98,7 +108,9 @@ describe('tools/list', () => {
     const props = (name: string) => byName.get(name)!.inputSchema.properties as Record<string, Record<string, unknown>>;
     expect(props('get_content').limit).toMatchObject({ default: 20, maximum: 100 });
     expect(props('get_content').page).toMatchObject({ default: 1, minimum: 1 });
-    expect(byName.get('get_content')!.inputSchema.required).toEqual(['library_id']);
+    // library_id or project, exactly one: the tool checks it and says so (test/project/ask-mcp.test.ts).
+    expect(byName.get('get_content')!.inputSchema.required).toBeUndefined();
+    expect(byName.get('search_project')!.inputSchema.required).toEqual(['query']);
     expect(props('search_libraries').limit).toMatchObject({ default: 20, maximum: 100 });
     expect(byName.get('search_libraries')!.inputSchema.required ?? []).toEqual([]);
     expect(props('get_page_markdown').chunk_size).toMatchObject({ default: 4000 });

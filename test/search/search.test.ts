@@ -162,6 +162,22 @@ describe('searchSnippets', () => {
     await expect(searchSnippets(db.pool, { query: 'json', source: 'haskell' })).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it('searches a set of sources ranked together, alone or narrowed by source and version', async () => {
+    const both = await searchSnippets(db.pool, { query: 'json', sourceIds: [py.id, js.id] });
+    expect(new Set(both.items.map((i) => i.source_id))).toEqual(new Set([py.id, js.id]));
+    expect(both.items.every((i) => (i.source_id === py.id ? i.source_name === 'python' && i.version === '3.13' : i.version === '22'))).toBe(true);
+    const one = await searchSnippets(db.pool, { query: 'json', sourceIds: [js.id.toUpperCase()] });
+    expect(one.items.length).toBeGreaterThan(0);
+    expect(one.items.every((i) => i.source_id === js.id)).toBe(true);
+    // With `source` too, only the sources both select.
+    const narrowed = await searchSnippets(db.pool, { query: 'json', sourceIds: [py.id, js.id], source: 'node' });
+    expect(narrowed.items.every((i) => i.source_id === js.id)).toBe(true);
+    const disjoint = await searchSnippets(db.pool, { query: 'json', sourceIds: [py.id], source: 'node' });
+    expect(disjoint).toMatchObject({ items: [], total: 0 });
+    expect(await searchSnippets(db.pool, { query: 'json', sourceIds: [] })).toMatchObject({ items: [], total: 0 });
+    await expect(searchSnippets(db.pool, { query: 'json', sourceIds: ['not-a-uuid'] })).rejects.toBeInstanceOf(ValidationError);
+  });
+
   it('gives the same answer to the same search: sessions plan per values and scan from the first block', async () => {
     // Named search statements are planned for each search's values, and a scan capped at N rows reads the same
     // N rows every time instead of starting where another scan of the table had got to.

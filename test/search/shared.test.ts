@@ -31,6 +31,16 @@ describe('searchSnippetsShared', () => {
     expect(a.items[0]?.title).toBe('Opening sockets');
   });
 
+  it('keeps searches of different source sets apart', async () => {
+    const { rows } = await db.pool.query<{ id: string }>('SELECT id FROM sources');
+    const [all, none] = await Promise.all([
+      searchSnippetsShared(db.pool, { query: 'socket connection', sourceIds: rows.map((r) => r.id) }),
+      searchSnippetsShared(db.pool, { query: 'socket connection', sourceIds: [] }),
+    ]);
+    expect(all.items[0]?.title).toBe('Opening sockets');
+    expect(none.items).toEqual([]);
+  });
+
   it('runs a search again once the previous identical one has finished', async () => {
     const first = await searchSnippetsShared(db.pool, { query: 'socket' });
     // A new answer object is a new search: nothing is cached beyond the search in flight.

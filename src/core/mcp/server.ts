@@ -7,16 +7,19 @@ import { registerCancelCrawlTool } from './tools/cancel-crawl.js';
 import { registerGetContentTool } from './tools/get-content.js';
 import { registerGetCrawlStatusTool } from './tools/get-crawl-status.js';
 import { registerGetPageMarkdownTool } from './tools/get-page-markdown.js';
+import { registerGetProjectLibrariesTool } from './tools/get-project-libraries.js';
 import { registerInitCrawlTool } from './tools/init-crawl.js';
 import { registerAddLibraryTool } from './tools/add-library.js';
 import { registerSearchLibrariesTool } from './tools/search-libraries.js';
+import { registerSearchProjectTool } from './tools/search-project.js';
 
 export type { McpDeps } from './tool.js';
 
 const READING_INSTRUCTIONS = `docdex is a local index of code snippets from documentation sites, git repositories and package registries, with several versions of a library side by side.
-Typical use: search_libraries to find a library's id (fuzzy by name), then get_content with that library_id (name, name@version or name@range such as react@^18.2) and a query to get code examples with their source URLs, then get_page_markdown with a source URL when you need the full page around a snippet.`;
+Typical use: search_libraries to find a library's id (fuzzy by name), then get_content with that library_id (name, name@version or name@range such as react@^18.2) and a query to get code examples with their source URLs, then get_page_markdown with a source URL when you need the full page around a snippet.
+Working in a project that docdex sync has recorded: get_project_libraries lists its libraries at the exact versions its lockfiles name, and search_project searches them all at those versions (over stdio the project defaults to the server's working directory). A version that is not indexed is said to be so, never answered from another version.`;
 // Left out of a read-only server's instructions, whose tools cannot do it.
-const WRITING_INSTRUCTIONS = `To index a library at the version a project uses: add_library with a spec such as npm:react@18.3.1 or a git URL with @tag; to crawl a docs site: init_crawl with start URLs. Follow either with get_crawl_status; stop a crawl with cancel_crawl.`;
+const WRITING_INSTRUCTIONS = `A project's library version that is not indexed: sync_project queues it. To index a library at the version a project uses: add_library with a spec such as npm:react@18.3.1 or a git URL with @tag; to crawl a docs site: init_crawl with start URLs. Follow either with get_crawl_status; stop a crawl with cancel_crawl.`;
 
 function packageVersion(): string {
   try {
@@ -61,6 +64,8 @@ export function createDocdexMcpServer(deps: McpDeps, options: McpServerOptions =
     registerAddLibraryTool(server, deps),
     registerGetCrawlStatusTool(server, deps),
     registerCancelCrawlTool(server, deps),
+    registerGetProjectLibrariesTool(server, deps),
+    registerSearchProjectTool(server, deps),
   ];
   const withheld = new Set(readOnly ? list.filter((t) => t.writes).map((t) => t.name) : []);
   for (const tool of list) if (withheld.has(tool.name)) tool.remove();

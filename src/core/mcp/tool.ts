@@ -15,6 +15,11 @@ export interface McpDeps {
   config: Config;
   /** Called with every unexpected (non-user) error a tool hits; the transport logs it. Core never prints. */
   onError?: (error: unknown, context: { tool: string }) => void;
+  /**
+   * The project the project tools use when a call names none: the stdio server's working directory. Absent
+   * over HTTP, where the server's directory says nothing about the caller's project.
+   */
+  defaultProject?: string;
 }
 
 /** A tool's answer: text written for a model to read, and optionally the same facts as structured data. */

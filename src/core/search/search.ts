@@ -28,6 +28,11 @@ export interface SearchOptions {
   /** A library reference (library-ref.ts): source UUID, name (exact, then fuzzy; its latest version) or name@version. */
   source?: string;
   version?: string;
+  /**
+   * Only these sources (UUIDs), ranked together: a project's libraries at their recorded versions. With
+   * `source` or `version` too, only the sources both select. An empty list matches nothing.
+   */
+  sourceIds?: readonly string[];
   /** Any spelling normalizeLanguage knows (`py`, `Python`, `js`). */
   language?: string;
   limit?: number;
@@ -96,10 +101,21 @@ function checkOptions(options: SearchOptions): { limit: number; offset: number }
   if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) throw new ValidationError(`offset must be a whole number from 0 to ${MAX_OFFSET}, got ${offset}.`);
   if (typeof options.query !== 'string') throw new ValidationError('query must be a string.');
   checkQueryLength(options.query);
+  checkSourceIds(options.sourceIds);
   return { limit, offset };
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function checkSourceIds(ids: readonly string[] | undefined): string[] | null {
+  if (ids === undefined) return null;
+  const bad = ids.find((id) => typeof id !== 'string' || !UUID.test(id));
+  if (bad !== undefined) throw new ValidationError(`sourceIds must be source UUIDs, got ${JSON.stringify(bad)}.`);
+  return [...new Set(ids.map((id) => id.toLowerCase()))];
+}
+
 async function resolveFilters(pool: Db, options: SearchOptions): Promise<Filters> {
+  const only = checkSourceIds(options.sourceIds);
   let sourceIds: string[] | null = null;
   if (options.source !== undefined && options.source.trim() !== '') {
     sourceIds = [(await resolveLibrary(pool, options.source, options.version)).id];
@@ -107,6 +123,7 @@ async function resolveFilters(pool: Db, options: SearchOptions): Promise<Filters
     const { rows } = await pool.query<{ id: string }>('SELECT id FROM sources WHERE version = $1', [options.version]);
     sourceIds = rows.map((r) => r.id);
   }
+  if (only !== null) sourceIds = sourceIds === null ? only : sourceIds.filter((id) => only.includes(id.toLowerCase()));
   const language = options.language?.trim() ? normalizeLanguage(options.language) : null;
   return { sourceIds, language };
 }

@@ -73,7 +73,8 @@ export function searchesBusy(): boolean {
 }
 
 function searchKey(o: SearchOptions): string {
-  return JSON.stringify([o.query, o.source ?? null, o.version ?? null, o.language ?? null, o.limit ?? null, o.offset ?? null]);
+  const sourceIds = o.sourceIds === undefined ? null : [...o.sourceIds].map((id) => id.toLowerCase()).sort();
+  return JSON.stringify([o.query, o.source ?? null, o.version ?? null, sourceIds, o.language ?? null, o.limit ?? null, o.offset ?? null]);
 }
 
 function release(p: PoolSearches): void {

@@ -7,10 +7,12 @@ import { searchSnippetsShared } from '../../search/shared.js';
 import { SEPARATOR, formatSnippets } from '../format.js';
 import type { SnippetForModel } from '../format.js';
 import { libraryLabel, resolveLibraryForModel } from '../libraries.js';
+import { MAX_PROJECT_ARG_CHARS } from '../project.js';
 import { listLibrarySnippets } from '../queries.js';
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
 import { limitArg, pageArg, plural } from './common.js';
+import { searchProjectForModel } from './search-project.js';
 
 export const GET_CONTENT = 'get_content';
 
@@ -24,15 +26,33 @@ const inputSchema = z.object({
     .min(1)
     .max(MAX_LIBRARY_NAME_CHARS + 1 + MAX_LIBRARY_VERSION_CHARS)
     .describe(
-      'The library: its id from search_libraries, its name ("fastapi"; fuzzy, typos tolerated; its latest version), or name@version: exact ("react@18.3.1"), the newest of a major ("react@18") or a semver range ("react@^18.2", "react@~18.2.1").',
-    ),
+      'The library: its id from search_libraries, its name ("fastapi"; fuzzy, typos tolerated; its latest version), or name@version: exact ("react@18.3.1"), the newest of a major ("react@18") or a semver range ("react@^18.2", "react@~18.2.1"). Give library_id or project, not both.',
+    )
+    .optional(),
+  project: z
+    .string()
+    .trim()
+    .min(1)
+    .max(MAX_PROJECT_ARG_CHARS)
+    .optional()
+    .describe("Instead of library_id: a project's name or root directory, to search all its libraries at the versions it uses (as search_project does; query required)."),
   query: z.string().max(MAX_QUERY_CHARS).optional().describe('What to look for inside the library, e.g. "dependency injection" or "useEffect cleanup". Omit to browse the library\'s snippets.'),
   limit: limitArg,
   page: pageArg,
 });
 
+/** Exactly one of library_id and project; a project search needs a query. */
+const checkedInput = inputSchema.superRefine((args, ctx) => {
+  if ((args.library_id === undefined) === (args.project === undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['library_id'], message: "give exactly one of library_id (one library) and project (all of a project's libraries at the versions it uses)." });
+  } else if (args.project !== undefined && !args.query?.trim()) {
+    ctx.addIssue({ code: 'custom', path: ['query'], message: 'query is required with project; to browse one library, call get_content with its library_id from get_project_libraries.' });
+  }
+});
+
 /** `signal`: the client cancelled; a search still waiting for its turn is then not run (searchSnippetsShared). */
 export async function getContent(deps: McpDeps, args: z.output<typeof inputSchema>, signal?: AbortSignal): Promise<ToolOutput> {
+  if (args.library_id === undefined) return searchProjectForModel(deps, { project: args.project, query: args.query ?? '', limit: args.limit, page: args.page }, GET_CONTENT, signal);
   const { library, note } = await resolveLibraryForModel(deps.pool, args.library_id);
   const query = args.query?.trim() ?? '';
   const offset = (args.page - 1) * args.limit;
@@ -96,8 +116,9 @@ export function registerGetContentTool(server: McpServer, deps: McpDeps): Docdex
       'The answer names the version the snippets come from; a version that is not indexed is an error listing the indexed ones, never another version. ' +
       'With query, returns the snippets that best match it (e.g. "streaming response", "useEffect cleanup"); without, browses the library. ' +
       "Results are paginated (limit up to 100, page from 1). Very long code is cut with a marker; get_page_markdown with the snippet's source URL returns the full page. " +
-      'An unknown library gets a message listing the closest names.',
-    inputSchema,
+      'An unknown library gets a message listing the closest names. ' +
+      "Instead of library_id, project (a project's name or root directory) with query searches all the project's libraries at the versions it uses.",
+    inputSchema: checkedInput,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     run: (args, context) => getContent(deps, args, context.signal),
   });

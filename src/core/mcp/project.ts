@@ -1,0 +1,46 @@
+import path from 'node:path';
+import { UserError, ValidationError } from '../errors.js';
+import { describeProject, fewKnownProjects, MAX_PROJECT_REF_CHARS, ProjectNotFoundError } from '../project/libraries.js';
+import type { McpDeps } from './tool.js';
+
+/**
+ * Which project an MCP call is about: its `project` argument, else the default the transport gives (the stdio
+ * server's working directory). Over HTTP there is no default: the server's directory says nothing about the
+ * caller's project. What the model is told when no project matches names the tools that fix it.
+ */
+
+/** The `project` argument as the tools describe it. */
+export const PROJECT_ARG_DESCRIPTION =
+  'The project: its name, id or root directory (an absolute path; a directory inside a project finds it). Omit over stdio to use the directory the docdex MCP server was started in; required over HTTP.';
+
+/** As long as a project reference may be (project/libraries.ts). */
+export const MAX_PROJECT_ARG_CHARS = MAX_PROJECT_REF_CHARS;
+
+/** The project reference to use, or a validation error a model can act on (listing the known projects when few). */
+export async function projectRefFor(deps: Pick<McpDeps, 'pool' | 'defaultProject'>, project: string | undefined, tool: string): Promise<string> {
+  const given = project?.trim();
+  // Over stdio a relative directory is read from the server's working directory, as the client's shell would.
+  if (given && deps.defaultProject !== undefined && /^\.\.?(\/|$)/.test(given)) return path.resolve(deps.defaultProject, given);
+  if (given) return given;
+  if (deps.defaultProject !== undefined) return deps.defaultProject;
+  const known = await fewKnownProjects(deps.pool);
+  const list = known.length > 0 ? ` Known projects: ${known.map(describeProject).join(', ')}.` : ' No project has been synced yet.';
+  throw new ValidationError(`${tool} needs a project: this server has no working directory of its own to default to.${list}`, {
+    hint: `Call ${tool} again with project set to the project's name or its root directory (absolute path).`,
+    details: known.map((p) => ({ id: p.id, name: p.name, root: p.root })),
+  });
+}
+
+/** Runs `read`, turning an unknown project into an answer that tells the model how to record it. */
+export async function withProjectForModel<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!(error instanceof ProjectNotFoundError)) throw error;
+    throw new UserError(error.message, {
+      code: 'project_not_found',
+      hint: "To record it, call sync_project with the project's root directory (or run `docdex sync` there); then call this tool again.",
+      details: error.details ?? [],
+    });
+  }
+}
