@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { createMcpSession, createSessionlessMcpSession } from './session.js';
+import type { McpSession } from './session.js';
 import type { DocdexTool, McpDeps } from './tool.js';
 import { registerCancelCrawlTool } from './tools/cancel-crawl.js';
 import { registerGetContentTool } from './tools/get-content.js';
@@ -28,19 +30,31 @@ function packageVersion(): string {
 
 export interface DocdexMcpServer {
   server: McpServer;
+  /** What this server's session remembers between calls (snippets already shown). */
+  session: McpSession;
   /** The tools by name, with their validated entry points (used by the REST tool endpoint). */
   tools: ReadonlyMap<string, DocdexTool>;
 }
 
+export interface DocdexMcpServerOptions {
+  /**
+   * False for a server that answers many clients without sessions (the REST tool endpoint): nothing is
+   * remembered between calls, so no answer refers to what another client was shown. Default true.
+   */
+  sessions?: boolean;
+}
+
 /**
  * The one MCP server factory every transport uses (stdio, streamable HTTP, SSE, REST tool access). Cheap:
- * HTTP transports create one per session and share `deps` (the pool) between all of them.
+ * HTTP transports create one per session and share `deps` (the pool) between all of them. Each server has its
+ * own session state (createMcpSession), never shared with another server.
  */
-export function createDocdexMcpServer(deps: McpDeps): DocdexMcpServer {
+export function createDocdexMcpServer(deps: McpDeps, options: DocdexMcpServerOptions = {}): DocdexMcpServer {
+  const session = options.sessions === false ? createSessionlessMcpSession() : createMcpSession();
   const server = new McpServer({ name: 'docdex', title: 'docdex documentation index', version: packageVersion() }, { instructions: INSTRUCTIONS });
   const list = [
     registerSearchLibrariesTool(server, deps),
-    registerGetContentTool(server, deps),
+    registerGetContentTool(server, deps, session),
     registerGetPageMarkdownTool(server, deps),
     registerInitCrawlTool(server, deps),
     registerAddLibraryTool(server, deps),
@@ -60,7 +74,7 @@ export function createDocdexMcpServer(deps: McpDeps): DocdexMcpServer {
     }
     return tool.call(request.params.arguments, { signal: extra.signal });
   });
-  return { server, tools };
+  return { server, session, tools };
 }
 
 export function createMcpServer(deps: McpDeps): McpServer {

@@ -336,7 +336,7 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
     maxSessions: options.maxSessions ?? 1000,
     keepAliveMs: options.sseKeepAliveMs ?? 15_000,
     rebinding: (request) => options.rebinding?.(request) ?? {},
-    rest: createDocdexMcpServer(options.deps),
+    rest: createDocdexMcpServer(options.deps, { sessions: false }),
   };
   installJsonParser(app);
   app.addHook('onRequest', async (request, reply) => {
