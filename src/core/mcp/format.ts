@@ -1,7 +1,7 @@
 import type { McpSession } from './session.js';
 import { snippetSessionKey } from './session.js';
 import { countTokens, truncateCode } from './tokens.js';
-import { wrapDocumentation } from './trust.js';
+import { neutraliseDocumentationTags, wrapDocumentation } from './trust.js';
 
 /**
  * Snippets rendered for a model to read: one numbered section per snippet with its facts, the code in a
@@ -199,12 +199,17 @@ function assemble(request: SnippetBudgetRequest, sections: string[], omission: S
   return [request.header, block, request.footer(omission)].filter((part) => part !== '').join('\n\n');
 }
 
+/** A section's tokens as the block will hold it (tags neutralised), with the separator before it. */
+function costOf(text: string): number {
+  return countTokens(neutraliseDocumentationTags(text)) + SEPARATOR_TOKENS;
+}
+
 function candidatesOf(request: SnippetBudgetRequest): Candidate[] {
   return request.snippets.map((snippet, i) => {
     const index = request.firstIndex + i;
     const seen = request.fresh !== true && (request.session?.hasShown(snippetSessionKey(snippet.id)) ?? false);
     const text = seen ? formatAlreadyShown(snippet, index) : formatSnippet(snippet, index, Number.POSITIVE_INFINITY, request);
-    return { index, snippet, state: seen ? 'already_shown' : 'full', text, cost: countTokens(text) + SEPARATOR_TOKENS };
+    return { index, snippet, state: seen ? 'already_shown' : 'full', text, cost: costOf(text) };
   });
 }
 
@@ -212,7 +217,7 @@ function candidatesOf(request: SnippetBudgetRequest): Candidate[] {
 function truncatedFirst(first: Candidate, request: SnippetBudgetRequest, tokens: number): Candidate {
   const shell = countTokens(formatSnippet({ ...first.snippet, code: '' }, first.index, 0, request)) + TRUNCATION_MARKER_RESERVE;
   const text = formatSnippet(first.snippet, first.index, Math.max(20, tokens - shell), request);
-  return { ...first, state: 'truncated', text, cost: countTokens(text) + SEPARATOR_TOKENS };
+  return { ...first, state: 'truncated', text, cost: costOf(text) };
 }
 
 /** Greedy, best first: each candidate whole if it fits what is left, else left out; the first may be cut. */
@@ -267,7 +272,7 @@ export function formatSnippetsWithinBudget(request: SnippetBudgetRequest): Snipp
     const reserve = countTokens(assemble(request, [], everythingLeftOut)) + countTokens(wrapDocumentation(''));
     chosen = chooseWithin(candidates, request, maxTokens - reserve);
     // Sums of parts can differ from the count of the joined text by a token or two: trust the exact count.
-    for (;;) {
+    for (let recuts = 0; ;) {
       text = assemble(
         request,
         chosen.map((c) => c.text),
@@ -275,7 +280,11 @@ export function formatSnippetsWithinBudget(request: SnippetBudgetRequest): Snipp
       );
       tokens = countTokens(text);
       if (tokens <= maxTokens || chosen.length === 0) break;
-      chosen = chosen.slice(0, -1);
+      const last = chosen[chosen.length - 1]!;
+      // The cut first result alone still over: cut it shorter rather than answer with nothing.
+      const recut = last.state === 'truncated' && recuts < 4 && last.cost > tokens - maxTokens + 40;
+      recuts += recut ? 1 : 0;
+      chosen = recut ? [...chosen.slice(0, -1), truncatedFirst(last, request, last.cost - (tokens - maxTokens) - 10)] : chosen.slice(0, -1);
     }
   }
   request.session?.markShown(chosen.filter((c) => c.state === 'full').map((c) => snippetSessionKey(c.snippet.id)));
