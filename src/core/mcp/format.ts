@@ -227,7 +227,8 @@ function chooseWithin(candidates: Candidate[], request: SnippetBudgetRequest, av
   const first = candidates[0];
   let start = 0;
   if (first && first.state === 'full' && first.cost > left) {
-    // The best result alone is larger than the budget: cut, it takes at most half, so others can follow.
+    // The best result alone is larger than the budget: cut, it takes at most half, so others can follow;
+    // whatever they leave unused is given back to it below.
     const cut = truncatedFirst(first, request, Math.floor(left / 2));
     chosen.push(cut);
     left -= cut.cost;
@@ -238,6 +239,8 @@ function chooseWithin(candidates: Candidate[], request: SnippetBudgetRequest, av
     chosen.push(candidate);
     left -= candidate.cost;
   }
+  // What the others left unused goes back to the cut first result.
+  if (start === 1 && left > 0) chosen[0] = truncatedFirst(first!, request, chosen[0]!.cost + left);
   return chosen;
 }
 

@@ -4,7 +4,7 @@ import type { MarkdownBlock } from '../markdown-chunks.js';
 import { matchingSections, pageSections, sectionName } from '../page-sections.js';
 import type { RankedSection } from '../page-sections.js';
 import { countTokens } from '../tokens.js';
-import { SOURCE_TRUST, wrapDocumentation } from '../trust.js';
+import { SOURCE_TRUST, neutraliseDocumentationTags, wrapDocumentation } from '../trust.js';
 import { plural } from './common.js';
 import { quoteQuery } from './snippet-args.js';
 
@@ -29,6 +29,8 @@ interface Shown {
 // Past this many, the names of left-out sections cost more than they tell.
 const MAX_NAMED_LEFT_OUT = 15;
 const MAX_NAMED_SECTIONS = 30;
+// The cut marker line and the section's breadcrumb line.
+const CUT_MARKER_RESERVE = 60;
 // A listed section is named by its own heading and its parent's: the page title repeated on each costs tokens.
 const LISTED_DEPTH = 2;
 
@@ -61,22 +63,28 @@ function assemble(header: string, shown: Shown[], footer: string): string {
   return [header, block, footer].filter((p) => p !== '').join('\n\n');
 }
 
+const costOf = (text: string) => countTokens(neutraliseDocumentationTags(text)) + countTokens(SEPARATOR);
+
 function choose(blocks: MarkdownBlock[], ranked: RankedSection[], available: number): Shown[] {
   const shown: Shown[] = [];
   let left = available;
+  let firstCut = 0;
   ranked.forEach((section, i) => {
     const text = renderSection(section, section.text);
-    const cost = countTokens(text) + countTokens(SEPARATOR);
+    const cost = costOf(text);
     if (cost <= left) {
       shown.push({ section, text, cut: false });
       left -= cost;
     } else if (i === 0) {
-      // The best section alone is over the budget: its start, in at most half, so others can follow.
-      const cut = cutSection(blocks, section, Math.floor(left / 2) - 60);
+      // The best section alone is over the budget: its start, in at most half, so others can follow;
+      // whatever they leave unused is given back to it below.
+      const cut = cutSection(blocks, section, Math.floor(left / 2) - CUT_MARKER_RESERVE);
+      firstCut = costOf(cut.text);
       shown.push(cut);
-      left -= countTokens(cut.text) + countTokens(SEPARATOR);
+      left -= firstCut;
     }
   });
+  if (shown[0]?.cut && left > 0) shown[0] = cutSection(blocks, shown[0].section, firstCut + left - CUT_MARKER_RESERVE);
   return shown;
 }
 
@@ -87,11 +95,15 @@ export function focusedRead(page: FocusedPage, blocks: MarkdownBlock[], query: s
   const base = [`# ${page.title || page.url}`, `URL: ${page.url}`, `Library: ${page.version ? `${page.library} ${page.version}` : page.library}`];
   const structuredBase = { source_trust: SOURCE_TRUST, url: page.url, title: page.title, library: page.library, version: page.version, query, max_tokens: maxTokens };
   if (ranked.length === 0) {
-    const text = [
-      ...base,
-      `No section of this page matches ${quoteQuery(query)}. Its ${plural(sections.length, 'section')}: ${listNames(sections as RankedSection[], MAX_NAMED_SECTIONS)}.`,
-      'Call again with other words, or without query to read the page in chunks.',
-    ].join('\n');
+    const noMatch = (named: number) =>
+      [
+        ...base,
+        `No section of this page matches ${quoteQuery(query)}. Its ${plural(sections.length, 'section')}: ${listNames(sections as RankedSection[], named)}.`,
+        'Call again with other words, or without query to read the page in chunks.',
+      ].join('\n');
+    let named = MAX_NAMED_SECTIONS;
+    while (named > 0 && countTokens(noMatch(named)) > maxTokens) named -= 5;
+    const text = noMatch(Math.max(0, named));
     return { text, structured: { ...structuredBase, tokens: countTokens(text), total_sections: sections.length, sections: [], left_out: [] } };
   }
   const headerFor = (shown: Shown[]) =>
