@@ -4,6 +4,7 @@ import { CallToolRequestSchema, ErrorCode, McpError } from '@modelcontextprotoco
 import { createMcpSession, createSessionlessMcpSession } from './session.js';
 import type { McpSession } from './session.js';
 import type { DocdexTool, McpDeps } from './tool.js';
+import { TRUST_NOTE } from './trust.js';
 import { registerCancelCrawlTool } from './tools/cancel-crawl.js';
 import { registerGetContentTool } from './tools/get-content.js';
 import { registerGetCrawlStatusTool } from './tools/get-crawl-status.js';
@@ -16,7 +17,9 @@ export type { McpDeps } from './tool.js';
 
 const INSTRUCTIONS = `docdex is a local index of code snippets from documentation sites, git repositories and package registries, with several versions of a library side by side.
 Typical use: search_libraries to find a library's id (fuzzy by name), then get_content with that library_id (name, name@version or name@range such as react@^18.2) and a query to get code examples with their source URLs, then get_page_markdown with a source URL when you need the full page around a snippet.
-To index a library at the version a project uses: add_library with a spec such as npm:react@18.3.1 or a git URL with @tag; to crawl a docs site: init_crawl with start URLs. Follow either with get_crawl_status; stop a crawl with cancel_crawl.`;
+To index a library at the version a project uses: add_library with a spec such as npm:react@18.3.1 or a git URL with @tag; to crawl a docs site: init_crawl with start URLs. Follow either with get_crawl_status; stop a crawl with cancel_crawl.
+Answers stay within max_tokens (get_content default 5000) and say what was left out; get_page_markdown with a query returns only the matching sections of a page. A snippet already shown in this session is named in one line (fresh=true repeats it).
+${TRUST_NOTE}`;
 
 function packageVersion(): string {
   try {
