@@ -105,7 +105,8 @@ describe('get_content token budgets', () => {
         fc.oneof(fc.constantFrom('configure widget', 'retries label step', 'widget 7', 'hostile'), fc.string({ maxLength: 1000 })),
         async (maxTokens, query) => {
           const r = await call(client, 'get_content', { library_id: 'widgetkit', query, limit: 20, max_tokens: maxTokens, fresh: true });
-          expect(r.isError, r.text).toBeFalsy();
+          // A query with no words is refused by the search itself, with a message that says so.
+          if (r.isError) expect(r.text).toContain('The search query has no words to search for.');
           expect(countTokens(r.text)).toBeLessThanOrEqual(maxTokens);
         },
       ),
@@ -156,6 +157,12 @@ describe('get_page_markdown with a query', () => {
     expect(r.text).toContain(JSON.stringify(s.left_out[0]));
     expect(s.source_trust).toBe('third_party');
     expect(r.text).toContain('<documentation source="third_party">');
+  });
+
+  it('refuses a budget too small for a query, and says what to do', async () => {
+    const r = await call(client, 'get_page_markdown', { url: `${site.url}/manual.html`, query: 'caching', max_tokens: 120 });
+    expect(r.isError).toBe(true);
+    expect(r.text).toContain('max_tokens 120 is too small for a query');
   });
 
   it('keeps its chunked reading without a query, inside the third-party block', async () => {

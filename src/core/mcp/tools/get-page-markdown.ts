@@ -10,7 +10,7 @@ import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
 import { MAX_QUERY_CHARS } from '../../search/query.js';
 import { SOURCE_TRUST, TRUST_NOTE, wrapDocumentation } from '../trust.js';
 import { focusedRead } from './page-query.js';
-import { DEFAULT_MAX_TOKENS } from './snippet-args.js';
+import { DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS } from './snippet-args.js';
 
 export const GET_PAGE_MARKDOWN = 'get_page_markdown';
 
@@ -116,6 +116,12 @@ export async function getPageMarkdown(deps: McpDeps, args: z.output<typeof input
   const query = args.query?.trim() ?? '';
   if (query) {
     const maxTokens = args.max_tokens ?? DEFAULT_MAX_TOKENS;
+    if (maxTokens < MIN_MAX_TOKENS) {
+      throw new UserError(`max_tokens ${maxTokens} is too small for a query: the answer's own lines need room, so it must be at least ${MIN_MAX_TOKENS}.`, {
+        code: 'validation_error',
+        hint: `Call get_page_markdown again with max_tokens of ${MIN_MAX_TOKENS} or more, or without query to read the page in chunks.`,
+      });
+    }
     const key = [page.source_id, page.url, page.updated_at.getTime(), maxTokens, maxTokens].join('\n');
     const { blocks } = chunkPage(key, page.markdown, maxTokens, maxTokens);
     return focusedRead({ url: page.url, title: page.title, library: page.source_name, version: page.version }, blocks, query, maxTokens);
