@@ -168,21 +168,21 @@ describe('search_libraries', () => {
 
 describe('get_content', () => {
   it('returns formatted snippets: header with count and page, separators, fenced code with language, source URLs', async () => {
-    const r = await call('get_content', { library_id: 'quillstack', query: 'route decorator path parameters' });
+    const r = await call('get_content', { library_id: 'quillstack', query: 'route decorator path parameters', fresh: true });
     expect(r.isError).toBeFalsy();
     const [header] = r.text.split('\n');
     expect(header).toMatch(/^quillstack \(library_id [0-9a-f-]{36}\) — \d+ snippets? match(es)? "route decorator path parameters" — page 1 of \d+, showing 1–\d+\.$/);
     expect(r.text).toContain('----------------------------------------');
-    expect(r.text).toMatch(/## 1\. .+\nLanguage: python \| Source: http:\/\/127\.0\.0\.1:\d+\/guide\/routing\.html/);
+    expect(r.text).toMatch(/## 1\. .+\npython · quillstack · http:\/\/127\.0\.0\.1:\d+\/guide\/routing\.html/);
     expect(r.text).toContain('```python\nfrom quillstack import App, Response');
     expect(r.text).toContain('@app.route("/items/<item_id>", methods=["GET"])');
   });
 
   it('browses a library without a query and pages through it', async () => {
-    const first = await call('get_content', { library_id: sourceId, limit: 2 });
+    const first = await call('get_content', { library_id: sourceId, limit: 2, fresh: true });
     expect(first.text).toMatch(/— \d+ snippets — page 1 of \d+, showing 1–2\./);
     expect(first.text).toContain(`More results: call get_content with library_id="${sourceId}", page=2.`);
-    const second = await call('get_content', { library_id: sourceId, limit: 2, page: 2 });
+    const second = await call('get_content', { library_id: sourceId, limit: 2, page: 2, fresh: true });
     expect(second.text).toContain('showing 3–4');
     const firstCode = first.text.match(/```\w*\n([\s\S]*?)\n```/g);
     const secondCode = second.text.match(/```\w*\n([\s\S]*?)\n```/g);
@@ -190,14 +190,14 @@ describe('get_content', () => {
   });
 
   it('cuts long code at the token budget with a visible marker', async () => {
-    const r = await call('get_content', { library_id: 'quillstack', query: 'configure_everything', limit: 1 });
+    const r = await call('get_content', { library_id: 'quillstack', query: 'configure_everything', limit: 1, fresh: true });
     expect(r.text).toContain('def configure_everything(app):');
     expect(r.text).toMatch(/\[… code truncated: showing \d+ of \d+ tokens, \d+ more lines not shown\. Full code: call get_page_markdown with url="[^"]+\/api\/reference\.html[^"]*"\.\]/);
     expect(r.text).not.toContain('app.method_400(');
   });
 
   it('resolves a misspelt library name and says so', async () => {
-    const r = await call('get_content', { library_id: 'quilstack', query: 'install' });
+    const r = await call('get_content', { library_id: 'quilstack', query: 'install', fresh: true });
     expect(r.isError).toBeFalsy();
     expect(r.text).toContain('using the closest match, quillstack');
     expect(r.text).toContain('pip install quillstack');
@@ -266,7 +266,13 @@ describe('get_page_markdown', () => {
     expect(m).toMatchObject({ chunk_index: 0, chunk_size: 300, next_chunk_index: 1 });
     expect(head.text).toContain('chunk_index=1, chunk_size=300');
     const next = await call('get_page_markdown', { url, chunk_index: m.next_chunk_index, chunk_size: m.chunk_size });
-    const bodyOf = (text: string) => text.split('\n\n---\n\n').slice(1).join('\n\n---\n\n');
+    const bodyOf = (text: string) =>
+      text
+        .split('\n\n---\n\n')
+        .slice(1)
+        .join('\n\n---\n\n')
+        .replace(/^<documentation source="third_party">\n/, '')
+        .replace(/\n<\/documentation>$/, '');
     const first = bodyOf(head.text);
     const second = bodyOf(next.text);
     // Reading on neither repeats the text already returned nor skips any: the two parts are the page's start.

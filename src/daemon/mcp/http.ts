@@ -374,7 +374,7 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
     keepAliveMs: options.sseKeepAliveMs ?? 15_000,
     rebinding: (request) => options.rebinding?.(request) ?? {},
     readOnly: (request) => options.scope?.(request) === 'read',
-    rest: { full: createDocdexMcpServer(options.deps), read: createDocdexMcpServer(options.deps, { readOnly: true }) },
+    rest: { full: createDocdexMcpServer(options.deps, { sessions: false }), read: createDocdexMcpServer(options.deps, { readOnly: true, sessions: false }) },
   };
   installJsonParser(app);
   app.addHook('onRequest', async (request, reply) => {

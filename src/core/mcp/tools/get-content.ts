@@ -4,15 +4,19 @@ import { UserError } from '../../errors.js';
 import { MAX_LIBRARY_NAME_CHARS, MAX_LIBRARY_VERSION_CHARS } from '../../library-ref.js';
 import { MAX_QUERY_CHARS } from '../../search/query.js';
 import { searchSnippetsShared } from '../../search/shared.js';
-import { SEPARATOR, formatSnippets } from '../format.js';
-import type { SnippetForModel } from '../format.js';
+import { describeResultNumbers, formatSnippetsWithinBudget } from '../format.js';
+import type { SnippetForModel, SnippetOmission } from '../format.js';
 import { libraryLabel, resolveLibraryForModel } from '../libraries.js';
 import { MAX_PROJECT_ARG_CHARS } from '../project.js';
 import { listLibrarySnippets } from '../queries.js';
+import type { McpSession } from '../session.js';
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
+import { SOURCE_TRUST, TRUST_NOTE } from '../trust.js';
+import { countTokens } from '../tokens.js';
 import { limitArg, pageArg, plural } from './common.js';
 import { searchProjectForModel } from './search-project.js';
+import { MAX_TOKENS_LIMIT, budgetedSnippetsOutput, freshArg, maxTokensArg, quoteQuery, structuredSnippets, verboseArg } from './snippet-args.js';
 
 export const GET_CONTENT = 'get_content';
 
@@ -39,6 +43,9 @@ const inputSchema = z.object({
   query: z.string().max(MAX_QUERY_CHARS).optional().describe('What to look for inside the library, e.g. "dependency injection" or "useEffect cleanup". Omit to browse the library\'s snippets.'),
   limit: limitArg,
   page: pageArg,
+  max_tokens: maxTokensArg,
+  verbose: verboseArg,
+  fresh: freshArg,
 });
 
 /** Exactly one of library_id and project; a project search needs a query. */
@@ -50,76 +57,145 @@ const checkedInput = inputSchema.superRefine((args, ctx) => {
   }
 });
 
-/** `signal`: the client cancelled; a search still waiting for its turn is then not run (searchSnippetsShared). */
-export async function getContent(deps: McpDeps, args: z.output<typeof inputSchema>, signal?: AbortSignal): Promise<ToolOutput> {
-  if (args.library_id === undefined) return searchProjectForModel(deps, { project: args.project, query: args.query ?? '', limit: args.limit, page: args.page }, GET_CONTENT, signal);
+// With project, the answer is a project search: the project's fields instead of one library's.
+const outputSchema = budgetedSnippetsOutput.extend({
+  library_id: z.string().optional(),
+  library: z.string().optional(),
+  version: z.string().optional(),
+  project: z.string().optional(),
+  query: z.string(),
+});
+
+type GetContentArgs = z.output<typeof inputSchema>;
+
+function footerFor(args: GetContentArgs, libraryId: string, query: string, hasNextPage: boolean): (omission: SnippetOmission) => string {
+  return (omission) => {
+    const lines: string[] = [];
+    if (omission.alreadyShown > 0) {
+      lines.push(
+        `${plural(omission.alreadyShown, 'result')} already shown in full earlier in this session ${omission.alreadyShown === 1 ? 'is' : 'are'} named in one line; fresh=true shows them again.`,
+      );
+    }
+    if (omission.leftOut.length > 0) {
+      lines.push(
+        `Left out ${omission.leftOut.length} of this page's results to stay within max_tokens=${omission.maxTokens} (${describeResultNumbers(omission.leftOut)}): ` +
+          `call get_content again with the same arguments and max_tokens=${Math.min(MAX_TOKENS_LIMIT, omission.tokensForAll)} to see them` +
+          (hasNextPage ? `, or page=${args.page + 1} for the next results.` : '.'),
+      );
+    }
+    if (hasNextPage) {
+      const sameQuery = !query ? '' : query.length <= 120 ? `, query=${JSON.stringify(query)}` : ', the same query';
+      lines.push(`More results: call get_content with library_id="${libraryId}"${sameQuery}, page=${args.page + 1}.`);
+    }
+    return lines.join('\n');
+  };
+}
+
+interface FoundSnippets {
+  snippets: SnippetForModel[];
+  total: number;
+  remarks: string[];
+}
+
+async function findSnippets(deps: McpDeps, libraryId: string, query: string, args: GetContentArgs, signal?: AbortSignal): Promise<FoundSnippets> {
+  const offset = (args.page - 1) * args.limit;
+  if (!query) {
+    const result = await listLibrarySnippets(deps.pool, libraryId, { limit: args.limit, offset });
+    return { snippets: result.items, total: result.total, remarks: [] };
+  }
+  if (offset > MAX_SEARCH_DEPTH) {
+    throw new UserError(`page ${args.page} is too deep: query results can be paged through their first ${MAX_SEARCH_DEPTH} matches only.`, {
+      code: 'validation_error',
+      hint: 'Use a more specific query, or a lower page number.',
+    });
+  }
+  const result = await searchSnippetsShared(deps.pool, { query, source: libraryId, limit: args.limit, offset }, signal);
+  const remarks: string[] = [];
+  if (result.corrected && result.corrected.length > 0) {
+    remarks.push(`Spelling corrected: ${result.corrected.map((c) => `"${c.from}" → "${c.to}"`).join(', ')}.`);
+  }
+  if (result.fallback) remarks.push('Few snippets matched the query itself; snippets marked "page match" come from pages whose text matches.');
+  return { snippets: result.items, total: result.total, remarks };
+}
+
+/**
+ * `signal`: the client cancelled; a search still waiting for its turn is then not run (searchSnippetsShared).
+ * `session`: snippets it has seen in full are named in one line (unless `fresh`), and it records the new ones.
+ */
+export async function getContent(deps: McpDeps, args: GetContentArgs, session?: McpSession, signal?: AbortSignal): Promise<ToolOutput> {
+  if (args.library_id === undefined) {
+    const project = { project: args.project, query: args.query ?? '', limit: args.limit, page: args.page, max_tokens: args.max_tokens, verbose: args.verbose, fresh: args.fresh };
+    return searchProjectForModel(deps, project, GET_CONTENT, session, signal);
+  }
   const { library, note } = await resolveLibraryForModel(deps.pool, args.library_id);
   const query = args.query?.trim() ?? '';
-  const offset = (args.page - 1) * args.limit;
   const label = libraryLabel(library);
-
-  let snippets: SnippetForModel[];
-  let total: number;
-  const remarks: string[] = [];
-  if (query) {
-    if (offset > MAX_SEARCH_DEPTH) {
-      throw new UserError(`page ${args.page} is too deep: query results can be paged through their first ${MAX_SEARCH_DEPTH} matches only.`, {
-        code: 'validation_error',
-        hint: 'Use a more specific query, or a lower page number.',
-      });
-    }
-    const result = await searchSnippetsShared(deps.pool, { query, source: library.id, limit: args.limit, offset }, signal);
-    snippets = result.items;
-    total = result.total;
-    if (result.corrected && result.corrected.length > 0) {
-      remarks.push(`Spelling corrected: ${result.corrected.map((c) => `"${c.from}" → "${c.to}"`).join(', ')}.`);
-    }
-    if (result.fallback) remarks.push('Few snippets matched the query itself; snippets marked "page match" come from pages whose text matches.');
-  } else {
-    const result = await listLibrarySnippets(deps.pool, library.id, { limit: args.limit, offset });
-    snippets = result.items;
-    total = result.total;
-  }
-
+  const found = await findSnippets(deps, library.id, query, args, signal);
+  const { total } = found;
   const totalPages = Math.max(1, Math.ceil(total / args.limit));
-  const what = query ? `${plural(total, 'snippet')} ${total === 1 ? 'matches' : 'match'} "${query}"` : plural(total, 'snippet');
-  const preamble = [note, ...remarks].filter((s): s is string => s !== undefined);
+  const what = query ? `${plural(total, 'snippet')} ${total === 1 ? 'matches' : 'match'} ${quoteQuery(query)}` : plural(total, 'snippet');
+  const preamble = [note, ...found.remarks].filter((s): s is string => s !== undefined);
+  const structuredBase = {
+    source_trust: SOURCE_TRUST,
+    library_id: library.id,
+    library: library.name,
+    version: library.version,
+    query,
+    page: args.page,
+    total,
+    total_pages: totalPages,
+    max_tokens: args.max_tokens,
+  };
 
-  if (snippets.length === 0) {
+  if (found.snippets.length === 0) {
     const reason =
       total > 0
         ? `Page ${args.page} is past the end: ${label} has ${what} (${totalPages} page${totalPages === 1 ? '' : 's'} of ${args.limit}).`
         : query
-          ? `No snippets in ${label} match "${query}". Try other or fewer words, or call get_content without query to browse ${label}.`
+          ? `No snippets in ${label} match ${quoteQuery(query)}. Try other or fewer words, or call get_content without query to browse ${label}.`
           : `${label} has no snippets yet${library.kind === 'crawl' ? ' (its crawl may still be running: check it with get_crawl_status)' : ''}.`;
-    return { text: [...preamble, reason].join('\n') };
+    const text = [...preamble, reason].join('\n');
+    return { text, structured: { ...structuredBase, tokens: countTokens(text), tokens_for_all: 0, snippets: [], left_out: [] } };
   }
 
-  const first = offset + 1;
+  const first = (args.page - 1) * args.limit + 1;
   // The version the snippets come from, said in words: a model told "react 18" may not read "18" as one.
   const named = library.version ? `${library.name} version ${library.version}` : library.name;
-  const header = `${named} (library_id ${library.id}) — ${what} — page ${args.page} of ${totalPages}, showing ${first}–${first + snippets.length - 1}.`;
-  const parts = [[header, ...preamble].join('\n'), formatSnippets(snippets, first)];
-  if (args.page < totalPages) {
-    parts.push(`More results: call get_content with library_id="${library.id}"${query ? `, query=${JSON.stringify(query)}` : ''}, page=${args.page + 1}.`);
-  }
-  return { text: parts.join(SEPARATOR) };
+  const header = `${named} (library_id ${library.id}) — ${what} — page ${args.page} of ${totalPages}, showing ${first}–${first + found.snippets.length - 1}.`;
+  const answer = formatSnippetsWithinBudget({
+    snippets: found.snippets.map((s) => ({ ...s, library: library.name, version: library.version })),
+    firstIndex: first,
+    maxTokens: args.max_tokens,
+    header: [header, ...preamble].join('\n'),
+    footer: footerFor(args, library.id, query, args.page < totalPages),
+    verbose: args.verbose,
+    fresh: args.fresh,
+    ...(session ? { session } : {}),
+  });
+  return {
+    text: answer.text,
+    structured: { ...structuredBase, tokens: answer.tokens, tokens_for_all: answer.tokensForAll, snippets: structuredSnippets(answer.shown), left_out: answer.leftOut },
+  };
 }
 
-export function registerGetContentTool(server: McpServer, deps: McpDeps): DocdexTool {
+export function registerGetContentTool(server: McpServer, deps: McpDeps, session?: McpSession): DocdexTool {
   return registerDocdexTool(server, deps, {
     name: GET_CONTENT,
     title: 'Get code snippets from a library',
     description:
-      "Returns code examples from an indexed library's documentation: each with its title, description, language, source URL and the code in a fenced block. " +
+      "Returns code examples from an indexed library's documentation: each with its title, language, library@version, source URL and the code in a fenced block (a description when it adds to the title; verbose=true gives every fact). " +
       'library_id is the id from search_libraries, or a library name (fuzzy; its latest version) or name@version (exact, a major like react@18, or a range like react@^18.2). ' +
       'The answer names the version the snippets come from; a version that is not indexed is an error listing the indexed ones, never another version. ' +
       'With query, returns the snippets that best match it (e.g. "streaming response", "useEffect cleanup"); without, browses the library. ' +
-      "Results are paginated (limit up to 100, page from 1). Very long code is cut with a marker; get_page_markdown with the snippet's source URL returns the full page. " +
+      'The answer stays within max_tokens (default 5000): snippets fill it best first, each whole, and the answer says which results were left out and how to get them (a higher max_tokens, or the next page). ' +
+      'A snippet already shown in full earlier in this session is named in one line instead (fresh=true repeats it). ' +
+      "Results are paginated (limit up to 100, page from 1). get_page_markdown with a snippet's source URL returns the page around it. " +
       'An unknown library gets a message listing the closest names. ' +
-      "Instead of library_id, project (a project's name or root directory) with query searches all the project's libraries at the versions it uses.",
+      "Instead of library_id, project (a project's name or root directory) with query searches all the project's libraries at the versions it uses. " +
+      TRUST_NOTE,
     inputSchema: checkedInput,
+    outputSchema,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    run: (args, context) => getContent(deps, args, context.signal),
+    run: (args, context) => getContent(deps, args, session, context.signal),
   });
 }

@@ -7,11 +7,22 @@ import { getPageByUrl, similarPageUrls } from '../queries.js';
 import { countTokens } from '../tokens.js';
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
+import { MAX_QUERY_CHARS } from '../../search/query.js';
+import { SOURCE_TRUST, TRUST_NOTE, wrapDocumentation } from '../trust.js';
+import { focusedRead } from './page-query.js';
+import { DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS } from './snippet-args.js';
 
 export const GET_PAGE_MARKDOWN = 'get_page_markdown';
 
 const inputSchema = z.object({
   url: z.string().trim().min(1).max(4000).describe('URL of an indexed documentation page, normally the source URL of a get_content snippet. A #fragment and a trailing slash are ignored.'),
+  query: z
+    .string()
+    .max(MAX_QUERY_CHARS)
+    .optional()
+    .describe(
+      `What to read about on the page, e.g. "makedirs exist_ok". Returns the sections that match it, each with its heading breadcrumb, best first within max_tokens (default ${DEFAULT_MAX_TOKENS}), and names the matching sections left out. Omit to read the page in chunks.`,
+    ),
   max_tokens: z
     .number()
     .int()
@@ -102,6 +113,19 @@ function selectView(page: ChunkedPage, args: z.output<typeof inputSchema>): Page
 
 export async function getPageMarkdown(deps: McpDeps, args: z.output<typeof inputSchema>): Promise<ToolOutput> {
   const page = await findPage(deps, args.url);
+  const query = args.query?.trim() ?? '';
+  if (query) {
+    const maxTokens = args.max_tokens ?? DEFAULT_MAX_TOKENS;
+    if (maxTokens < MIN_MAX_TOKENS) {
+      throw new UserError(`max_tokens ${maxTokens} is too small for a query: the answer's own lines need room, so it must be at least ${MIN_MAX_TOKENS}.`, {
+        code: 'validation_error',
+        hint: `Call get_page_markdown again with max_tokens of ${MIN_MAX_TOKENS} or more, or without query to read the page in chunks.`,
+      });
+    }
+    const key = [page.source_id, page.url, page.updated_at.getTime(), maxTokens, maxTokens].join('\n');
+    const { blocks } = chunkPage(key, page.markdown, maxTokens, maxTokens);
+    return focusedRead({ url: page.url, title: page.title, library: page.source_name, version: page.version }, blocks, query, maxTokens);
+  }
   const chunkSize = args.chunk_index === undefined && args.max_tokens !== undefined ? Math.min(args.chunk_size, args.max_tokens) : args.chunk_size;
   const blockBudget = Math.min(chunkSize, args.max_tokens ?? Number.POSITIVE_INFINITY);
   const key = [page.source_id, page.url, page.updated_at.getTime(), chunkSize, blockBudget].join('\n');
@@ -133,8 +157,9 @@ export async function getPageMarkdown(deps: McpDeps, args: z.output<typeof input
   ].filter((line) => line !== '');
   const body = view.text === '' ? '(This page has no text content.)' : view.text;
   return {
-    text: `${header.join('\n')}\n\n---\n\n${body}`,
+    text: `${header.join('\n')}\n\n---\n\n${wrapDocumentation(body)}`,
     structured: {
+      source_trust: SOURCE_TRUST,
       url: page.url,
       title: page.title,
       library: page.source_name,
@@ -150,19 +175,29 @@ export async function getPageMarkdown(deps: McpDeps, args: z.output<typeof input
   };
 }
 
+/** One schema for both answers: a chunk (no query) or the matching sections (query); the other's fields are absent. */
 const outputSchema = z.object({
+  source_trust: z.literal(SOURCE_TRUST),
   url: z.string(),
   title: z.string(),
   library: z.string(),
   version: z.string(),
-  chunk_index: z.number().int(),
+  chunk_index: z.number().int().optional(),
   /** The chunk_size the chunk indexes refer to: pass it with next_chunk_index to read on. */
-  chunk_size: z.number().int(),
-  total_chunks: z.number().int(),
-  has_more: z.boolean(),
+  chunk_size: z.number().int().optional(),
+  total_chunks: z.number().int().optional(),
+  has_more: z.boolean().optional(),
   next_chunk_index: z.number().int().optional(),
   tokens: z.number().int(),
-  total_tokens: z.number().int(),
+  total_tokens: z.number().int().optional(),
+  query: z.string().optional(),
+  max_tokens: z.number().int().optional(),
+  total_sections: z.number().int().optional(),
+  sections: z
+    .array(z.object({ heading: z.string(), tokens: z.number().int(), cut: z.boolean() }))
+    .optional()
+    .describe('The sections shown, best first, by breadcrumb.'),
+  left_out: z.array(z.string()).optional().describe('Matching sections left out to stay within max_tokens, by breadcrumb, best first.'),
 });
 
 export function registerGetPageMarkdownTool(server: McpServer, deps: McpDeps): DocdexTool {
@@ -173,7 +208,9 @@ export function registerGetPageMarkdownTool(server: McpServer, deps: McpDeps): D
       'Returns the full markdown of an indexed documentation page, for the context around a snippet (prose, related examples, parameters). ' +
       'Pass the source URL of a get_content snippet. Long pages come in chunks of chunk_size tokens (default 4000) that break between paragraphs and headings, never inside a code block: ' +
       'the first call returns chunk 0 and says how many chunks there are; call again with chunk_index=1, 2, ... to read on. ' +
-      'max_tokens caps how much text one call returns; the answer says which chunk_index and chunk_size continue it.',
+      'max_tokens caps how much text one call returns; the answer says which chunk_index and chunk_size continue it. ' +
+      'With query, returns only the sections that match it (cut at headings and API entries, each with its heading breadcrumb), best first, the whole answer within max_tokens (default 5000), and names the matching sections left out. ' +
+      TRUST_NOTE,
     inputSchema,
     outputSchema,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -5,6 +5,7 @@ import { findLibraries } from '../queries.js';
 import type { LibraryGroup } from '../queries.js';
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
+import { SOURCE_TRUST, TRUST_NOTE, wrapDocumentation } from '../trust.js';
 import { limitArg, pageArg, pagination, paginationOutput, plural } from './common.js';
 
 export const SEARCH_LIBRARIES = 'search_libraries';
@@ -32,6 +33,8 @@ const libraryOutput = z.object({
 });
 
 const outputSchema = z.object({
+  /** Names and descriptions come from the indexed sites and packages. */
+  source_trust: z.literal(SOURCE_TRUST),
   query: z.string(),
   libraries: z.array(libraryOutput),
   /** Absent when no library clearly wins (optional rather than nullable: see crawl-job.ts). */
@@ -57,6 +60,7 @@ export async function searchLibraries(deps: McpDeps, args: z.output<typeof input
   const selectedIndex = args.page === 1 ? clearBestMatch(items, query) : undefined;
   const page = pagination(args.page, args.limit, total);
   const structured = {
+    source_trust: SOURCE_TRUST,
     query,
     libraries: items.map((lib, i) => ({
       id: lib.id,
@@ -94,7 +98,7 @@ export async function searchLibraries(deps: McpDeps, args: z.output<typeof input
   } else if (query) {
     parts.push('No single library is a clear match: pick one and pass its id as library_id to get_content.');
   }
-  parts.push(items.map((lib, i) => render(lib, first + i, i === selectedIndex)).join('\n\n'));
+  parts.push(wrapDocumentation(items.map((lib, i) => render(lib, first + i, i === selectedIndex)).join('\n\n')));
   if (page.has_more) parts.push(`More results: call search_libraries with page=${args.page + 1}.`);
   return { text: parts.join('\n\n'), structured };
 }
@@ -108,7 +112,8 @@ export function registerSearchLibrariesTool(server: McpServer, deps: McpDeps): D
       "Each library is listed once, as its latest version, with every indexed version (latest first); it is also found by its aliases (e.g. a package's repository name). " +
       "Returns each library's id, name, version, description and snippet count, with pagination. " +
       'When one library is clearly the best match it is marked [selected]: pass its id as library_id to get_content. ' +
-      'Call with no query to list every library. Use this first when you do not know the exact library name.',
+      'Call with no query to list every library. Use this first when you do not know the exact library name. ' +
+      TRUST_NOTE,
     inputSchema,
     outputSchema,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -5,11 +5,16 @@ import { describeProject, libraryAtVersion } from '../../project/libraries.js';
 import { searchProject } from '../../project/search.js';
 import type { NotIndexedLibrary, ProjectSearchResponse } from '../../project/search.js';
 import { MAX_QUERY_CHARS } from '../../search/query.js';
-import { SEPARATOR, formatSnippets } from '../format.js';
+import { describeResultNumbers, formatSnippetsWithinBudget } from '../format.js';
+import type { SnippetOmission } from '../format.js';
 import { MAX_PROJECT_ARG_CHARS, PROJECT_ARG_DESCRIPTION, projectRefFor, withProjectForModel } from '../project.js';
+import type { McpSession } from '../session.js';
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
+import { countTokens } from '../tokens.js';
+import { SOURCE_TRUST, TRUST_NOTE } from '../trust.js';
 import { limitArg, pageArg, plural } from './common.js';
+import { MAX_TOKENS_LIMIT, budgetedSnippetsOutput, freshArg, maxTokensArg, quoteQuery, structuredSnippets, verboseArg } from './snippet-args.js';
 
 export const SEARCH_PROJECT = 'search_project';
 
@@ -21,7 +26,12 @@ const inputSchema = z.object({
   project: z.string().trim().min(1).max(MAX_PROJECT_ARG_CHARS).optional().describe(PROJECT_ARG_DESCRIPTION),
   limit: limitArg,
   page: pageArg,
+  max_tokens: maxTokensArg,
+  verbose: verboseArg,
+  fresh: freshArg,
 });
+
+const outputSchema = budgetedSnippetsOutput.extend({ project: z.string(), query: z.string() });
 
 /** What a project search is asked, from search_project or get_content's `project`. */
 export interface ProjectQuery {
@@ -29,6 +39,9 @@ export interface ProjectQuery {
   query: string;
   limit: number;
   page: number;
+  max_tokens: number;
+  verbose: boolean;
+  fresh: boolean;
 }
 
 function notIndexedLine(libraries: NotIndexedLibrary[]): string | undefined {
@@ -46,12 +59,32 @@ function remarks(result: ProjectSearchResponse): string[] {
   return out;
 }
 
+function footerFor(args: ProjectQuery, tool: string, project: string, hasNextPage: boolean): (omission: SnippetOmission) => string {
+  const again = `call ${tool} with project=${JSON.stringify(project)}, query=${args.query.length <= 120 ? JSON.stringify(args.query) : 'the same query'}`;
+  return (omission) => {
+    const lines: string[] = [];
+    if (omission.alreadyShown > 0) {
+      lines.push(
+        `${plural(omission.alreadyShown, 'result')} already shown in full earlier in this session ${omission.alreadyShown === 1 ? 'is' : 'are'} named in one line; fresh=true shows them again.`,
+      );
+    }
+    if (omission.leftOut.length > 0) {
+      lines.push(
+        `Left out ${omission.leftOut.length} of this page's results to stay within max_tokens=${omission.maxTokens} (${describeResultNumbers(omission.leftOut)}): ` +
+          `${again}, max_tokens=${Math.min(MAX_TOKENS_LIMIT, omission.tokensForAll)} to see them${hasNextPage ? `, or page=${args.page + 1} for the next results.` : '.'}`,
+      );
+    }
+    if (hasNextPage) lines.push(`More results: ${again}, page=${args.page + 1}.`);
+    return lines.join('\n');
+  };
+}
+
 /**
- * The project's libraries at their recorded versions searched together, rendered for a model: each snippet
- * titled with its library@version, and the libraries that could not be searched named. `tool` is the tool
- * the model called (search_project, or get_content with project), for the next-page hint.
+ * The project's libraries at their recorded versions searched together, rendered for a model within its token
+ * budget: each snippet with its library@version, and the libraries that could not be searched named. `tool` is
+ * the tool the model called (search_project, or get_content with project), for the next-page hint.
  */
-export async function searchProjectForModel(deps: McpDeps, args: ProjectQuery, tool: string, signal?: AbortSignal): Promise<ToolOutput> {
+export async function searchProjectForModel(deps: McpDeps, args: ProjectQuery, tool: string, session?: McpSession, signal?: AbortSignal): Promise<ToolOutput> {
   const offset = (args.page - 1) * args.limit;
   if (offset > MAX_SEARCH_DEPTH) {
     throw new ValidationError(`page ${args.page} is too deep: query results can be paged through their first ${MAX_SEARCH_DEPTH} matches only.`, {
@@ -63,35 +96,46 @@ export async function searchProjectForModel(deps: McpDeps, args: ProjectQuery, t
   const name = describeProject(result.project);
   const preamble = remarks(result);
   const totalPages = Math.max(1, Math.ceil(result.total / args.limit));
+  const projectRef = result.project.root ?? result.project.name;
+  const base = { source_trust: SOURCE_TRUST, project: projectRef, query: args.query, page: args.page, total: result.total, total_pages: totalPages, max_tokens: args.max_tokens };
   if (result.items.length === 0) {
     const reason =
       result.searched === 0
         ? `None of project ${name}'s libraries is indexed at the version it uses: nothing was searched.`
         : result.total > 0
-          ? `Page ${args.page} is past the end: ${plural(result.total, 'snippet')} match "${args.query}" (${totalPages} pages of ${args.limit}).`
-          : `No snippets in project ${name}'s ${plural(result.searched, 'indexed library', 'indexed libraries')} match "${args.query}". Try other or fewer words.`;
-    return { text: [reason, ...preamble].join('\n') };
+          ? `Page ${args.page} is past the end: ${plural(result.total, 'snippet')} match ${quoteQuery(args.query)} (${totalPages} pages of ${args.limit}).`
+          : `No snippets in project ${name}'s ${plural(result.searched, 'indexed library', 'indexed libraries')} match ${quoteQuery(args.query)}. Try other or fewer words.`;
+    const text = [reason, ...preamble].join('\n');
+    return { text, structured: { ...base, tokens: countTokens(text), tokens_for_all: 0, snippets: [], left_out: [] } };
   }
   const first = offset + 1;
-  const header = `Project ${name} — ${plural(result.total, 'snippet')} ${result.total === 1 ? 'matches' : 'match'} "${args.query}" across ${plural(result.searched, 'library', 'libraries')} at the versions the project uses — page ${args.page} of ${totalPages}, showing ${first}–${first + result.items.length - 1}. Each title starts with its library@version.`;
-  const snippets = result.items.map((item) => ({ ...item, title: `[${libraryAtVersion({ name: item.source_name, version: item.version })}] ${item.title}` }));
-  const parts = [[header, ...preamble].join('\n'), formatSnippets(snippets, first)];
-  if (args.page < totalPages) {
-    parts.push(`More results: call ${tool} with project=${JSON.stringify(result.project.root ?? result.project.name)}, query=${JSON.stringify(args.query)}, page=${args.page + 1}.`);
-  }
-  return { text: parts.join(SEPARATOR) };
+  const header = `Project ${name} — ${plural(result.total, 'snippet')} ${result.total === 1 ? 'matches' : 'match'} ${quoteQuery(args.query)} across ${plural(result.searched, 'library', 'libraries')} at the versions the project uses — page ${args.page} of ${totalPages}, showing ${first}–${first + result.items.length - 1}. Each snippet names its library@version.`;
+  const answer = formatSnippetsWithinBudget({
+    snippets: result.items.map((item) => ({ ...item, library: item.source_name, version: item.version })),
+    firstIndex: first,
+    maxTokens: args.max_tokens,
+    header: [header, ...preamble].join('\n'),
+    footer: footerFor(args, tool, projectRef, args.page < totalPages),
+    verbose: args.verbose,
+    fresh: args.fresh,
+    ...(session ? { session } : {}),
+  });
+  return { text: answer.text, structured: { ...base, tokens: answer.tokens, tokens_for_all: answer.tokensForAll, snippets: structuredSnippets(answer.shown), left_out: answer.leftOut } };
 }
 
-export function registerSearchProjectTool(server: McpServer, deps: McpDeps): DocdexTool {
+export function registerSearchProjectTool(server: McpServer, deps: McpDeps, session?: McpSession): DocdexTool {
   return registerDocdexTool(server, deps, {
     name: SEARCH_PROJECT,
     title: "Search a project's libraries",
     description:
       'Searches the documentation of the libraries a project depends on, at exactly the versions its lockfiles name, ranked together; each result names its library@version and source URL. ' +
       'A library whose version is not indexed is not searched and the answer says so (call sync_project to index it); another indexed version is never used in its place. ' +
-      'project defaults to the directory the stdio server was started in; get_project_libraries lists the libraries and their states. Results are paginated (limit up to 100, page from 1).',
+      'project defaults to the directory the stdio server was started in; get_project_libraries lists the libraries and their states. Results are paginated (limit up to 100, page from 1). ' +
+      'The answer stays within max_tokens (default 5000), snippets whole and best first, and says which results were left out; a snippet already shown in this session is named in one line (fresh=true repeats it). ' +
+      TRUST_NOTE,
     inputSchema,
+    outputSchema,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    run: (args, context) => searchProjectForModel(deps, args, SEARCH_PROJECT, context.signal),
+    run: (args, context) => searchProjectForModel(deps, args, SEARCH_PROJECT, session, context.signal),
   });
 }
