@@ -26,4 +26,13 @@ export interface ManifestReadResult {
   dependencies: ProjectDependency[];
   /** The manifests and lockfiles read, relative to the root. */
   files: string[];
+  /** Dependencies that are not registry packages (a workspace, a path, git, a URL): listed, never indexed. */
+  skipped?: SkippedDependency[];
+}
+
+/** A dependency sync leaves out, with why (`a git dependency (github:user/repo), not a registry package`). */
+export interface SkippedDependency {
+  name: string;
+  manifest: string;
+  reason: string;
 }

@@ -17,5 +17,5 @@ export async function readProjectDependencies(root: string): Promise<ManifestRea
     throw new UserError(`No project manifest found in ${root}.`, { code: 'no_manifest' });
   }
   const dependencies: ProjectDependency[] = found.flatMap((r) => r.dependencies);
-  return { dependencies, files: found.flatMap((r) => r.files) };
+  return { dependencies, files: found.flatMap((r) => r.files), skipped: found.flatMap((r) => r.skipped ?? []) };
 }
