@@ -52,7 +52,7 @@ function sseSessionId(transport: SSEClientTransport): string {
 
 async function exercise(client: Client): Promise<void> {
   const { tools } = await client.listTools();
-  expect(tools.map((t) => t.name).sort()).toEqual(['add_library', 'cancel_crawl', 'get_content', 'get_crawl_status', 'get_page_markdown', 'init_crawl', 'search_libraries']);
+  expect(tools.map((t) => t.name).sort()).toEqual(['add_library', 'cancel_crawl', 'get_content', 'get_crawl_status', 'get_page_markdown', 'init_crawl', 'search_libraries', 'sync_project']);
   const libraries = await client.callTool({ name: 'search_libraries', arguments: { query: 'quillstack' } });
   expect((libraries.structuredContent as { selected_id: string | null }).selected_id).toBeTruthy();
   const content = await client.callTool({ name: 'get_content', arguments: { library_id: 'quillstack', query: 'pip install' } });
@@ -135,7 +135,7 @@ describe('streamable HTTP (/mcp)', () => {
     expect(((await notRpc.json()) as { error: { code: number } }).error.code).toBeLessThan(-32000);
     const ok = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
     expect(ok.status).toBe(200);
-    expect(((await ok.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(7);
+    expect(((await ok.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(8);
   });
 
   it('answers GET and DELETE without a session with 405', async () => {
@@ -180,7 +180,7 @@ describe('legacy SSE (/mcp/v1/sse)', () => {
     expect(broken.status).toBe(400);
     expect(((await broken.json()) as { error: { code: number } }).error.code).toBe(-32700);
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(7);
+    expect(tools).toHaveLength(8);
     await client.close();
   });
 });

@@ -55,7 +55,7 @@ describe('MCP inspector CLI', () => {
     const r = await inspector([...stdioTarget(), '--method', 'tools/list', '--strict']);
     expect(r.exitCode, String(r.stderr)).toBe(0);
     const { tools } = JSON.parse(String(r.stdout)) as { tools: Array<{ name: string; annotations: Record<string, boolean> }> };
-    expect(tools.map((t) => t.name).sort()).toEqual(['add_library', 'cancel_crawl', 'get_content', 'get_crawl_status', 'get_page_markdown', 'init_crawl', 'search_libraries']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['add_library', 'cancel_crawl', 'get_content', 'get_crawl_status', 'get_page_markdown', 'init_crawl', 'search_libraries', 'sync_project']);
     expect(tools.find((t) => t.name === 'get_content')!.annotations.readOnlyHint).toBe(true);
     // --strict reports every portability problem on stderr; there must be none.
     expect(String(r.stderr)).not.toMatch(/^(Warning|Error): tool/m);
@@ -79,7 +79,7 @@ describe('MCP inspector CLI', () => {
   it('lists and calls tools over streamable HTTP with a bearer token', async () => {
     const list = await inspector([`${base}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${TOKEN}`, '--method', 'tools/list']);
     expect(list.exitCode, String(list.stderr)).toBe(0);
-    expect((JSON.parse(String(list.stdout)) as { tools: unknown[] }).tools).toHaveLength(7);
+    expect((JSON.parse(String(list.stdout)) as { tools: unknown[] }).tools).toHaveLength(8);
     const call = await inspector([
       `${base}/mcp`,
       '--transport',
@@ -108,7 +108,7 @@ describe('MCP inspector CLI', () => {
   it('lists and calls tools over the legacy SSE transport', async () => {
     const list = await inspector([`${base}/mcp/v1/sse`, '--transport', 'sse', '--header', `Authorization: Bearer ${TOKEN}`, '--method', 'tools/list']);
     expect(list.exitCode, String(list.stderr)).toBe(0);
-    expect((JSON.parse(String(list.stdout)) as { tools: unknown[] }).tools).toHaveLength(7);
+    expect((JSON.parse(String(list.stdout)) as { tools: unknown[] }).tools).toHaveLength(8);
     const call = await inspector([
       `${base}/mcp/v1/sse`,
       '--transport',

@@ -81,7 +81,7 @@ describe('tools/list', () => {
   it('lists the seven tools with titles, descriptions, schemas and correct annotations', async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    expect([...byName.keys()].sort()).toEqual(['add_library', 'cancel_crawl', 'get_content', 'get_crawl_status', 'get_page_markdown', 'init_crawl', 'search_libraries']);
+    expect([...byName.keys()].sort()).toEqual(['add_library', 'cancel_crawl', 'get_content', 'get_crawl_status', 'get_page_markdown', 'init_crawl', 'search_libraries', 'sync_project']);
     for (const tool of tools) {
       expect(tool.title).toBeTruthy();
       expect(tool.description!.length).toBeGreaterThan(80);

@@ -9,6 +9,7 @@ import { registerGetPageMarkdownTool } from './tools/get-page-markdown.js';
 import { registerInitCrawlTool } from './tools/init-crawl.js';
 import { registerAddLibraryTool } from './tools/add-library.js';
 import { registerSearchLibrariesTool } from './tools/search-libraries.js';
+import { registerSyncProjectTool } from './tools/sync-project.js';
 
 export type { McpDeps } from './tool.js';
 
@@ -46,6 +47,7 @@ export function createDocdexMcpServer(deps: McpDeps): DocdexMcpServer {
     registerAddLibraryTool(server, deps),
     registerGetCrawlStatusTool(server, deps),
     registerCancelCrawlTool(server, deps),
+    registerSyncProjectTool(server, deps),
   ];
   const tools = new Map(list.map((t) => [t.name, t]));
 

@@ -15,6 +15,11 @@ export interface McpDeps {
   config: Config;
   /** Called with every unexpected (non-user) error a tool hits; the transport logs it. Core never prints. */
   onError?: (error: unknown, context: { tool: string }) => void;
+  /**
+   * The stdio server's working directory: the project `sync_project` reads when none is named. Unset over
+   * HTTP, where only a recorded project may be synced (the server never reads a directory a client names).
+   */
+  localProjectDir?: string;
 }
 
 /** A tool's answer: text written for a model to read, and optionally the same facts as structured data. */

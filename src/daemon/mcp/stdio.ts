@@ -79,6 +79,7 @@ export async function runStdioServer(config: Config, options: StdioServerOptions
     pool: db.pool,
     info: db.info,
     config,
+    localProjectDir: process.cwd(),
     onError: (error, context) => log.error({ err: error, tool: context.tool }, 'MCP tool failed'),
   });
   const transport = new StdioServerTransport(stdin, stdout);

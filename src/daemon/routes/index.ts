@@ -2,6 +2,7 @@ import type { RouteModule } from '../app.js';
 import { registerCrawlRoutes } from './crawl.js';
 import { registerHealthRoutes } from './health.js';
 import { registerLibraryRoutes } from './libraries.js';
+import { registerProjectSyncRoutes } from './project-sync.js';
 import { registerSearchRoutes } from './search.js';
 import { registerSnippetRoutes } from './snippets.js';
 import { registerSourceRoutes } from './sources.js';
@@ -16,6 +17,7 @@ export const docsIndexRoutes: RouteModule[] = [
   registerSourceRoutes,
   registerCrawlRoutes,
   registerLibraryRoutes,
+  registerProjectSyncRoutes,
   registerUploadRoutes,
   registerStatsRoutes,
 ];
