@@ -2,7 +2,14 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { loadConfig } from '../../src/core/config.js';
+import { createMcpServer } from '../../src/core/mcp/server.js';
 import { listProjectLibraries } from '../../src/core/project/store.js';
+import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
+import { startTestDaemon } from '../helpers/daemon.js';
 import { runCli } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
@@ -165,5 +172,60 @@ describe('docdex sync', () => {
     expect(exitCode).toBe(0);
     expect(json.jobs.map((j) => j.library)).toEqual(['gamma@3.0.0']);
     expect(await indexed()).toEqual(['alpha@1.0.0', 'alpha@1.1.0', 'beta@2.0.0', 'gamma@3.0.0']);
+  });
+
+  it('MCP sync_project: the stdio working directory by default; without one (HTTP) only a recorded project', async () => {
+    const connect = async (localProjectDir?: string) => {
+      const server = createMcpServer({ pool: db.pool, info: db.info, config: db.config, ...(localProjectDir ? { localProjectDir } : {}) });
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await server.connect(serverSide);
+      const client = new Client({ name: 'docdex-test', version: '1.0.0' });
+      await client.connect(clientSide);
+      return client;
+    };
+    const stdio = await connect(path.join(projects, 'pnpm-app'));
+    const local = (await stdio.callTool({ name: 'sync_project', arguments: {} })) as CallToolResult;
+    expect(local.isError).toBeFalsy();
+    expect(local.structuredContent).toMatchObject({
+      project: 'pnpm-app',
+      job_ids: [],
+      libraries: [
+        { library: 'beta@2.0.0', state: 'indexed' },
+        { library: 'gamma@3.0.0', state: 'indexed' },
+      ],
+    });
+
+    const remote = await connect();
+    const unnamed = (await remote.callTool({ name: 'sync_project', arguments: {} })) as CallToolResult;
+    expect(unnamed.isError).toBe(true);
+    expect(JSON.stringify(unnamed.content)).toMatch(/only a project recorded/);
+    const unknownDir = (await remote.callTool({ name: 'sync_project', arguments: { project: os.tmpdir() } })) as CallToolResult;
+    expect(unknownDir.isError).toBe(true);
+    expect(JSON.stringify(unknownDir.content)).toMatch(/No project .* is recorded/);
+    const recorded = (await remote.callTool({ name: 'sync_project', arguments: { project: 'shop' } })) as CallToolResult;
+    expect(recorded.structuredContent).toMatchObject({ project: 'shop', job_ids: [] });
+  });
+
+  it('REST POST /api/projects/sync syncs a recorded project and refuses a directory it never recorded', async () => {
+    const daemon = await startTestDaemon(loadConfig(db.env), { routes: docsIndexRoutes });
+    try {
+      const post = (body: unknown) => fetch(`${daemon.base}/api/projects/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const unknown = await post({ project: projects });
+      expect(unknown.status).toBe(404);
+      expect(await unknown.json()).toMatchObject({ code: 'project_not_found' });
+      const plan = await post({ project: 'pnpm-app', dry_run: true });
+      expect(plan.status, await plan.clone().text()).toBe(202);
+      expect(await plan.json()).toMatchObject({
+        dry_run: true,
+        to_add: [],
+        libraries: [
+          { name: 'beta', version: '2.0.0', state: 'indexed' },
+          { name: 'gamma', version: '3.0.0', state: 'indexed' },
+        ],
+      });
+      expect((await post({ project: 'shop', bogus: 1 })).status).toBe(422);
+    } finally {
+      await daemon.close();
+    }
   });
 });
