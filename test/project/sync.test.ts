@@ -229,3 +229,30 @@ describe('docdex sync', () => {
     }
   });
 });
+
+const npmUnreachable = await fetch('https://registry.npmjs.org/semver', { signal: AbortSignal.timeout(15_000) }).then(
+  async (response) => {
+    await response.body?.cancel();
+    return response.ok ? null : `it answered HTTP ${response.status}`;
+  },
+  (error: unknown) => (error as Error).message,
+);
+if (npmUnreachable) console.warn(`Skipping docdex sync through the real registry: registry.npmjs.org is unreachable (${npmUnreachable})`);
+
+describe.skipIf(npmUnreachable !== null)('docdex sync through the real npm registry', () => {
+  it('indexes semver at the version package-lock.json pins', async () => {
+    const root = path.join(projects, 'real-npm');
+    mkdirSync(root);
+    writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'real-npm', dependencies: { semver: '^7.5.0' } }));
+    const lock = {
+      name: 'real-npm',
+      lockfileVersion: 3,
+      packages: { '': { dependencies: { semver: '^7.5.0' } }, 'node_modules/semver': { version: '7.6.3', resolved: 'https://registry.npmjs.org/semver/-/semver-7.6.3.tgz' } },
+    };
+    writeFileSync(path.join(root, 'package-lock.json'), JSON.stringify(lock));
+    const { exitCode, json } = await sync([root], { ...db.env, NPM_REGISTRY_URL: 'https://registry.npmjs.org' });
+    expect(json.jobs.map((j) => j.library)).toEqual(['semver@7.6.3']);
+    expect(exitCode).toBe(0);
+    expect(await indexed()).toContain('semver@7.6.3');
+  }, 300_000);
+});
