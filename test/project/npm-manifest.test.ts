@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -69,6 +69,12 @@ describe('readNpmProject', () => {
   it('a malformed pnpm lockfile names the file and what is wrong', async () => {
     const dir = await project({ 'package.json': '{}', 'pnpm-lock.yaml': "lockfileVersion: '9.0'\nimporters: [1, 2]\n" });
     await expect(readNpmProject(dir)).rejects.toMatchObject({ code: 'manifest_invalid', message: 'pnpm-lock.yaml is not a valid lockfile: "importers" is not a mapping.' });
+  });
+
+  it('a lockfile over the size cap is refused before it is read', async () => {
+    const dir = await project({ 'package.json': '{}', 'yarn.lock': '' });
+    await truncate(path.join(dir, 'yarn.lock'), 51 * 1024 * 1024);
+    await expect(readNpmProject(dir)).rejects.toMatchObject({ code: 'manifest_invalid', message: 'yarn.lock is not a valid lockfile: it is larger than 50 MB.' });
   });
 
   it('an npm: alias is indexed under the real package name', async () => {

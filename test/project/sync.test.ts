@@ -113,6 +113,11 @@ describe('docdex sync', () => {
 
   it('package-lock.json: the locked versions are indexed; unresolvable and private packages are listed unresolved', async () => {
     const root = npmProject('shop', { alpha: '^1.0.0', beta: '^2.0.0', ghost: '^0.1.0', secret: '^1.0.0', local: 'file:../local' }, { alpha: '1.0.0', beta: '2.0.0', ghost: '0.1.0', secret: '1.0.0' });
+    const plain = await runCli(['sync', root, '--dry-run', '--exclude', 'secret'], { env: db.env, timeout: 60_000 });
+    expect(plain.exitCode, String(plain.stderr)).toBe(0);
+    expect(String(plain.stdout)).toContain(
+      '  alpha@1.0.0: missing\n  beta@2.0.0: missing\n  ghost@0.1.0: missing\n  local: skipped, a local path (file:../local), not a registry package\nWould add: npm:alpha@1.0.0 npm:beta@2.0.0 npm:ghost@0.1.0',
+    );
     const dry = await sync([root, '--dry-run']);
     expect(dry.exitCode).toBe(0);
     expect(dry.json.to_add).toEqual(['npm:alpha@1.0.0', 'npm:beta@2.0.0', 'npm:ghost@0.1.0', 'npm:secret@1.0.0']);

@@ -68,7 +68,7 @@ function sourceSpec(name: string, text: string, root: string): ExtraSource {
 export function parseProjectConfig(text: string, root: string): ProjectConfigFile {
   let doc: unknown;
   try {
-    doc = parseYaml(text, { maxAliasCount: 100 });
+    doc = parseYaml(text, { maxAliasCount: 100, logLevel: 'error' });
   } catch (error) {
     throw invalid(`not YAML (${(error as Error).message.split('\n')[0]})`);
   }

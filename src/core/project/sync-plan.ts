@@ -104,7 +104,8 @@ async function resolveVersion(config: Config, dep: ProjectDependency, local: boo
   }
 }
 
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+/** `fn` over `items` with at most `limit` running at once; results in the items' order. */
+export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

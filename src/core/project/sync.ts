@@ -8,7 +8,7 @@ import type { AddedJob, AddOutcome, AddPermission } from '../library/add.js';
 import type { QueueDb } from '../upload/queue.js';
 import { readProjectConfig } from './config-file.js';
 import { readProjectDependencies } from './manifests/index.js';
-import { planProjectSync } from './sync-plan.js';
+import { mapLimited, planProjectSync } from './sync-plan.js';
 import type { PlanInput, PlannedLibrary, SyncOptions, SyncPlan } from './sync-plan.js';
 import { findProject, pruneProjectLibraries, recordProjectLibraries, upsertProject } from './store.js';
 import type { ProjectLibraryEntry, ProjectRecord } from './store.js';
@@ -21,6 +21,9 @@ import type { ProjectLibraryEntry, ProjectRecord } from './store.js';
 
 export type { LibraryState, PlannedLibrary, SyncOptions, SyncPlan } from './sync-plan.js';
 export { planProjectSync } from './sync-plan.js';
+
+/** Libraries resolved and queued at once: each asks its registry and lists its repository's tags. */
+const QUEUE_CONCURRENCY = 4;
 
 export interface SyncResult extends SyncPlan {
   /** Null for a dry run: nothing was queued or recorded. */
@@ -115,16 +118,14 @@ async function recordProject(db: QueueDb, plan: SyncPlan): Promise<ProjectRecord
 
 /**
  * Runs a plan: each library that is missing (or only indexed at other versions) is queued through
- * `addLibraries`, one at a time so one library's failure is only its own; then the project is recorded.
+ * `addLibraries`, each on its own (a few at a time) so one library's failure is only its own; then the project
+ * is recorded.
  * Already-indexed versions are never queued again.
  */
 export async function syncProject(db: QueueDb, config: Config, plan: SyncPlan, permission: AddPermission): Promise<SyncResult> {
-  const added: AddOutcome[] = [];
-  for (const library of plan.libraries) {
-    if (library.state !== 'missing' && library.state !== 'other_versions') continue;
-    const outcome = await queueLibrary(db, config, library, permission);
-    if (outcome !== null) added.push(outcome);
-  }
+  const wanted = plan.libraries.filter((l) => l.state === 'missing' || l.state === 'other_versions');
+  const outcomes = await mapLimited(wanted, QUEUE_CONCURRENCY, (library) => queueLibrary(db, config, library, permission));
+  const added = outcomes.filter((o): o is AddOutcome => o !== null);
   const project = await recordProject(db, plan);
   const jobs = added.flatMap((o) => (o.status === 'queued' ? o.jobs.map((job) => ({ ...job, library: o.version ? `${o.name}@${o.version}` : o.name })) : []));
   return { ...plan, project_id: project.id, dry_run: false, added, jobs };

@@ -14,7 +14,7 @@ const IMPORTER_FIELDS = ['dependencies', 'devDependencies', 'optionalDependencie
 function loadYaml(text: string): Record<string, unknown> {
   let doc: unknown;
   try {
-    doc = parseYaml(text, { maxAliasCount: 100, uniqueKeys: false });
+    doc = parseYaml(text, { maxAliasCount: 100, uniqueKeys: false, logLevel: 'error' });
   } catch (error) {
     throw manifestInvalid(FILE, `not YAML (${(error as Error).message.split('\n')[0]})`);
   }
