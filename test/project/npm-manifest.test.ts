@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -75,6 +76,12 @@ describe('readNpmProject', () => {
     const dir = await project({ 'package.json': '{}', 'yarn.lock': '' });
     await truncate(path.join(dir, 'yarn.lock'), 51 * 1024 * 1024);
     await expect(readNpmProject(dir)).rejects.toMatchObject({ code: 'manifest_invalid', message: 'yarn.lock is not a valid lockfile: it is larger than 50 MB.' });
+  });
+
+  it('a FIFO under a lockfile name is refused at once, never waited on', async () => {
+    const dir = await project({ 'package.json': '{}' });
+    execFileSync('mkfifo', [path.join(dir, 'pnpm-lock.yaml')]);
+    await expect(readNpmProject(dir)).rejects.toMatchObject({ code: 'manifest_invalid', message: 'pnpm-lock.yaml is not a valid lockfile: it is not a regular file.' });
   });
 
   it('an npm: alias is indexed under the real package name', async () => {

@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { ManifestReadResult, ProjectDependency } from '../dependency.js';
@@ -27,7 +28,8 @@ const LOCKFILES: readonly { file: string; parse: (text: string, pkg: PackageJson
 export async function readManifestFile(root: string, file: string): Promise<string | null> {
   let handle;
   try {
-    handle = await open(path.join(root, file), 'r');
+    // Non-blocking: a FIFO under a manifest's name must not hang the read (it is refused below as not a file).
+    handle = await open(path.join(root, file), constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw manifestInvalid(file, `it cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
