@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   // docdex sync found no manifest it reads in the directory.
   no_manifest: { status: 422, exitCode: 2, hint: 'Run docdex sync in a project directory (package.json, pyproject.toml, requirements.txt, go.mod or Cargo.toml).' },
   project_not_found: { status: 404, exitCode: 1, hint: 'Run `docdex sync` in the project directory first.' },
+  // The project's .docdex.yml is not YAML, or not the settings docdex sync reads.
+  project_config_invalid: { status: 422, exitCode: 2, hint: '.docdex.yml takes: name, all (true/false), include and exclude (name globs), sources (library name: docs URL or git spec).' },
   payload_too_large: { status: 413, exitCode: 1 },
   unsupported_media_type: { status: 415, exitCode: 1 },
   // Nothing by that name, or not in that state.

@@ -5,9 +5,9 @@ import type { TestDatabase } from './db.js';
 
 /**
  * The official SDK client connected to docdex's MCP server on `db` through an in-memory transport pair.
- * `defaultProject` stands for the stdio server's working directory (absent: as over HTTP, no default).
+ * `localProjectDir` stands for the stdio server's working directory (absent: as over HTTP, no default).
  */
-export async function connectMcpClient(db: Pick<TestDatabase, 'pool' | 'info' | 'config'>, options: { defaultProject?: string } = {}): Promise<Client> {
+export async function connectMcpClient(db: Pick<TestDatabase, 'pool' | 'info' | 'config'>, options: { localProjectDir?: string } = {}): Promise<Client> {
   const server = createMcpServer({ pool: db.pool, info: db.info, config: db.config, ...options });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);

@@ -62,6 +62,7 @@ async function exercise(client: Client): Promise<void> {
     'init_crawl',
     'search_libraries',
     'search_project',
+    'sync_project',
   ]);
   const libraries = await client.callTool({ name: 'search_libraries', arguments: { query: 'quillstack' } });
   expect((libraries.structuredContent as { selected_id: string | null }).selected_id).toBeTruthy();
@@ -145,7 +146,7 @@ describe('streamable HTTP (/mcp)', () => {
     expect(((await notRpc.json()) as { error: { code: number } }).error.code).toBeLessThan(-32000);
     const ok = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
     expect(ok.status).toBe(200);
-    expect(((await ok.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(9);
+    expect(((await ok.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(10);
   });
 
   it('answers GET and DELETE without a session with 405', async () => {
@@ -190,7 +191,7 @@ describe('legacy SSE (/mcp/v1/sse)', () => {
     expect(broken.status).toBe(400);
     expect(((await broken.json()) as { error: { code: number } }).error.code).toBe(-32700);
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(9);
+    expect(tools).toHaveLength(10);
     await client.close();
   });
 });

@@ -65,6 +65,7 @@ describe('MCP inspector CLI', () => {
       'init_crawl',
       'search_libraries',
       'search_project',
+      'sync_project',
     ]);
     expect(tools.find((t) => t.name === 'get_content')!.annotations.readOnlyHint).toBe(true);
     // --strict reports every portability problem on stderr; there must be none.
@@ -89,7 +90,7 @@ describe('MCP inspector CLI', () => {
   it('lists and calls tools over streamable HTTP with a bearer token', async () => {
     const list = await inspector([`${base}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${TOKEN}`, '--method', 'tools/list']);
     expect(list.exitCode, String(list.stderr)).toBe(0);
-    expect((JSON.parse(String(list.stdout)) as { tools: unknown[] }).tools).toHaveLength(9);
+    expect((JSON.parse(String(list.stdout)) as { tools: unknown[] }).tools).toHaveLength(10);
     const call = await inspector([
       `${base}/mcp`,
       '--transport',
@@ -118,7 +119,7 @@ describe('MCP inspector CLI', () => {
   it('lists and calls tools over the legacy SSE transport', async () => {
     const list = await inspector([`${base}/mcp/v1/sse`, '--transport', 'sse', '--header', `Authorization: Bearer ${TOKEN}`, '--method', 'tools/list']);
     expect(list.exitCode, String(list.stderr)).toBe(0);
-    expect((JSON.parse(String(list.stdout)) as { tools: unknown[] }).tools).toHaveLength(9);
+    expect((JSON.parse(String(list.stdout)) as { tools: unknown[] }).tools).toHaveLength(10);
     const call = await inspector([
       `${base}/mcp/v1/sse`,
       '--transport',

@@ -49,7 +49,7 @@ describe('serve --mcp (stdio)', () => {
       expect(client.getServerVersion()?.name).toBe('docdex');
       expect(client.getInstructions()).toContain('search_libraries');
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(9);
+      expect(tools).toHaveLength(10);
 
       const libs = await client.callTool({ name: 'search_libraries', arguments: { query: 'quillstack' } });
       expect((libs.structuredContent as { selected_id: string }).selected_id).toBe(sourceId);

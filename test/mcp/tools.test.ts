@@ -91,6 +91,7 @@ describe('tools/list', () => {
       'init_crawl',
       'search_libraries',
       'search_project',
+      'sync_project',
     ]);
     for (const tool of tools) {
       expect(tool.title).toBeTruthy();

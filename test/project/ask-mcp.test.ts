@@ -21,7 +21,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   f = await createAskFixture(db.pool);
   // The stdio server started in a subdirectory of the project finds the project above it.
-  inProject = await connectMcpClient(db, { defaultProject: path.join(f.appRoot, 'src') });
+  inProject = await connectMcpClient(db, { localProjectDir: path.join(f.appRoot, 'src') });
   noDefault = await connectMcpClient(db);
 });
 afterAll(async () => {

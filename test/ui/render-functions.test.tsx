@@ -110,3 +110,24 @@ describe('renderJobProgress', () => {
     for (const line of text.split('\n')) expect([...line].length).toBeLessThanOrEqual(70);
   });
 });
+
+describe('renderJobsProgress', () => {
+  it('draws every job of a sync under one view with a line of totals, and leaves the final state on screen', async () => {
+    const { renderJobsProgress } = await import('../../src/ui/jobs-progress.js');
+    const stdout = new FakeTerminal();
+    const view = renderJobsProgress([job({ id: 'a', name: 'alpha@1.0.0', status: 'running', crawled: 1, total: 4 }), job({ id: 'b', name: 'beta@2.0.0', status: 'queued', crawled: 0, total: 1 })], {
+      stdout: stdout as unknown as NodeJS.WriteStream,
+      width: 70,
+    });
+    await tick(50);
+    expect(stripVTControlCharacters(stdout.output)).toContain('0 of 2 jobs done');
+    await view.finish([
+      job({ id: 'a', name: 'alpha@1.0.0', status: 'completed', crawled: 4, total: 4, done: 4 }),
+      job({ id: 'b', name: 'beta@2.0.0', status: 'completed', crawled: 1, total: 1, done: 1 }),
+    ]);
+    const text = stripVTControlCharacters(stdout.output);
+    expect(text).toContain('2 of 2 jobs done');
+    expect(text).toMatch(/alpha@1\.0\.0 +completed/);
+    expect(text).toMatch(/beta@2\.0\.0 +completed/);
+  });
+});

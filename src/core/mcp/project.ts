@@ -17,12 +17,12 @@ export const PROJECT_ARG_DESCRIPTION =
 export const MAX_PROJECT_ARG_CHARS = MAX_PROJECT_REF_CHARS;
 
 /** The project reference to use, or a validation error a model can act on (listing the known projects when few). */
-export async function projectRefFor(deps: Pick<McpDeps, 'pool' | 'defaultProject'>, project: string | undefined, tool: string): Promise<string> {
+export async function projectRefFor(deps: Pick<McpDeps, 'pool' | 'localProjectDir'>, project: string | undefined, tool: string): Promise<string> {
   const given = project?.trim();
   // Over stdio a relative directory is read from the server's working directory, as the client's shell would.
-  if (given && deps.defaultProject !== undefined && /^\.\.?(\/|$)/.test(given)) return path.resolve(deps.defaultProject, given);
+  if (given && deps.localProjectDir !== undefined && /^\.\.?(\/|$)/.test(given)) return path.resolve(deps.localProjectDir, given);
   if (given) return given;
-  if (deps.defaultProject !== undefined) return deps.defaultProject;
+  if (deps.localProjectDir !== undefined) return deps.localProjectDir;
   const known = await fewKnownProjects(deps.pool);
   const list = known.length > 0 ? ` Known projects: ${known.map(describeProject).join(', ')}.` : ' No project has been synced yet.';
   throw new ValidationError(`${tool} needs a project: this server has no working directory of its own to default to.${list}`, {

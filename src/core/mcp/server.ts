@@ -15,6 +15,7 @@ import { registerInitCrawlTool } from './tools/init-crawl.js';
 import { registerAddLibraryTool } from './tools/add-library.js';
 import { registerSearchLibrariesTool } from './tools/search-libraries.js';
 import { registerSearchProjectTool } from './tools/search-project.js';
+import { registerSyncProjectTool } from './tools/sync-project.js';
 
 export type { McpDeps } from './tool.js';
 
@@ -80,6 +81,7 @@ export function createDocdexMcpServer(deps: McpDeps, options: McpServerOptions =
     registerCancelCrawlTool(server, deps),
     registerGetProjectLibrariesTool(server, deps),
     registerSearchProjectTool(server, deps, session),
+    registerSyncProjectTool(server, deps),
   ];
   const withheld = new Set(readOnly ? list.filter((t) => t.writes).map((t) => t.name) : []);
   for (const tool of list) if (withheld.has(tool.name)) tool.remove();

@@ -16,10 +16,11 @@ export interface McpDeps {
   /** Called with every unexpected (non-user) error a tool hits; the transport logs it. Core never prints. */
   onError?: (error: unknown, context: { tool: string }) => void;
   /**
-   * The project the project tools use when a call names none: the stdio server's working directory. Absent
-   * over HTTP, where the server's directory says nothing about the caller's project.
+   * The stdio server's working directory: the project the project tools use when a call names none, and the
+   * directory `sync_project` reads. Unset over HTTP, where the server's directory says nothing about the
+   * caller's project and only a recorded project may be synced (the server never reads a directory a client names).
    */
-  defaultProject?: string;
+  localProjectDir?: string;
 }
 
 /** A tool's answer: text written for a model to read, and optionally the same facts as structured data. */

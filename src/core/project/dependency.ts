@@ -28,4 +28,13 @@ export interface ManifestReadResult {
   files: string[];
   /** What a reader skipped and why (a local-path replacement, an include outside the project), one line each. */
   notes?: string[];
+  /** Dependencies that are not registry packages (a workspace, a path, git, a URL): listed, never indexed. */
+  skipped?: SkippedDependency[];
+}
+
+/** A dependency sync leaves out, with why (`a git dependency (github:user/repo), not a registry package`). */
+export interface SkippedDependency {
+  name: string;
+  manifest: string;
+  reason: string;
 }

@@ -125,3 +125,28 @@ export async function pruneProjectLibraries(client: pg.Pool | pg.ClientBase, pro
   const { rowCount } = await client.query('DELETE FROM project_libraries WHERE project_id = $1 AND NOT in_use', [projectId]);
   return rowCount ?? 0;
 }
+
+/** An indexed source that answers to a library name (its name or an alias), at one version. */
+export interface IndexedVersion {
+  source_id: string;
+  version: string;
+  document_count: number;
+}
+
+/**
+ * Every indexed version of each name (matched as `listProjectLibraries` matches: the source's name or an
+ * alias, case-insensitively), keyed by the lower-cased name asked. What a sync plan reads before anything is
+ * recorded.
+ */
+export async function listIndexedVersions(pool: pg.Pool | pg.ClientBase, names: readonly string[]): Promise<Map<string, IndexedVersion[]>> {
+  const { rows } = await pool.query<IndexedVersion & { wanted: string }>(
+    `SELECT q.wanted, s.id AS source_id, s.version, coalesce(s.document_count, 0)::int AS document_count
+       FROM (SELECT DISTINCT lower(n) AS wanted FROM unnest($1::text[]) n) q
+       JOIN sources s ON lower(s.name) = q.wanted OR q.wanted = ANY (SELECT lower(a) FROM unnest(s.aliases) a)
+      ORDER BY q.wanted, s.version`,
+    [names],
+  );
+  const byName = new Map<string, IndexedVersion[]>();
+  for (const { wanted, ...row } of rows) byName.set(wanted, [...(byName.get(wanted) ?? []), row]);
+  return byName;
+}

@@ -22,8 +22,8 @@ export interface StdioServerOptions {
    */
   services?: ServiceStarter[];
   logger?: Logger;
-  /** The project the project tools default to; default the working directory. */
-  defaultProject?: string;
+  /** The project the project tools default to and sync_project reads; default the working directory. */
+  projectDir?: string;
   /** For tests; default process.stdin / process.stdout. */
   stdin?: Readable;
   stdout?: Writable;
@@ -83,7 +83,7 @@ export async function runStdioServer(config: Config, options: StdioServerOptions
     config,
     onError: (error, context) => log.error({ err: error, tool: context.tool }, 'MCP tool failed'),
     // The client starts the server in the project it works on: the project tools default to it.
-    defaultProject: options.defaultProject ?? process.cwd(),
+    localProjectDir: options.projectDir ?? process.cwd(),
   });
   const transport = new StdioServerTransport(stdin, stdout);
   const closed = new Promise<void>((resolve) => {

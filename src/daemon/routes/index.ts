@@ -3,6 +3,7 @@ import { registerCrawlRoutes } from './crawl.js';
 import { registerHealthRoutes } from './health.js';
 import { registerLibraryRoutes } from './libraries.js';
 import { registerProjectRoutes } from './projects.js';
+import { registerProjectSyncRoutes } from './project-sync.js';
 import { registerSearchRoutes } from './search.js';
 import { registerSnippetRoutes } from './snippets.js';
 import { registerSourceRoutes } from './sources.js';
@@ -18,6 +19,7 @@ export const docsIndexRoutes: RouteModule[] = [
   registerCrawlRoutes,
   registerLibraryRoutes,
   registerProjectRoutes,
+  registerProjectSyncRoutes,
   registerUploadRoutes,
   registerStatsRoutes,
 ];

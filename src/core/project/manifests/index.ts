@@ -18,5 +18,5 @@ export async function readProjectDependencies(root: string): Promise<ManifestRea
   }
   const dependencies: ProjectDependency[] = found.flatMap((r) => r.dependencies);
   const notes = found.flatMap((r) => r.notes ?? []);
-  return { dependencies, files: found.flatMap((r) => r.files), ...(notes.length === 0 ? {} : { notes }) };
+  return { dependencies, files: found.flatMap((r) => r.files), skipped: found.flatMap((r) => r.skipped ?? []), ...(notes.length === 0 ? {} : { notes }) };
 }

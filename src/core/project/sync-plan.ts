@@ -1,0 +1,183 @@
+import picomatch from 'picomatch';
+import { isUserError } from '../errors.js';
+import { resolvePackage } from '../registry/index.js';
+import type { Config } from '../config.js';
+import type { ExtraSource } from './config-file.js';
+import type { ManifestReadResult, ProjectDependency, SkippedDependency } from './dependency.js';
+import { listIndexedVersions } from './store.js';
+import type { IndexedVersion, ProjectEcosystem } from './store.js';
+import type pg from 'pg';
+
+/**
+ * What `docdex sync` would do, before it does anything: each dependency at its exact version (the lockfile's,
+ * else the newest release satisfying the manifest's range), what the index holds of it, and the `docdex add`
+ * spec that would index it. Planning writes nothing.
+ */
+
+/**
+ * - `indexed`: a source of exactly this version holds documents; `indexing`: its source exists but holds none
+ *   yet (a job is running or produced nothing): never refetched either way.
+ * - `missing`: no version indexed; `other_versions`: only other versions (never answered in its place).
+ * - `queued`: sync queued its jobs; `unresolved`: it cannot be indexed, `reason` says why.
+ */
+export type LibraryState = 'indexed' | 'indexing' | 'missing' | 'other_versions' | 'queued' | 'unresolved';
+
+export interface PlannedLibrary {
+  ecosystem: ProjectEcosystem;
+  name: string;
+  /** The exact version; null for an extra source not yet indexed (its version comes from the ref or crawl). */
+  version: string | null;
+  range: string | null;
+  direct: boolean;
+  /** The file it was read from (`.docdex.yml` for an extra source). */
+  manifest: string;
+  /** What `docdex add` is given to index it. */
+  spec: string;
+  state: LibraryState;
+  other_versions: string[];
+  reason: string | null;
+  source_id: string | null;
+}
+
+export interface SyncOptions {
+  /** Transitive dependencies too (default: only what the project's own manifests name). */
+  all?: boolean;
+  /** Only names matching one of these globs (picomatch), when any are given. */
+  include?: readonly string[];
+  /** Never names matching one of these globs. */
+  exclude?: readonly string[];
+  /** Extra sources from `.docdex.yml`. */
+  sources?: readonly ExtraSource[];
+}
+
+export interface SyncPlan {
+  name: string;
+  root: string | null;
+  files: string[];
+  /** Dependencies that are not registry packages, with why. */
+  skipped: SkippedDependency[];
+  /** What the readers left out and why (a local replacement, an include outside the project), one line each. */
+  notes: string[];
+  libraries: PlannedLibrary[];
+  /** The specs sync queues: every library that is `missing` or has `other_versions` only. */
+  to_add: string[];
+}
+
+export interface PlanInput {
+  name: string;
+  root: string | null;
+  dependencies: ManifestReadResult;
+  options: SyncOptions;
+  /** The CLI's own request: a registry mirror on loopback may be asked. */
+  local?: boolean;
+}
+
+const RESOLVE_CONCURRENCY = 4;
+
+/** Direct dependencies (or all), through the include and exclude globs, each ecosystem, name and version once. */
+export function selectDependencies(dependencies: readonly ProjectDependency[], options: SyncOptions): ProjectDependency[] {
+  const include = options.include?.length ? picomatch([...options.include], { nocase: true }) : null;
+  const exclude = options.exclude?.length ? picomatch([...options.exclude], { nocase: true }) : null;
+  const chosen = new Map<string, ProjectDependency>();
+  for (const dep of dependencies) {
+    if (!dep.direct && options.all !== true) continue;
+    if ((include && !include(dep.name)) || exclude?.(dep.name)) continue;
+    const key = `${dep.ecosystem}\0${dep.name}\0${dep.version ?? `range:${dep.range ?? ''}`}`;
+    if (!chosen.has(key) || dep.direct) chosen.set(key, dep);
+  }
+  return [...chosen.values()];
+}
+
+function reasonOf(error: unknown): string {
+  if (isUserError(error)) return error.message.replace(/\.$/, '');
+  throw error;
+}
+
+/** A dependency with only a range: the newest release that satisfies it, from its registry. */
+async function resolveVersion(config: Config, dep: ProjectDependency, local: boolean): Promise<{ version: string } | { reason: string }> {
+  if (dep.version !== null) return { version: dep.version };
+  if (dep.ecosystem === 'go') return { reason: 'go.mod names no exact version for it' };
+  try {
+    const range = dep.range === null || dep.range === '' || dep.range === '*' ? undefined : dep.range;
+    const resolved = await resolvePackage(config, { ecosystem: dep.ecosystem, name: dep.name, ...(range === undefined ? {} : { version: range }) }, { allowLoopback: local });
+    return { version: resolved.version };
+  } catch (error) {
+    return { reason: reasonOf(error) };
+  }
+}
+
+/** `fn` over `items` with at most `limit` running at once; results in the items' order. */
+export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+function stateOf(version: string | null, indexed: readonly IndexedVersion[]): Pick<PlannedLibrary, 'state' | 'other_versions' | 'source_id'> {
+  const exact = version === null ? indexed[indexed.length - 1] : indexed.find((v) => v.version === version);
+  const others = indexed.filter((v) => v !== exact).map((v) => v.version);
+  if (exact) return { state: exact.document_count > 0 ? 'indexed' : 'indexing', other_versions: others, source_id: exact.source_id };
+  return { state: others.length > 0 ? 'other_versions' : 'missing', other_versions: others, source_id: null };
+}
+
+function packageLibrary(dep: ProjectDependency, resolved: { version: string } | { reason: string }): PlannedLibrary {
+  const version = 'version' in resolved ? resolved.version : dep.version;
+  const base = { ecosystem: dep.ecosystem, name: dep.name, version, range: dep.range, direct: dep.direct, manifest: dep.manifest };
+  const spec = `${dep.ecosystem}:${dep.name}${version === null ? '' : `@${version}`}`;
+  if ('reason' in resolved) return { ...base, spec, state: 'unresolved', other_versions: [], reason: resolved.reason, source_id: null };
+  return { ...base, spec, state: 'missing', other_versions: [], reason: null, source_id: null };
+}
+
+function extraLibrary(source: ExtraSource): PlannedLibrary {
+  const ecosystem = source.spec.kind === 'git' ? 'git' : 'url';
+  return {
+    ecosystem,
+    name: source.name,
+    version: null,
+    range: null,
+    direct: true,
+    manifest: '.docdex.yml',
+    spec: source.spec.spec,
+    state: 'missing',
+    other_versions: [],
+    reason: null,
+    source_id: null,
+  };
+}
+
+/**
+ * The plan for a project: its selected dependencies resolved to exact versions (registry errors make a
+ * dependency `unresolved` with the reason, never fail the plan), its extra sources, and what the index holds
+ * of each. Reads the registry for range-only dependencies and the database; writes nothing.
+ */
+export async function planProjectSync(pool: pg.Pool, config: Config, input: PlanInput): Promise<SyncPlan> {
+  const selected = selectDependencies(input.dependencies.dependencies, input.options);
+  const resolved = await mapLimited(selected, RESOLVE_CONCURRENCY, (dep) => resolveVersion(config, dep, input.local === true));
+  const libraries = [...selected.map((dep, i) => packageLibrary(dep, resolved[i]!)), ...(input.options.sources ?? []).map(extraLibrary)];
+  const indexed = await listIndexedVersions(
+    pool,
+    libraries.map((l) => l.name),
+  );
+  for (const library of libraries) {
+    if (library.state === 'unresolved') continue;
+    const matches = indexed.get(library.name.toLowerCase()) ?? [];
+    Object.assign(library, stateOf(library.version, matches));
+    if (library.version === null && library.source_id !== null) library.version = matches.find((m) => m.source_id === library.source_id)!.version;
+  }
+  return {
+    name: input.name,
+    root: input.root,
+    files: input.dependencies.files,
+    skipped: input.dependencies.skipped ?? [],
+    notes: input.dependencies.notes ?? [],
+    libraries,
+    to_add: libraries.filter((l) => l.state === 'missing' || l.state === 'other_versions').map((l) => l.spec),
+  };
+}
