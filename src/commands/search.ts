@@ -34,6 +34,7 @@ export default class Search extends BaseCommand<typeof Search> {
         query,
         limit: this.flags.limit,
         offset: this.flags.offset,
+        screening: this.settings.screening,
         ...(this.flags.source === undefined ? {} : { source: this.flags.source }),
         ...(this.flags.version === undefined ? {} : { version: this.flags.version }),
         ...(this.flags.language === undefined ? {} : { language: this.flags.language }),

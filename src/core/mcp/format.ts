@@ -16,6 +16,10 @@ export interface SnippetForModel {
   filename?: string | null;
   /** 'page' when the search found the snippet through its page's text rather than the snippet itself. */
   match?: 'snippet' | 'page';
+  /** Screening at index time: `possible_prompt_injection` when the snippet or its page addresses AI assistants. */
+  flags?: string[];
+  /** The sentence that raised `flags`. */
+  flagged_passage?: string;
 }
 
 /** Per-snippet code budget: generous for a few results, tighter for a full page of 100. */

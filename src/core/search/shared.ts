@@ -73,7 +73,7 @@ export function searchesBusy(): boolean {
 }
 
 function searchKey(o: SearchOptions): string {
-  return JSON.stringify([o.query, o.source ?? null, o.version ?? null, o.language ?? null, o.limit ?? null, o.offset ?? null]);
+  return JSON.stringify([o.query, o.source ?? null, o.version ?? null, o.language ?? null, o.limit ?? null, o.offset ?? null, o.screening ?? null]);
 }
 
 function release(p: PoolSearches): void {

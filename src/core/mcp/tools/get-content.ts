@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { UserError } from '../../errors.js';
 import { MAX_LIBRARY_NAME_CHARS, MAX_LIBRARY_VERSION_CHARS } from '../../library-ref.js';
 import { MAX_QUERY_CHARS } from '../../search/query.js';
+import { applyScreening } from '../../search/screening.js';
 import { searchSnippetsShared } from '../../search/shared.js';
 import { SEPARATOR, formatSnippets } from '../format.js';
 import type { SnippetForModel } from '../format.js';
@@ -31,6 +32,10 @@ const inputSchema = z.object({
   page: pageArg,
 });
 
+function withheldRemark(n: number): string {
+  return `${plural(n, 'snippet')} on this page withheld: screening flagged ${n === 1 ? 'it' : 'them'} as possible prompt injection (DOCDEX_SCREENING=strict).`;
+}
+
 /** `signal`: the client cancelled; a search still waiting for its turn is then not run (searchSnippetsShared). */
 export async function getContent(deps: McpDeps, args: z.output<typeof inputSchema>, signal?: AbortSignal): Promise<ToolOutput> {
   const { library, note } = await resolveLibraryForModel(deps.pool, args.library_id);
@@ -41,6 +46,7 @@ export async function getContent(deps: McpDeps, args: z.output<typeof inputSchem
   let snippets: SnippetForModel[];
   let total: number;
   const remarks: string[] = [];
+  let withheld: number;
   if (query) {
     if (offset > MAX_SEARCH_DEPTH) {
       throw new UserError(`page ${args.page} is too deep: query results can be paged through their first ${MAX_SEARCH_DEPTH} matches only.`, {
@@ -48,18 +54,22 @@ export async function getContent(deps: McpDeps, args: z.output<typeof inputSchem
         hint: 'Use a more specific query, or a lower page number.',
       });
     }
-    const result = await searchSnippetsShared(deps.pool, { query, source: library.id, limit: args.limit, offset }, signal);
+    const result = await searchSnippetsShared(deps.pool, { query, source: library.id, limit: args.limit, offset, screening: deps.config.screening }, signal);
     snippets = result.items;
     total = result.total;
     if (result.corrected && result.corrected.length > 0) {
       remarks.push(`Spelling corrected: ${result.corrected.map((c) => `"${c.from}" → "${c.to}"`).join(', ')}.`);
     }
     if (result.fallback) remarks.push('Few snippets matched the query itself; snippets marked "page match" come from pages whose text matches.');
+    withheld = result.withheld ?? 0;
   } else {
     const result = await listLibrarySnippets(deps.pool, library.id, { limit: args.limit, offset });
-    snippets = result.items;
+    const screened = applyScreening(result.items, deps.config.screening);
+    snippets = screened.items;
     total = result.total;
+    withheld = screened.withheld;
   }
+  if (withheld > 0) remarks.push(withheldRemark(withheld));
 
   const totalPages = Math.max(1, Math.ceil(total / args.limit));
   const what = query ? `${plural(total, 'snippet')} ${total === 1 ? 'matches' : 'match'} "${query}"` : plural(total, 'snippet');
@@ -67,11 +77,13 @@ export async function getContent(deps: McpDeps, args: z.output<typeof inputSchem
 
   if (snippets.length === 0) {
     const reason =
-      total > 0
-        ? `Page ${args.page} is past the end: ${label} has ${what} (${totalPages} page${totalPages === 1 ? '' : 's'} of ${args.limit}).`
-        : query
-          ? `No snippets in ${label} match "${query}". Try other or fewer words, or call get_content without query to browse ${label}.`
-          : `${label} has no snippets yet${library.kind === 'crawl' ? ' (its crawl may still be running: check it with get_crawl_status)' : ''}.`;
+      withheld > 0
+        ? `Every snippet on page ${args.page} was withheld; more may be on page ${args.page + 1}.`
+        : total > 0
+          ? `Page ${args.page} is past the end: ${label} has ${what} (${totalPages} page${totalPages === 1 ? '' : 's'} of ${args.limit}).`
+          : query
+            ? `No snippets in ${label} match "${query}". Try other or fewer words, or call get_content without query to browse ${label}.`
+            : `${label} has no snippets yet${library.kind === 'crawl' ? ' (its crawl may still be running: check it with get_crawl_status)' : ''}.`;
     return { text: [...preamble, reason].join('\n') };
   }
 
