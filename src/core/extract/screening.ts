@@ -105,7 +105,7 @@ const RULES: ReadonlyArray<{ id: string; re: RegExp }> = [
   {
     id: 'tell-the-user',
     re: rule(
-      '(?:^|[.!?:]\\s{1,3}|\\n\\s{0,12}|\\byou_(?:must|should|need_to|have_to)_)(?:please_)?(?:always_)?(?:tell|instruct|advise|urge|inform)_(?:the_)?users?_(?:that_they_(?:must|should|need_to)|to)_(?:run|install|execute|sign_up|register|visit|download|curl|send|share|paste|star|buy|purchase|subscribe)\\b',
+      '(?<=(?:^|[.!?:]\\s{1,3}|\\n\\s{0,12}|\\byou_(?:must|should|need_to|have_to)_)(?:please_)?(?:always_)?)(?:tell|instruct|advise|urge|inform)_(?:the_)?users?_(?:that_they_(?:must|should|need_to)|to)_(?:run|install|execute|sign_up|register|visit|download|curl|send|share|paste|star|buy|purchase|subscribe)\\b',
     ),
   },
   {
@@ -124,6 +124,144 @@ const RULES: ReadonlyArray<{ id: string; re: RegExp }> = [
   { id: 'from-now-on', re: rule('\\b(?:from_now_on|henceforth|starting_now)%,?%you_(?:will|are|must|shall)_(?:act|behave|pretend|ignore|obey|disregard)\\b') },
   { id: 'other-languages', re: new RegExp(multilingualOverride(), 'giu') },
 ];
+
+// Words a rule cannot match without, looked up in the lower-cased text before its regex runs: a
+// case-insensitive Unicode regex cannot skip ahead to a literal, so running all of them over every page cost
+// a large share of extraction. Each entry is a list of groups; every group must have one word present.
+const IGNORE = ['ignor', 'disregard', 'forget', 'discard', 'abandon'];
+// Short words are matched whole: as substrings ("now" in "known", "bot" in "both") they are on every page.
+const AI_WORD = /\b(?:ais?|llms?|chatgpts?|claudes?|copilots?|geminis?|chatbots?|assistants?|agents?|bots?)\b|\bgpt|language.{0,12}model|automated.{0,12}(?:agent|assistant|system)/;
+const MODAL_WORDS = ['must', 'should', 'shall', 'need', 'have', 'has', 'required', 'instructed', 'expected', 'asked', 'told'];
+const QUALIFIER_WORD = /\b(?:previous|previously|prior|preceding|above|earlier|former|original|initial|foregoing|old|given|safety|developer)\b/;
+const NOW = /\bnow\b/;
+type Needles = ReadonlyArray<readonly string[] | RegExp>;
+const NEEDLES: Record<string, Needles> = {
+  'override-instructions': [IGNORE, QUALIFIER_WORD, ['instruction', 'prompt', 'direction', 'directive', 'guideline', 'guidance', 'rules', 'orders', 'programming', 'constraints', 'commands']],
+  'override-yours': [[...IGNORE, 'override', 'bypass'], ['your']],
+  'forget-what-told': [IGNORE, ['told', 'instructed', 'given', 'read']],
+  'disregard-above': [IGNORE, ['above', 'foregoing']],
+  'addressed-directive': [AI_WORD, MODAL_WORDS],
+  'addressed-colon': [AI_WORD],
+  'note-to-ai': [AI_WORD],
+  'dear-ai': [AI_WORD],
+  'if-you-are-ai': [AI_WORD, ['you']],
+  'as-an-ai-you': [AI_WORD, ['you']],
+  'before-answering': [['before'], /\b(?:answering|responding|replying|answer|respond|reply|summari[sz]e|generating)\b/],
+  'when-answering': [['when', 'while'], /\b(?:answering|responding|summari[sz]ing|asked|generating)\b/],
+  'tell-the-user': [/\b(?:tell|instruct|advise|urge|inform)\b/, /\busers?\b/],
+  'reveal-prompt': [['prompt', 'instructions'], /\b(?:your|hidden|secret|original|initial)\b/],
+  'system-override': [['system'], ['override', 'prompt', 'instruction', 'message', 'directive'], /\b(?:new|updated|revised|real|true|actual|secret|hidden)\b|override/],
+  'you-are-now': [NOW, ['you']],
+  'from-now-on': [/\bnow\b|henceforth/],
+  'other-languages': [['ignor', '忽略', '無視', 'игнорир']],
+};
+
+// Where each rule's match can start: its first words. All of them are found in one scan of the
+// lower-cased text (a plain scan: case-insensitive Unicode regexes cannot skip ahead to a literal, and
+// running each rule over every page cost a large share of extraction); at each, the rules that start with
+// that word run sticky.
+const IGNORE_WORDS = ['ignore', 'disregard', 'forget'];
+const ADDRESSEE_WORDS = ['ai', 'llm', 'large', 'language', 'gpt', 'chatgpt', 'claude', 'copilot', 'gemini', 'cod', 'chat'];
+const ANCHOR_WORDS: Record<string, readonly string[]> = {
+  'override-instructions': [...IGNORE_WORDS, 'discard', 'abandon'],
+  'override-yours': [...IGNORE_WORDS, 'override', 'bypass'],
+  'forget-what-told': IGNORE_WORDS,
+  'disregard-above': IGNORE_WORDS,
+  'addressed-directive': ADDRESSEE_WORDS,
+  'addressed-colon': ADDRESSEE_WORDS,
+  'note-to-ai': ['note', 'message', 'memo', 'instruction', 'attention', 'important', 'notice', 'reminder', 'psa', 'warning', 'hint'],
+  'dear-ai': ['dear', 'attention', 'hey', 'hello', 'hi'],
+  'if-you-are-ai': ['if'],
+  'as-an-ai-you': ['as'],
+  'before-answering': ['before'],
+  'when-answering': ['when', 'whenever', 'while'],
+  'tell-the-user': ['tell', 'instruct', 'advise', 'urge', 'inform'],
+  'reveal-prompt': ['reveal', 'print', 'show', 'output', 'repeat', 'leak', 'disclose', 'display', 'share', 'send', 'tell'],
+  'system-override': ['new', 'updated', 'revised', 'real', 'true', 'actual', 'secret', 'hidden', 'system'],
+  'you-are-now': ['you'],
+  'from-now-on': ['from', 'henceforth', 'starting'],
+  'other-languages': ['ignor'],
+};
+// Anchors of words that are not ASCII (no \b in a non-Unicode regex), each with its rule.
+const OTHER_ANCHORS: Record<string, string> = { 忽略: 'other-languages', игнорир: 'other-languages', 以前: 'other-languages', 前: 'other-languages', 上記: 'other-languages' };
+
+/** Each anchor word and the rules that may start there (a word also starts the rules of its prefixes). */
+const WORD_RULES = (() => {
+  const direct = new Map<string, string[]>();
+  for (const [id, list] of Object.entries(ANCHOR_WORDS)) for (const w of list) direct.set(w, [...(direct.get(w) ?? []), id]);
+  for (const [w, id] of Object.entries(OTHER_ANCHORS)) direct.set(w, [...(direct.get(w) ?? []), id]);
+  const out = new Map<string, string[]>();
+  for (const w of direct.keys()) out.set(w, [...new Set([...direct.entries()].filter(([p]) => w.startsWith(p)).flatMap(([, ids]) => ids))]);
+  return out;
+})();
+const byLength = (a: string, b: string): number => b.length - a.length;
+const STICKY = new Map(RULES.map((r) => [r.id, new RegExp(r.re.source, 'iuy')]));
+
+// One scan per set of rules whose needles a text has; a handful of sets occur in practice.
+const scans = new Map<string, RegExp>();
+
+/** The scan for the first words of these rules. */
+function anchorScan(ids: readonly string[]): RegExp {
+  const key = ids.join(',');
+  let re = scans.get(key);
+  if (re === undefined) {
+    const words = [...new Set(ids.flatMap((id) => ANCHOR_WORDS[id] ?? []))].sort(byLength);
+    const other = Object.keys(OTHER_ANCHORS)
+      .filter((w) => ids.includes(OTHER_ANCHORS[w] as string))
+      .sort(byLength);
+    re = new RegExp([...(words.length > 0 ? [`\\b(?:${words.join('|')})`] : []), ...other].join('|'), 'g');
+    if (scans.size >= 1024) scans.clear();
+    scans.set(key, re);
+  }
+  return re;
+}
+
+/**
+ * The earliest rule match: each rule whose needles the text has runs sticky at each of its first words in
+ * `lower`, when `lower` lines up with the text character for character (lower-casing changes the length of
+ * a few letters, such as U+0130), else over the whole text.
+ */
+function earliestRuleMatch(text: string, lower: string, present: (rule: string) => boolean): ScreenMatch | null {
+  if (lower.length !== text.length) return wholeTextRuleMatch(text, present);
+  const ids = RULES.map((r) => r.id).filter(present);
+  if (ids.length === 0) return null;
+  const scan = anchorScan(ids);
+  scan.lastIndex = 0;
+  for (let a = scan.exec(lower); a !== null; a = scan.exec(lower)) {
+    for (const id of WORD_RULES.get(a[0]) ?? []) {
+      const sticky = STICKY.get(id);
+      if (sticky === undefined || !present(id)) continue;
+      sticky.lastIndex = a.index;
+      const m = sticky.exec(text);
+      if (m !== null) return { rule: id, start: m.index, end: m.index + m[0].length };
+    }
+  }
+  return null;
+}
+
+function wholeTextRuleMatch(text: string, present: (rule: string) => boolean): ScreenMatch | null {
+  let best: ScreenMatch | null = null;
+  for (const r of RULES) {
+    if (!present(r.id)) continue;
+    const m = firstMatch(r.re, text);
+    if (m !== null && (best === null || m.index < best.start)) best = { rule: r.id, start: m.index, end: m.index + m[0].length };
+  }
+  return best;
+}
+
+/** Whether a rule's needles are all in the lower-cased text (a rule without needles always runs). */
+function needlesIn(lower: string): (rule: string) => boolean {
+  const seen = new Map<readonly string[] | RegExp, boolean>();
+  const has = (group: readonly string[] | RegExp): boolean => {
+    let v = seen.get(group);
+    if (v === undefined) {
+      v = group instanceof RegExp ? group.test(lower) : group.some((w) => lower.includes(w));
+      seen.set(group, v);
+    }
+    return v;
+  };
+  return (rule) => (NEEDLES[rule] ?? []).every(has);
+}
 
 function multilingualOverride(): string {
   return [
@@ -230,10 +368,8 @@ export function findInjection(text: string, concealed = false): ScreenMatch | nu
   const consider = (m: ScreenMatch | null): void => {
     if (m !== null && (best === null || m.start < best.start)) best = m;
   };
-  for (const r of RULES) {
-    const m = firstMatch(r.re, text);
-    if (m !== null) consider({ rule: r.id, start: m.index, end: m.index + m[0].length });
-  }
+  const lower = text.toLowerCase();
+  consider(earliestRuleMatch(text, lower, needlesIn(lower)));
   consider(exfiltration(text));
   if (concealed) consider(concealedInstruction(text));
   return best;
