@@ -4,7 +4,9 @@ import { extractDocument } from '../../src/core/extract/index.js';
 import { PROMPT_INJECTION } from '../../src/core/extract/screening.js';
 import { searchSnippets } from '../../src/core/search/search.js';
 import { storePage } from '../../src/core/store/pages.js';
+import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { runCli } from '../helpers/cli.js';
+import { startTestDaemon } from '../helpers/daemon.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { connectMcpClient } from '../helpers/mcp.js';
@@ -102,6 +104,27 @@ describe('screening flags in the index, search and get_content', () => {
     const strict = await runCli(['search', 'widget', 'configure'], { env: { ...db.env, DOCDEX_SCREENING: 'strict' } });
     expect(String(strict.stdout)).toContain('1 result withheld as possible prompt injection (DOCDEX_SCREENING=strict).');
     expect(String(strict.stdout)).not.toContain('widget.configure');
+  });
+
+  it('REST search returns the flag and passage, documented in the OpenAPI schema, and withholds under strict', async () => {
+    for (const screening of ['flag', 'strict'] as const) {
+      const daemon = await startTestDaemon({ ...db.config, screening }, { routes: docsIndexRoutes });
+      try {
+        const res = await fetch(`${daemon.base}/api/search?q=${encodeURIComponent('widget configure')}`);
+        expect(res.status).toBe(200);
+        const body = (await res.json()) as { items: Array<{ code: string; flags?: string[]; flagged_passage?: string }>; withheld?: number };
+        if (screening === 'flag') {
+          expect(body.items.find((i) => i.code === 'widget.configure(level=3)')).toMatchObject({ flags: [PROMPT_INJECTION], flagged_passage: PASSAGE });
+          const doc = JSON.stringify(await (await fetch(`${daemon.base}/openapi.json`)).json());
+          expect(doc).toContain('flagged_passage');
+        } else {
+          expect(body.items.map((i) => i.code)).not.toContain('widget.configure(level=3)');
+          expect(body.withheld).toBe(1);
+        }
+      } finally {
+        await daemon.close();
+      }
+    }
   });
 
   it('refuses an unknown DOCDEX_SCREENING value with a clear error', async () => {
