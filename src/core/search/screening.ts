@@ -3,8 +3,7 @@
 // withholds them and says how many, `off` returns them as if they were never screened. The flags are stored
 // either way, so changing the setting needs no reindex.
 
-export const SCREENING_MODES = ['off', 'flag', 'strict'] as const;
-export type ScreeningMode = (typeof SCREENING_MODES)[number];
+export type ScreeningMode = 'off' | 'flag' | 'strict';
 
 /** A result's screening fields: present only on a flagged snippet. */
 export interface ScreenedFields {
