@@ -18,6 +18,7 @@ const benches: Bench[] = [
   { name: 'daemon load (issue 6)', load: fromModule('./daemon.ts', 'benchDaemon') },
   { name: 'sandbox (issue 12)', load: fromModule('./sandbox.ts', 'benchSandbox') },
   { name: 'rendered pages (issue 34)', load: fromModule('./render.ts', 'benchRender') },
+  { name: 'screening (issue 36)', load: fromModule('./screening.ts', 'benchScreening') },
 ];
 
 export function printTable(title: string, rows: Row[]): void {

@@ -10,6 +10,18 @@ function clip(code: string): { text: string; more: number } {
   return { text: lines.slice(0, MAX_CODE_LINES).join('\n'), more: lines.length - MAX_CODE_LINES };
 }
 
+/** A flagged result's warning: the flags, and the passage that raised them on one line (it is third-party text). */
+function flagLine(flags: string[], passage: string | undefined): string {
+  const names = flags.map((f) => f.replace(/_/g, ' ')).join(', ');
+  if (passage === undefined) return `   ! ${names}`;
+  const oneLine = passage.replace(/\s+/g, ' ').trim();
+  return `   ! ${names}: ${JSON.stringify(oneLine.length > 200 ? `${oneLine.slice(0, 197)}...` : oneLine)}`;
+}
+
+function withheldLine(n: number): string {
+  return `${n} result${n === 1 ? '' : 's'} withheld as possible prompt injection (DOCDEX_SCREENING=strict).`;
+}
+
 /**
  * Search results as terminal text: title, URL, source and language, then the code (coloured in a TTY).
  * `atVersion`: each result's library as name@version (a project search, where the version is the point).
@@ -19,6 +31,7 @@ export function renderSearch(result: SearchResponse, options: { colour: boolean;
   const out: string[] = [];
   if (result.corrected?.length) out.push(c.dim(`Also searched for: ${result.corrected.map((x) => `${x.from} → ${x.to}`).join(', ')}`));
   if (result.items.length === 0) {
+    if (result.withheld) out.push(withheldLine(result.withheld));
     out.push(result.offset > 0 ? `No more results (${result.total} in all).` : 'No snippets found.');
     return out.join('\n');
   }
@@ -29,6 +42,7 @@ export function renderSearch(result: SearchResponse, options: { colour: boolean;
     out.push(`   ${c.underline(c.cyan(item.source_url))}`);
     const source = item.version ? `${item.source_name}${options.atVersion ? '@' : ' '}${item.version}` : item.source_name;
     out.push(c.dim(`   ${source} · ${item.language} · score ${item.score}${item.match === 'page' ? ' · matched on the page text' : ''}`));
+    if (item.flags?.length) out.push(c.yellow(flagLine(item.flags, item.flagged_passage)));
     if (item.description) out.push(`   ${item.description.length > 300 ? `${item.description.slice(0, 297)}...` : item.description}`);
     const { text, more } = clip(item.code);
     const code = options.colour ? highlight(text, item.language) : text;
@@ -41,6 +55,7 @@ export function renderSearch(result: SearchResponse, options: { colour: boolean;
     if (more > 0) out.push(c.dim(`     ... ${more} more lines (docdex search --json, or GET /snippets/${item.id})`));
   });
   const shown = result.offset + result.items.length;
+  if (result.withheld) out.push('', c.yellow(withheldLine(result.withheld)));
   out.push('');
   out.push(c.dim(`${result.offset + 1}-${shown} of ${result.total}${shown < result.total ? ` · next page: --offset ${shown}` : ''}`));
   return out.join('\n');

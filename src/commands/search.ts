@@ -46,6 +46,7 @@ export default class Search extends BaseCommand<typeof Search> {
         query,
         limit: this.flags.limit,
         offset: this.flags.offset,
+        screening: this.settings.screening,
         ...(this.flags.source === undefined ? {} : { source: this.flags.source }),
         ...(this.flags.version === undefined ? {} : { version: this.flags.version }),
         ...(this.flags.language === undefined ? {} : { language: this.flags.language }),
@@ -63,6 +64,7 @@ export default class Search extends BaseCommand<typeof Search> {
       query,
       limit: this.flags.limit,
       offset: this.flags.offset,
+      screening: this.settings.screening,
       ...(this.flags.language === undefined ? {} : { language: this.flags.language }),
     });
     if (!this.jsonEnabled()) this.log(renderProjectSearch(result, { colour: this.isTty && !process.env.NO_COLOR }));

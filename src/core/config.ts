@@ -145,6 +145,8 @@ const envSchema = z.object({
   CRAWL_ALLOW_HOSTS: allowHosts,
   EXTRACT_THREADS: number(2, 1, 64, 'from 1 to 64', true),
   EXTRACT_TIMEOUT_SECONDS: number(20, 0.01, 3600, 'of seconds from 0.01 to 3600'),
+  // What searches and get_content do with snippets screened as possible prompt injection at index time.
+  DOCDEX_SCREENING: optionalString.transform((v) => v ?? 'flag').pipe(z.enum(['off', 'flag', 'strict'], { message: 'expected off, flag or strict' })),
   // Two per core: a search alternates between PostgreSQL's CPU and the daemon's, so one per core leaves them idle.
   SEARCH_CONCURRENCY: number(2 * availableParallelism(), 1, 1000, 'from 1 to 1000', true),
   // Package registries `docdex add npm:|pypi:|crates:|go:` asks; unset NPM_REGISTRY_URL means npm's own configuration.
@@ -191,6 +193,8 @@ export interface Config {
   registry: { npmUrl?: string; pypiUrl: string; cratesUrl: string; goProxyUrl: string };
   /** Extraction of crawled pages and uploaded files in worker threads, with a time budget per document. */
   extract: { threads: number; timeoutMs: number };
+  /** DOCDEX_SCREENING: flagged snippets returned with their flag (`flag`), withheld (`strict`) or unmarked (`off`). */
+  screening: 'off' | 'flag' | 'strict';
   llm: {
     enabled: boolean;
     apiKey?: string;
@@ -326,6 +330,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     outbound: { allowHosts: env.CRAWL_ALLOW_HOSTS },
     registry: { ...(env.NPM_REGISTRY_URL === undefined ? {} : { npmUrl: env.NPM_REGISTRY_URL }), pypiUrl: env.PYPI_URL, cratesUrl: env.CRATES_URL, goProxyUrl: env.GO_PROXY_URL },
     extract: { threads: env.EXTRACT_THREADS, timeoutMs: Math.round(env.EXTRACT_TIMEOUT_SECONDS * 1000) },
+    screening: env.DOCDEX_SCREENING,
     llm: {
       enabled: env.CODE_ENABLE_LLM_EXTRACTION,
       ...(env.CODE_LLM_API_KEY === undefined ? {} : { apiKey: env.CODE_LLM_API_KEY }),

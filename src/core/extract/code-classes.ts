@@ -40,12 +40,16 @@ const lineClass = new ClassMatcher(LINE_CLASS);
 // Inline styles that hide an element from a reader (but not from a program reading the text).
 const HIDDEN_STYLE =
   /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|(?:opacity|font-size)\s*:\s*0(?:\.0*)?(?:[a-z%]+)?\s*(?:!important\s*)?(?:;|$)|clip\s*:\s*rect\(\s*0[a-z]*\s*,?\s*0|(?:left|top|right|text-indent|margin-left|margin-top)\s*:\s*-(?:9{3,}|\d{4,}))/i;
-const ZERO_SIZE = /(?:^|;)\s*(?:max-)?(?:width|height)\s*:\s*0(?:\.0*)?(?:[a-z%]+)?\s*(?:!important\s*)?(?:;|$)/i;
+// Text a person cannot make out though it is technically drawn: near-zero opacity, a font of a pixel, a
+// clip or scale to nothing, transparent ink.
+const FAINT_STYLE =
+  /(?:^|;)\s*(?:(?:opacity\s*:\s*0?\.0\d*|font-size\s*:\s*(?:1|0?\.\d+)(?:px|pt))\s*(?:!important\s*)?(?:;|$)|color\s*:\s*transparent\b|clip-path\s*:\s*(?:inset\(\s*(?:50|100)%|circle\(\s*0(?:px|%)?\s*\))|transform\s*:\s*scale\(\s*0(?:\.0*)?\s*[,)])/i;
+const ZERO_SIZE = /(?:^|;)\s*(?:max-)?(?:width|height)\s*:\s*(?:0(?:\.0*)?(?:[a-z%]+)?|1px)\s*(?:!important\s*)?(?:;|$)/i;
 const OVERFLOW_HIDDEN = /(?:^|;)\s*overflow\s*:\s*hidden/i;
 
-/** An inline style that hides the element: display, visibility, opacity, zero font size or box, or off-screen. */
+/** An inline style that hides the element: display, visibility, (near) zero opacity, font size or box, a clip to nothing, or off-screen. */
 export function hiddenByStyle(style: string): boolean {
-  return HIDDEN_STYLE.test(style) || (ZERO_SIZE.test(style) && OVERFLOW_HIDDEN.test(style));
+  return HIDDEN_STYLE.test(style) || FAINT_STYLE.test(style) || (ZERO_SIZE.test(style) && OVERFLOW_HIDDEN.test(style));
 }
 
 export function isPlainCodeSpan(attrs: Record<string, string>): boolean {

@@ -16,6 +16,8 @@ export interface HtmlSink {
   text(text: string): void;
   /** Closes the most recently opened element that is still open. */
   close(): void;
+  /** The text of an HTML comment (not part of the tree; read for screening only). */
+  comment?(text: string): void;
 }
 
 const { fromCodePoint } = String;
@@ -405,8 +407,11 @@ class TreeParser implements TokenizerCallbacks {
     this.sink.text(this.src.slice(start, endIndex - endOffset));
   }
 
-  // Comments, declarations and processing instructions are not part of the tree.
-  oncomment(): void {}
+  // Comments, declarations and processing instructions are not part of the tree; a comment's text is
+  // handed to a sink that asks for it (screening: a comment addressed to an assistant marks the page).
+  oncomment(start: number, endIndex: number, endOffset: number): void {
+    this.sink.comment?.(this.src.slice(start, endIndex - endOffset));
+  }
 
   ondeclaration(): void {}
 

@@ -177,7 +177,12 @@ export interface HtmlTree {
   baseHref: string | null;
   /** role=tab elements and labels, for tab-label lookup. */
   tabs: HElement[];
+  /** Text of the document's HTML comments with letters in them, up to MAX_COMMENT_TEXT characters in all. */
+  comments: string[];
 }
+
+/** How much comment text a tree keeps for screening. */
+export const MAX_COMMENT_TEXT = 64 * 1024;
 
 // Deeper elements are flattened into their ancestor at this depth: text is kept,
 // structure is not. Real pages stay far below it; it bounds the walkers'
@@ -312,6 +317,7 @@ class TreeBuilder implements HtmlSink {
   // DocBook section nesting, to turn <title> into h1..h6.
   private sectionDepth = 0;
   private readonly sectionStack: boolean[] = [];
+  private commentChars = 0;
 
   constructor(private readonly xmlMode: boolean) {
     const root: HElement = { tag: '#root', kind: Kind.Block, attrs: {}, children: NO_CHILDREN, parent: null };
@@ -326,6 +332,7 @@ class TreeBuilder implements HtmlSink {
       linkTags: [],
       baseHref: null,
       tabs: [],
+      comments: [],
     };
     this.cur = root;
   }
@@ -450,6 +457,13 @@ class TreeBuilder implements HtmlSink {
       default:
         break;
     }
+  }
+
+  comment(text: string): void {
+    if (this.commentChars >= MAX_COMMENT_TEXT || !/\p{L}{2}/u.test(text)) return;
+    const kept = text.slice(0, MAX_COMMENT_TEXT - this.commentChars);
+    this.commentChars += kept.length;
+    this.tree.comments.push(kept);
   }
 
   text(text: string): void {

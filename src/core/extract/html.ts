@@ -1,5 +1,6 @@
 // HTML (and DocBook XML) pages: metadata, links, main content, code blocks.
 import { plainText, resolveContexts } from './context.js';
+import { concealedText } from './html-concealed.js';
 import { chooseMainRoot } from './html-main.js';
 import { HtmlMarkdownRenderer, markdownWithCode } from './html-markdown.js';
 import { buildTree, type HElement, type HtmlTree, isAncestor, textOf } from './html-tree.js';
@@ -172,7 +173,7 @@ export function extractHtml(text: string, url: string, contentHash: string): Ext
     contentHash,
     format: 'html',
   };
-  return { page, snippets: fin.snippets, skipped, origins: fin.origins };
+  return { page, snippets: fin.snippets, skipped, origins: fin.origins, concealed: concealedText(tree) };
 }
 
 function firstHeading(root: HElement): string | null {

@@ -9,6 +9,7 @@ import { visibleResult } from './invisible.js';
 import { isNotebook, notebookToMarkdown } from './ipynb.js';
 import { extractMarkdown } from './markdown.js';
 import { extractRst } from './rst.js';
+import { screenResult } from './screen-result.js';
 import type { ExtractInput, ExtractResult, PageFormat } from './types.js';
 
 export type { ExtractInput, ExtractedSnippet, ExtractResult, PageFormat } from './types.js';
@@ -103,8 +104,9 @@ function safeHash(body: string | Uint8Array): string {
   }
 }
 
+/** A document's page record and snippets; every snippet screened for instructions aimed at AI assistants. */
 export function extractDocument(input: ExtractInput): ExtractResult {
-  return visibleResult(extractAny(input));
+  return screenResult(visibleResult(extractAny(input)));
 }
 
 function extractAny(input: ExtractInput): ExtractResult {

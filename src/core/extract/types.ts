@@ -28,6 +28,10 @@ export interface ExtractedSnippet {
   tab?: string | null;
   /** Text of the nearest section heading, '' before any heading. */
   section?: string;
+  /** Set by screening when the snippet or its page holds instructions aimed at AI assistants (`possible_prompt_injection`). */
+  flags?: string[];
+  /** The sentence that raised `flags`, bounded; absent when the snippet is not flagged. */
+  flaggedPassage?: string;
 }
 
 export type PageFormat = 'html' | 'markdown' | 'text' | 'rst' | 'adoc';
@@ -73,4 +77,9 @@ export interface ExtractResult {
   origins?: string[];
   /** Set when an extractor failed on this input (a bug): the result is then an empty page with its hash. */
   error?: string;
+  /**
+   * Text of the page a reader does not see (HTML comments, hidden elements), for screening only: never
+   * indexed, and removed by extractDocument once screened.
+   */
+  concealed?: string[];
 }

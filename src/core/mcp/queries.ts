@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { latestVersionFirst } from '../library-ref.js';
+import { screeningFields, type ScreenedFields } from '../search/screening.js';
 import { aliasOf, NAME_MATCH_THRESHOLD, nameScoreSql } from '../sources/match.js';
 
 /**
@@ -127,7 +128,7 @@ export async function getLibrariesByName(pool: pg.Pool, name: string, version?: 
   return rows;
 }
 
-export interface LibrarySnippetRow {
+export interface LibrarySnippetRow extends ScreenedFields {
   id: number;
   title: string;
   description: string;
@@ -144,8 +145,8 @@ export interface LibrarySnippetRow {
  */
 export async function listLibrarySnippets(pool: pg.Pool, sourceId: string, options: { limit: number; offset: number }): Promise<{ items: LibrarySnippetRow[]; total: number }> {
   const [items, total] = await Promise.all([
-    pool.query<LibrarySnippetRow>(
-      `SELECT s.id, s.title, s.description, s.language, s.code, s.filename, s.source_url, s.page_count
+    pool.query<Omit<LibrarySnippetRow, keyof ScreenedFields> & { flags: string[]; flagged_passage: string | null }>(
+      `SELECT s.id, s.title, s.description, s.language, s.code, s.filename, s.source_url, s.page_count, s.flags, s.flagged_passage
          FROM snippets s JOIN documents d ON d.id = s.document_id
         WHERE s.source_id = $1
         ORDER BY s.page_count DESC, d.url, s.position, s.id
@@ -154,7 +155,8 @@ export async function listLibrarySnippets(pool: pg.Pool, sourceId: string, optio
     ),
     pool.query<{ n: number }>('SELECT count(*)::int AS n FROM snippets WHERE source_id = $1', [sourceId]),
   ]);
-  return { items: items.rows, total: total.rows[0]!.n };
+  const rows = items.rows.map(({ flags, flagged_passage, ...row }) => ({ ...row, ...screeningFields({ flags, flagged_passage }) }));
+  return { items: rows, total: total.rows[0]!.n };
 }
 
 export interface StoredPage {

@@ -3,6 +3,7 @@ import { searchSnippetsShared } from '../search/shared.js';
 import type { SearchResponse } from '../search/search.js';
 import { projectLibraries } from './libraries.js';
 import type { ProjectLibrary, ProjectLibraryState } from './libraries.js';
+import type { ScreeningMode } from '../search/screening.js';
 import type { ProjectRecord } from './store.js';
 
 /**
@@ -18,6 +19,8 @@ export interface ProjectSearchOptions {
   limit?: number;
   offset?: number;
   language?: string;
+  /** DOCDEX_SCREENING (search/screening.ts); default `flag`. */
+  screening?: ScreeningMode;
 }
 
 /** A library the search could not cover: its exact version has no documents in the index. */
@@ -65,6 +68,7 @@ export async function searchProject(pool: pg.Pool, options: ProjectSearchOptions
       ...(options.limit === undefined ? {} : { limit: options.limit }),
       ...(options.offset === undefined ? {} : { offset: options.offset }),
       ...(options.language === undefined ? {} : { language: options.language }),
+      ...(options.screening === undefined ? {} : { screening: options.screening }),
     },
     signal,
   );

@@ -6,6 +6,8 @@ import { resolveLibrary } from '../sources/resolve.js';
 import { buildTsQueries, checkQueryLength, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
 import { CODE_VECTOR_SQL, scoreSql, termHitsSql } from './rank.js';
+import { applyScreening, screeningFields } from './screening.js';
+import type { ScreenedFields, ScreeningMode } from './screening.js';
 import { correctWords, wordStats } from './typo.js';
 import type { WordStats } from './typo.js';
 
@@ -37,9 +39,11 @@ export interface SearchOptions {
   language?: string;
   limit?: number;
   offset?: number;
+  /** DOCDEX_SCREENING: what to do with snippets flagged at index time (search/screening.ts); default `flag`. */
+  screening?: ScreeningMode;
 }
 
-export interface SearchResult {
+export interface SearchResult extends ScreenedFields {
   id: number;
   title: string;
   description: string;
@@ -65,6 +69,8 @@ export interface SearchResponse {
   corrected?: Array<{ from: string; to: string }>;
   /** True when page-text matches were added because snippets matched too little. */
   fallback: boolean;
+  /** DOCDEX_SCREENING=strict: how many results of this page were withheld as possible prompt injection. */
+  withheld?: number;
 }
 
 export const DEFAULT_LIMIT = 10;
@@ -259,7 +265,8 @@ export function phraseIndexForms(parsed: ParsedQuery, stats: WordStats, correcte
   });
 }
 
-const RESULT_COLUMNS = `s.id, s.title, s.description, s.language, s.code, s.source_url, s.source_id, src.name AS source_name, src.version`;
+// The screening columns are read here, for the returned rows only, never while ranking.
+const RESULT_COLUMNS = `s.id, s.title, s.description, s.language, s.code, s.source_url, s.source_id, src.name AS source_name, src.version, s.flags, s.flagged_passage`;
 
 /**
  * Code shown on several pages links to the first page it was stored from. When that page is an aggregate (Node's
@@ -275,7 +282,7 @@ const FOCUSED_PAGE = `LEFT JOIN LATERAL (
      LIMIT 1
   ) focused ON true`;
 
-type Row = Omit<SearchResult, 'match'> & { total: number };
+type Row = Omit<SearchResult, 'match' | keyof ScreenedFields> & { total: number; flags: string[]; flagged_passage: string | null };
 
 /**
  * The ranking statement's parameters by name; their order here is their `$n` number, so placeholders are computed
@@ -536,8 +543,8 @@ function roundScore(n: number): number {
 }
 
 function toResult(row: Row, match: SearchResult['match']): SearchResult {
-  const { total: _total, ...rest } = row;
-  return { ...rest, score: roundScore(Number(row.score)), match };
+  const { total: _total, flags: _flags, flagged_passage: _passage, ...rest } = row;
+  return { ...rest, score: roundScore(Number(row.score)), match, ...screeningFields(row) };
 }
 
 interface PreparedSearch {
@@ -631,5 +638,6 @@ async function searchOn(db: pg.ClientBase, pool: pg.Pool, options: SearchOptions
       total = snippets.total + (pageRows[0]?.total ?? 0);
     }
   }
-  return { items, total, limit, offset, ...(corrected.length > 0 ? { corrected } : {}), fallback };
+  const screened = applyScreening(items, options.screening);
+  return { items: screened.items, total, limit, offset, ...(corrected.length > 0 ? { corrected } : {}), fallback, ...(screened.withheld > 0 ? { withheld: screened.withheld } : {}) };
 }

@@ -74,7 +74,7 @@ export function searchesBusy(): boolean {
 
 function searchKey(o: SearchOptions): string {
   const sourceIds = o.sourceIds === undefined ? null : [...o.sourceIds].map((id) => id.toLowerCase()).sort();
-  return JSON.stringify([o.query, o.source ?? null, o.version ?? null, sourceIds, o.language ?? null, o.limit ?? null, o.offset ?? null]);
+  return JSON.stringify([o.query, o.source ?? null, o.version ?? null, sourceIds, o.language ?? null, o.limit ?? null, o.offset ?? null, o.screening ?? null]);
 }
 
 function release(p: PoolSearches): void {

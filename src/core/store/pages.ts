@@ -86,14 +86,16 @@ function uniqueSnippets(w: PageWrite): ExtractedSnippet[] {
 
 /**
  * Inserts the snippets new to the source, each with its occurrence on this page, as CTEs `ins` and `occ`.
- * $1 is the source, $3..$10 the snippet columns; the document is `documentId` (a parameter or a column).
+ * $1 is the source, $3..$10 the snippet columns and `screening` the two screening columns' parameters (see
+ * screeningValues); the document is `documentId` (a parameter or a column).
  */
-function newSnippetsSql(documentId: string, from = '', where = ''): string {
+function newSnippetsSql(documentId: string, screening: [string, string], from = '', where = ''): string {
   return `ins AS (
-       INSERT INTO snippets (source_id, document_id, title, description, language, code, code_hash, filename, source_url, position)
-       SELECT $1, ${documentId}, t.title, t.description, t.language, t.code, t.code_hash, t.filename, t.source_url, t.position
-         FROM ${from}unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[])
-           AS t(title, description, language, code, code_hash, filename, source_url, position)
+       INSERT INTO snippets (source_id, document_id, title, description, language, code, code_hash, filename, source_url, position, flags, flagged_passage)
+       SELECT $1, ${documentId}, t.title, t.description, t.language, t.code, t.code_hash, t.filename, t.source_url, t.position,
+              ${FLAGS_SQL}, t.flagged_passage
+         FROM ${from}unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], ${screening[0]}::text[], ${screening[1]}::text[])
+           AS t(title, description, language, code, code_hash, filename, source_url, position, flags, flagged_passage)
         ${where}
        ON CONFLICT (source_id, code_hash) DO NOTHING
        RETURNING id, code_hash, position),
@@ -115,6 +117,15 @@ function snippetValues(list: ExtractedSnippet[]): unknown[] {
   ];
 }
 
+// A snippet's screening flags travel as one comma-joined string per snippet (unnest cannot take an array of
+// arrays of different lengths); '' is no flags.
+const FLAGS_SQL = "COALESCE(string_to_array(NULLIF(t.flags, ''), ','), '{}')";
+
+/** The screening columns, parallel to snippetValues: flags comma-joined, and the flagged passage or null. */
+function screeningValues(list: ExtractedSnippet[]): unknown[] {
+  return [list.map((s) => (s.flags ?? []).join(',')), list.map((s) => s.flaggedPassage ?? null)];
+}
+
 type InsertedSnippet = { id: number; code_hash: string };
 
 /**
@@ -134,7 +145,7 @@ async function upsertDocument(client: pg.ClientBase, w: PageWrite, list: Extract
          etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified, source_type = EXCLUDED.source_type,
          crawl_job_id = EXCLUDED.crawl_job_id, upload_job_id = EXCLUDED.upload_job_id, updated_at = now()
        RETURNING id, (xmax <> 0) AS existed),
-     ${newSnippetsSql('doc.id', 'doc, ', 'WHERE NOT doc.existed')}
+     ${newSnippetsSql('doc.id', ['$19', '$20'], 'doc, ', 'WHERE NOT doc.existed')}
      SELECT doc.id AS document_id, doc.existed, ins.id, ins.code_hash FROM doc LEFT JOIN ins ON true`,
     values: [
       w.sourceId,
@@ -148,6 +159,7 @@ async function upsertDocument(client: pg.ClientBase, w: PageWrite, list: Extract
       w.job.kind === 'crawl' ? 'crawled' : 'uploaded',
       w.job.kind === 'crawl' ? w.job.id : null,
       w.job.kind === 'upload' ? w.job.id : null,
+      ...screeningValues(list),
     ],
   });
   const first = rows[0]!;
@@ -159,8 +171,8 @@ async function insertNewSnippets(client: pg.ClientBase, w: PageWrite, documentId
   if (list.length === 0) return [];
   const { rows } = await client.query<InsertedSnippet>({
     name: 'docdex-store-snippets',
-    text: `WITH ${newSnippetsSql('$2::uuid')} SELECT id, code_hash FROM ins`,
-    values: [w.sourceId, documentId, ...snippetValues(list)],
+    text: `WITH ${newSnippetsSql('$2::uuid', ['$11', '$12'])} SELECT id, code_hash FROM ins`,
+    values: [w.sourceId, documentId, ...snippetValues(list), ...screeningValues(list)],
   });
   return rows;
 }
@@ -204,7 +216,7 @@ async function attachSnippets(client: pg.ClientBase, w: PageWrite, documentId: s
  * code's nearest heading has an anchor here and not at the current home, or equally so and this page is
  * smaller (bytes of markdown), or equally small and its URL sorts first. The comparison is a total order on
  * (page, anchor), so the home ends the same whatever order the pages are stored in. An LLM-written title
- * and description stay.
+ * and description stay; the screening flags are the new home's, since they describe the page it is shown from.
  */
 async function rehomeSnippets(client: pg.ClientBase, w: PageWrite, documentId: string, shared: ExtractedSnippet[]): Promise<void> {
   await client.query({
@@ -213,9 +225,10 @@ async function rehomeSnippets(client: pg.ClientBase, w: PageWrite, documentId: s
          document_id = $2, source_url = t.source_url, position = t.position, filename = t.filename,
          title = CASE WHEN s.llm_enhanced THEN s.title ELSE t.title END,
          description = CASE WHEN s.llm_enhanced THEN s.description ELSE t.description END,
+         flags = ${FLAGS_SQL}, flagged_passage = t.flagged_passage,
          updated_at = now()
-       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[])
-              AS t(code_hash, title, description, filename, source_url, position),
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $11::text[], $12::text[])
+              AS t(code_hash, title, description, filename, source_url, position, flags, flagged_passage),
             documents d
       WHERE s.source_id = $1 AND s.code_hash = t.code_hash AND s.document_id <> $2 AND d.id = s.document_id
         AND (strpos(t.source_url, '#') = 0, $9::bigint, $10::text) < (strpos(s.source_url, '#') = 0, octet_length(d.markdown)::bigint, d.url)`,
@@ -230,6 +243,7 @@ async function rehomeSnippets(client: pg.ClientBase, w: PageWrite, documentId: s
       shared.map((s) => s.position),
       Buffer.byteLength(w.markdown),
       w.url,
+      ...screeningValues(shared),
     ],
   });
 }

@@ -116,7 +116,7 @@ export function registerProjectRoutes(app: FastifyInstance, deps: DaemonDeps): v
     },
     async (request, reply) => {
       const { q, ...rest } = request.query;
-      const result = await searchProject(deps.db.pool, { project: request.params.project, query: q, ...rest }, clientGone(reply));
+      const result = await searchProject(deps.db.pool, { project: request.params.project, query: q, ...rest, screening: deps.config.screening }, clientGone(reply));
       return { ...result, project: projectJson(result.project) };
     },
   );

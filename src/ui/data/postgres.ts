@@ -144,7 +144,7 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
       return started(job.id);
     },
     async search({ query, source, language, limit }) {
-      const result = await searchSnippets(pool, { query, limit, ...(source ? { source } : {}), ...(language ? { language } : {}) });
+      const result = await searchSnippets(pool, { query, limit, screening: config.screening, ...(source ? { source } : {}), ...(language ? { language } : {}) });
       return result.items.map((r) => ({
         id: r.id,
         title: r.title,

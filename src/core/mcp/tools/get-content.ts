@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { UserError } from '../../errors.js';
 import { MAX_LIBRARY_NAME_CHARS, MAX_LIBRARY_VERSION_CHARS } from '../../library-ref.js';
 import { MAX_QUERY_CHARS } from '../../search/query.js';
+import { applyScreening } from '../../search/screening.js';
 import { searchSnippetsShared } from '../../search/shared.js';
 import { describeResultNumbers, formatSnippetsWithinBudget } from '../format.js';
 import type { SnippetForModel, SnippetOmission } from '../format.js';
@@ -95,13 +96,20 @@ interface FoundSnippets {
   snippets: SnippetForModel[];
   total: number;
   remarks: string[];
+  /** Snippets of this page withheld by DOCDEX_SCREENING=strict. */
+  withheld: number;
+}
+
+function withheldRemark(n: number): string {
+  return `${plural(n, 'snippet')} on this page withheld: screening flagged ${n === 1 ? 'it' : 'them'} as possible prompt injection (DOCDEX_SCREENING=strict).`;
 }
 
 async function findSnippets(deps: McpDeps, libraryId: string, query: string, args: GetContentArgs, signal?: AbortSignal): Promise<FoundSnippets> {
   const offset = (args.page - 1) * args.limit;
   if (!query) {
     const result = await listLibrarySnippets(deps.pool, libraryId, { limit: args.limit, offset });
-    return { snippets: result.items, total: result.total, remarks: [] };
+    const screened = applyScreening(result.items, deps.config.screening);
+    return { snippets: screened.items, total: result.total, remarks: screened.withheld > 0 ? [withheldRemark(screened.withheld)] : [], withheld: screened.withheld };
   }
   if (offset > MAX_SEARCH_DEPTH) {
     throw new UserError(`page ${args.page} is too deep: query results can be paged through their first ${MAX_SEARCH_DEPTH} matches only.`, {
@@ -109,13 +117,15 @@ async function findSnippets(deps: McpDeps, libraryId: string, query: string, arg
       hint: 'Use a more specific query, or a lower page number.',
     });
   }
-  const result = await searchSnippetsShared(deps.pool, { query, source: libraryId, limit: args.limit, offset }, signal);
+  const result = await searchSnippetsShared(deps.pool, { query, source: libraryId, limit: args.limit, offset, screening: deps.config.screening }, signal);
   const remarks: string[] = [];
   if (result.corrected && result.corrected.length > 0) {
     remarks.push(`Spelling corrected: ${result.corrected.map((c) => `"${c.from}" → "${c.to}"`).join(', ')}.`);
   }
   if (result.fallback) remarks.push('Few snippets matched the query itself; snippets marked "page match" come from pages whose text matches.');
-  return { snippets: result.items, total: result.total, remarks };
+  const withheld = result.withheld ?? 0;
+  if (withheld > 0) remarks.push(withheldRemark(withheld));
+  return { snippets: result.items, total: result.total, remarks, withheld };
 }
 
 /**
@@ -149,11 +159,13 @@ export async function getContent(deps: McpDeps, args: GetContentArgs, session?: 
 
   if (found.snippets.length === 0) {
     const reason =
-      total > 0
-        ? `Page ${args.page} is past the end: ${label} has ${what} (${totalPages} page${totalPages === 1 ? '' : 's'} of ${args.limit}).`
-        : query
-          ? `No snippets in ${label} match ${quoteQuery(query)}. Try other or fewer words, or call get_content without query to browse ${label}.`
-          : `${label} has no snippets yet${library.kind === 'crawl' ? ' (its crawl may still be running: check it with get_crawl_status)' : ''}.`;
+      found.withheld > 0
+        ? `Every snippet on page ${args.page} was withheld; more may be on page ${args.page + 1}.`
+        : total > 0
+          ? `Page ${args.page} is past the end: ${label} has ${what} (${totalPages} page${totalPages === 1 ? '' : 's'} of ${args.limit}).`
+          : query
+            ? `No snippets in ${label} match ${quoteQuery(query)}. Try other or fewer words, or call get_content without query to browse ${label}.`
+            : `${label} has no snippets yet${library.kind === 'crawl' ? ' (its crawl may still be running: check it with get_crawl_status)' : ''}.`;
     const text = [...preamble, reason].join('\n');
     return { text, structured: { ...structuredBase, tokens: countTokens(text), tokens_for_all: 0, snippets: [], left_out: [] } };
   }

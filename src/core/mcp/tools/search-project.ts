@@ -92,7 +92,7 @@ export async function searchProjectForModel(deps: McpDeps, args: ProjectQuery, t
     });
   }
   const ref = await projectRefFor(deps, args.project, tool);
-  const result = await withProjectForModel(() => searchProject(deps.pool, { project: ref, query: args.query, limit: args.limit, offset }, signal));
+  const result = await withProjectForModel(() => searchProject(deps.pool, { project: ref, query: args.query, limit: args.limit, offset, screening: deps.config.screening }, signal));
   const name = describeProject(result.project);
   const preamble = remarks(result);
   const totalPages = Math.max(1, Math.ceil(result.total / args.limit));

@@ -1,0 +1,53 @@
+// Screening applied to a whole extraction: each snippet is flagged by its own text (code, title,
+// description), or else by its page: the page's prose, its title and description, and the text a reader never
+// sees (comments, hidden elements). An instruction to an assistant anywhere on a page makes every snippet
+// of that page suspect, since the snippet's description and its neighbours come from the same author.
+import { visibleText } from './invisible.js';
+import { screenText, type ScreenResult } from './screening.js';
+import type { ExtractedSnippet, ExtractResult } from './types.js';
+
+/** Said before a passage that no reader of the page could see. */
+export const CONCEALED_PREFIX = '(hidden from readers of the page) ';
+
+/** HTML comments written into markdown (and so into a markdown page's text): found by indexOf, linear. */
+function markdownComments(markdown: string): string[] {
+  const out: string[] = [];
+  let at = markdown.indexOf('<!--');
+  while (at >= 0 && out.length < 1000) {
+    const end = markdown.indexOf('-->', at + 4);
+    if (end < 0) break;
+    out.push(markdown.slice(at + 4, end));
+    at = markdown.indexOf('<!--', end + 3);
+  }
+  return out;
+}
+
+function pageFinding(r: ExtractResult): ScreenResult | null {
+  const concealed = [...(r.concealed ?? []), ...(r.page.format === 'html' ? [] : markdownComments(r.page.markdown))];
+  for (const piece of concealed) {
+    const found = screenText(visibleText(piece), true);
+    if (found.passage !== undefined) return { flags: found.flags, passage: CONCEALED_PREFIX + found.passage };
+  }
+  for (const text of [`${r.page.title}\n${r.page.description}`, r.page.markdown]) {
+    const found = screenText(text);
+    if (found.passage !== undefined) return found;
+  }
+  return null;
+}
+
+function flagged(s: ExtractedSnippet, finding: ScreenResult): ExtractedSnippet {
+  return { ...s, flags: finding.flags, flaggedPassage: finding.passage };
+}
+
+/** The extraction with each snippet's screening flags set (see above) and the concealed text dropped. */
+export function screenResult(r: ExtractResult): ExtractResult {
+  const { concealed: _concealed, ...rest } = r;
+  const page = r.snippets.length === 0 ? null : pageFinding(r);
+  const snippets = r.snippets.map((s) => {
+    // The code first: when both the code and its description say something, the code's passage is named.
+    const own = screenText(`${s.code}\n${s.title}\n${s.description}`);
+    if (own.passage !== undefined) return flagged(s, own);
+    return page === null ? s : flagged(s, page);
+  });
+  return { ...rest, snippets };
+}
