@@ -32,11 +32,6 @@ export interface SnippetFormatOptions {
   verbose?: boolean;
 }
 
-/** Per-snippet code budget of the unbudgeted rendering: generous for a few results, tighter for 100. */
-export function codeTokenBudget(snippetCount: number): number {
-  return Math.max(300, Math.min(1500, Math.floor(30_000 / Math.max(1, snippetCount))));
-}
-
 export const SEPARATOR = '\n\n----------------------------------------\n\n';
 
 /** A fence longer than any backtick run inside the code, so code that contains ``` cannot close it early. */
@@ -129,12 +124,6 @@ export function formatSnippet(snippet: SnippetForModel, index: number, budget: n
 /** The one-line stand-in for a snippet this session has already been shown in full. */
 export function formatAlreadyShown(snippet: SnippetForModel, index: number): string {
   return `## ${index}. already shown: ${snippet.title.trim() || '(untitled snippet)'} ${snippet.source_url}`;
-}
-
-/** Every snippet in full (code cut per snippet by codeTokenBudget), inside the third-party block. */
-export function formatSnippets(snippets: SnippetForModel[], firstIndex: number, options: SnippetFormatOptions = {}): string {
-  const budget = codeTokenBudget(snippets.length);
-  return wrapDocumentation(snippets.map((s, i) => formatSnippet(s, firstIndex + i, budget, options)).join(SEPARATOR));
 }
 
 /** How a snippet appears in a budgeted answer. */

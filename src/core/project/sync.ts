@@ -19,8 +19,7 @@ import type { ProjectLibraryEntry, ProjectRecord } from './store.js';
  * indexed), and the project recorded with its libraries in one transaction.
  */
 
-export type { LibraryState, PlannedLibrary, SyncOptions, SyncPlan } from './sync-plan.js';
-export { planProjectSync } from './sync-plan.js';
+export type { PlannedLibrary, SyncOptions, SyncPlan } from './sync-plan.js';
 
 /** Libraries resolved and queued at once: each asks its registry and lists its repository's tags. */
 const QUEUE_CONCURRENCY = 4;
