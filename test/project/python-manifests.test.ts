@@ -54,6 +54,46 @@ describe('readPythonProject', () => {
     expect(result!.dependencies.every((d) => d.ecosystem === 'pypi')).toBe(true);
   });
 
+  it('leaves out what [tool.uv.sources] takes from git, a path, a URL or the workspace, locked or not', async () => {
+    const pyproject = [
+      '[project]',
+      'name = "app"',
+      'version = "0.1.0"',
+      'dependencies = ["my_lib", "local-tool", "torch>=2", "tinyparse>=1"]',
+      '',
+      '[tool.uv.sources]',
+      'My-Lib = { git = "https://github.com/acme/my-lib", rev = "abc123" }',
+      'local-tool = [{ path = "../local-tool", marker = "sys_platform == \'linux\'" }]',
+      'torch = { index = "pytorch" }',
+      '',
+    ].join('\n');
+    const lock = [
+      'version = 1',
+      '',
+      '[[package]]',
+      'name = "app"',
+      'version = "0.1.0"',
+      'source = { virtual = "." }',
+      'dependencies = [{ name = "my-lib" }, { name = "tinyparse" }]',
+      '',
+      '[[package]]',
+      'name = "my-lib"',
+      'version = "0.3.0"',
+      'source = { git = "https://github.com/acme/my-lib?rev=abc123#abc1234567890abc1234567890abc1234567890" }',
+      '',
+      '[[package]]',
+      'name = "tinyparse"',
+      'version = "1.4.0"',
+      'source = { registry = "https://pypi.org/simple" }',
+      '',
+    ].join('\n');
+    const result = await readPythonProject(project({ 'pyproject.toml': pyproject, 'uv.lock': lock }));
+    // Without the sources table, my-lib (locked from git) came back as a range-less PyPI package: its newest release.
+    expect(summary(result!.dependencies)).toEqual({ 'tinyparse@1.4.0': ['1.4.0', '>=1', true, 'uv.lock'], 'torch@': [null, '>=2', true, 'pyproject.toml'] });
+    const bad = await invalid(project({ 'pyproject.toml': '[project]\nname = "x"\n[tool]\nuv = { sources = 3 }\n' }));
+    expect(bad.message).toMatch(/\[tool\.uv\.sources\] is not a table/);
+  });
+
   it('reads a Poetry project: direct means named in pyproject.toml; python, path and directory packages are no dependencies', async () => {
     const result = await readPythonProject(path.join(FIXTURES, 'python-poetry'));
     expect(result?.files).toEqual(['pyproject.toml', 'poetry.lock']);

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
+import { readCrateDocument } from '../../src/core/registry/crates.js';
 import { resolvePackage } from '../../src/core/registry/index.js';
 import { failure, fixture, serveRegistry } from './registry-server.js';
 import type { RegistryServer } from './registry-server.js';
@@ -62,8 +63,13 @@ describe('crates.io resolution', () => {
     expect(error.hint).toContain('crates:serde@1.0.215');
   });
 
-  it('falls back to docs.rs and keeps a project site when the crate names no documentation', async () => {
-    const resolved = await resolve('tokio-util', '0.7.11');
+  it('falls back to docs.rs for a crates.io crate that names no documentation, and keeps a project site', () => {
+    const resolved = readCrateDocument(
+      JSON.parse(fixture('crates-tokio-util.json')),
+      { ecosystem: 'crates', name: 'tokio-util', version: '0.7.11' },
+      'https://crates.io/api/v1/crates/tokio-util',
+      true,
+    );
     expect(resolved).toMatchObject({
       name: 'tokio-util',
       version: '0.7.11',
@@ -73,6 +79,15 @@ describe('crates.io resolution', () => {
       documentation: 'https://docs.rs/tokio-util/0.7.11/',
     });
     expect(resolved.tagCandidates).toContain('tokio-util-v0.7.11');
+  });
+
+  it('assumes no docs.rs page for a crate from another registry (CRATES_URL) that names no documentation', async () => {
+    // docs.rs documents crates.io's crates only: crawling it for a private registry's crate fails.
+    const resolved = await resolve('tokio-util', '0.7.11');
+    expect(resolved).toMatchObject({ name: 'tokio-util', version: '0.7.11', homepage: 'https://tokio.rs/' });
+    expect(resolved.documentation).toBeUndefined();
+    // A docs.rs link the registry gives is still taken, pinned to the version.
+    expect((await resolve('serde', '1.0.215')).documentation).toBe('https://docs.rs/serde/1.0.215/');
   });
 
   it('answers package_not_found from crates.io’s 404', async () => {

@@ -14,6 +14,7 @@ import { newestFirst, pickSemverVersion } from './versions.js';
  */
 
 const MAX_DOCUMENT_BYTES = 32 * 1024 * 1024;
+const DEFAULT_REGISTRY = 'https://crates.io';
 // crates.io's rule for new crate names; `-` and `_` are the same name to it.
 const CRATE_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
@@ -46,11 +47,15 @@ function assertCrateName(name: string): void {
   }
 }
 
-/** docs.rs serves every published version; a link to the crate's docs there is pinned to the resolved one. */
-function pinnedDocumentation(raw: string | null | undefined, name: string, version: string): string | undefined {
+/**
+ * docs.rs serves every version published on crates.io; a link to the crate's docs there is pinned to the
+ * resolved one. Without a link, docs.rs is assumed only for crates.io's own crates (`publicRegistry`): a
+ * private registry's crates are not there, and crawling docs.rs for them fails.
+ */
+function pinnedDocumentation(raw: string | null | undefined, name: string, version: string, publicRegistry: boolean): string | undefined {
   const pinned = `https://docs.rs/${encodeURIComponent(name)}/${encodeURIComponent(version)}/`;
   const url = webUrl(raw);
-  if (url === undefined) return pinned;
+  if (url === undefined) return publicRegistry ? pinned : undefined;
   return new URL(url).hostname.toLowerCase() === 'docs.rs' ? pinned : url;
 }
 
@@ -64,8 +69,11 @@ function chooseCrateVersion(document: CrateDocument, requested: string | undefin
   return pickSemverVersion(live, requested, crate.max_stable_version ?? crate.max_version ?? undefined);
 }
 
-/** Reads a crates.io crate document into a resolved package. */
-export function readCrateDocument(json: unknown, request: PackageRequest, url: string): ResolvedPackage {
+/**
+ * Reads a crates.io crate document into a resolved package. `publicRegistry`: the answer came from crates.io
+ * itself, so docs.rs documents the crate even when the document names no documentation.
+ */
+export function readCrateDocument(json: unknown, request: PackageRequest, url: string, publicRegistry = true): ResolvedPackage {
   const parsed = CrateDocument.safeParse(json);
   if (!parsed.success) throw badRegistryAnswer(displayUrl(url), 'the crate document has no crate.name');
   const { crate } = parsed.data;
@@ -75,7 +83,7 @@ export function readCrateDocument(json: unknown, request: PackageRequest, url: s
   const repositoryText = own?.repository ?? crate.repository;
   const repository = repositoryText ? normaliseRepositoryUrl(repositoryText) : undefined;
   const homepage = docsSiteUrl(own?.homepage ?? crate.homepage, repository);
-  const documentation = pinnedDocumentation(own?.documentation ?? crate.documentation, crate.name, version);
+  const documentation = pinnedDocumentation(own?.documentation ?? crate.documentation, crate.name, version, publicRegistry);
   return {
     ecosystem: 'crates',
     name: crate.name,
@@ -83,7 +91,7 @@ export function readCrateDocument(json: unknown, request: PackageRequest, url: s
     aliases: aliasesFor(crate.name, repository),
     ...(repository === undefined ? {} : { repository }),
     ...(homepage === undefined || homepage === documentation ? {} : { homepage }),
-    documentation,
+    ...(documentation === undefined ? {} : { documentation }),
     tagCandidates: tagCandidates(crate.name, version),
   };
 }
@@ -94,5 +102,5 @@ export async function resolveCratePackage(config: RegistryConfig, request: Packa
   const url = new URL(`api/v1/crates/${request.name}`, base).toString();
   const answer = await getRegistryJson(config, url, MAX_DOCUMENT_BYTES, options);
   if (answer.json === undefined) throw packageNotFound('crates', request.name, displayUrl(url));
-  return readCrateDocument(answer.json, request, answer.url);
+  return readCrateDocument(answer.json, request, answer.url, config.registry.cratesUrl.replace(/\/+$/, '') === DEFAULT_REGISTRY);
 }

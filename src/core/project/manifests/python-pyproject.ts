@@ -24,15 +24,32 @@ function pep508List(value: unknown, where: string): PythonRequirement[] {
   return out;
 }
 
+/**
+ * The names `[tool.uv.sources]` takes from git, a path, a URL or the workspace (what `uv add git+…` writes): not
+ * PyPI's packages of that name, whatever the requirement says. A source naming another index still is a registry.
+ */
+function uvSourcedElsewhere(document: Record<string, unknown>): Set<string> {
+  const uv = tableAt(FILE, tableAt(FILE, document, 'tool', '[tool]'), 'uv', '[tool.uv]');
+  const sources = tableAt(FILE, uv, 'sources', '[tool.uv.sources]') ?? {};
+  const elsewhere = new Set<string>();
+  for (const [name, value] of Object.entries(sources)) {
+    // One source, or several chosen by markers.
+    const entries = Array.isArray(value) ? (value as unknown[]) : [value];
+    if (entries.some((entry) => ['git', 'path', 'url', 'workspace'].some((key) => asTable(entry)?.[key] !== undefined))) elsewhere.add(normalisePythonName(name));
+  }
+  return elsewhere;
+}
+
 function pep621(document: Record<string, unknown>): PythonRequirement[] {
   const project = tableAt(FILE, document, 'project', '[project]');
   const optional = tableAt(FILE, project, 'optional-dependencies', '[project.optional-dependencies]') ?? {};
   const groups = tableAt(FILE, document, 'dependency-groups', '[dependency-groups]') ?? {};
+  const elsewhere = uvSourcedElsewhere(document);
   return [
     ...pep508List(project?.['dependencies'], 'project.dependencies'),
     ...Object.entries(optional).flatMap(([extra, list]) => pep508List(list, `project.optional-dependencies.${extra}`)),
     ...Object.entries(groups).flatMap(([group, list]) => pep508List(list, `dependency-groups.${group}`)),
-  ];
+  ].filter((requirement) => !elsewhere.has(requirement.name));
 }
 
 /** Poetry's bare version means exactly that version (`"2.31.0"`, `"==2.31.0"`). */
