@@ -34,6 +34,12 @@ describe('parseRemote', () => {
     expect(() => assertRemoteAllowed(parseRemote('https://github.com/a/b'), false)).not.toThrow();
   });
 
+  it('a malformed %-escape in the path is bad input, not a crash (found by the property below)', () => {
+    for (const text of ['https://&\\%', 'https://example.com/org/re%zzpo', 'file:///tmp/%']) {
+      expect(() => parseRemote(text)).toThrow(/malformed %-escape/);
+    }
+  });
+
   it('any text is a remote or a UserError, never another throw, and never a URL with a password (property)', () => {
     const input = fc.oneof(
       fc.string(),

@@ -194,7 +194,8 @@ describe.skipIf(!HAS_TMUX)('docdex dashboard under tmux (real binary, real datab
       return i >= 0 && /^ +[1-9]\d*\/\d+ pages/.test(rows[i + 1] ?? '');
     }, 'beta-docs running and selected');
     keys('c');
-    const after = await waitForScreen((s) => s.includes('Cancel beta-docs: done.'), 'the cancel confirmation');
+    // The confirmation comes from the cancel call, the row's new status from the job's event a moment later.
+    const after = await waitForScreen((s) => s.includes('Cancel beta-docs: done.') && /beta-docs +cancelled/.test(s), 'the cancel confirmation and the cancelled row');
     expect(after).toMatch(/beta-docs +cancelled/);
     const row = (await db.pool.query<{ status: string; pages_crawled: number; pages_found: number }>('SELECT status, pages_crawled, pages_found FROM crawl_jobs WHERE id = $1', [job.id])).rows[0]!;
     expect(row.status).toBe('cancelled');

@@ -45,6 +45,15 @@ function trimRepoPath(pathname: string): string {
     .replace(/\.git$/i, '');
 }
 
+/** A URL path with its %-escapes decoded; a malformed escape (`%` not followed by two hex digits) is bad input. */
+function decodedPath(pathname: string): string {
+  try {
+    return decodeURIComponent(pathname);
+  } catch {
+    throw new ValidationError(`The repository path ${JSON.stringify(pathname.slice(0, 200))} has a malformed %-escape.`, { hint: 'Write % as %25 in a URL.' });
+  }
+}
+
 function parseUrlRemote(text: string): Remote {
   let url: URL;
   try {
@@ -55,13 +64,13 @@ function parseUrlRemote(text: string): Remote {
   const scheme = url.protocol.slice(0, -1);
   if (scheme === 'file') {
     if (url.host !== '') throw new ValidationError('A file:// remote must be a local absolute path (file:///path).');
-    return { kind: 'file', url: url.href, host: '', port: 0, repoPath: trimRepoPath(decodeURIComponent(url.pathname)), name: repoNameOf(decodeURIComponent(url.pathname)) };
+    return { kind: 'file', url: url.href, host: '', port: 0, repoPath: trimRepoPath(decodedPath(url.pathname)), name: repoNameOf(decodedPath(url.pathname)) };
   }
   if (scheme !== 'https' && scheme !== 'http' && scheme !== 'ssh') {
     throw refused(`Remotes of scheme "${scheme}" are not supported.`);
   }
   if (url.search !== '' || url.hash !== '') throw new ValidationError('A repository URL has no query or fragment.');
-  const repoPath = trimRepoPath(decodeURIComponent(url.pathname));
+  const repoPath = trimRepoPath(decodedPath(url.pathname));
   if (repoPath === '') throw new ValidationError(`${url.host}: the URL names no repository.`);
   // Credentials in the URL would end up in argv, logs and the stored origin: store a credential instead.
   if (scheme !== 'ssh' && (url.username !== '' || url.password !== '')) {
