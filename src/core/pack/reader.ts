@@ -88,12 +88,20 @@ async function receivePart(entry: AsyncIterable<Buffer>, name: string, expected:
   const hash = createHash('sha256');
   const out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
   let bytes = 0;
+  let rowError: unknown;
   try {
     for await (const chunk of entry) {
       bytes += chunk.length;
       if (bytes > expected.bytes) throw invalid(`${name} is longer than the manifest says.`);
       hash.update(chunk);
-      onChunk(chunk);
+      // A bad row is reported after the hash: a damaged part says so, rather than naming the row it broke.
+      if (rowError === undefined) {
+        try {
+          onChunk(chunk);
+        } catch (error) {
+          rowError = error;
+        }
+      }
       if (!out.write(chunk)) await once(out, 'drain');
     }
   } finally {
@@ -102,6 +110,7 @@ async function receivePart(entry: AsyncIterable<Buffer>, name: string, expected:
   }
   if (bytes !== expected.bytes) throw invalid(`${name} is shorter than the manifest says.`);
   if (hash.digest('hex') !== expected.sha256) throw invalid(`${name} does not match its SHA-256 in the manifest: the pack was altered or damaged.`);
+  if (rowError !== undefined) throw rowError;
 }
 
 class LibraryCheck {
