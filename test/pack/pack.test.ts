@@ -111,7 +111,8 @@ describe('index packs', () => {
     const flip = (name: string) => (files: Array<{ name: string; data: Buffer }>) => {
       const f = files.find((x) => x.name === name)!;
       f.data = Buffer.from(f.data);
-      f.data[Math.floor(f.data.length / 2)] ^= 0x01;
+      const at = Math.floor(f.data.length / 2);
+      f.data[at] = f.data[at]! ^ 0x01;
     };
     const before = await counts(to);
     for (const part of ['libraries/0/source.json', 'libraries/1/documents.ndjson', 'libraries/2/snippets.ndjson']) {

@@ -2,6 +2,7 @@ import type { RouteModule } from '../app.js';
 import { registerCrawlRoutes } from './crawl.js';
 import { registerHealthRoutes } from './health.js';
 import { registerLibraryRoutes } from './libraries.js';
+import { registerPackRoutes } from './packs.js';
 import { registerSearchRoutes } from './search.js';
 import { registerSnippetRoutes } from './snippets.js';
 import { registerSourceRoutes } from './sources.js';
@@ -17,5 +18,6 @@ export const docsIndexRoutes: RouteModule[] = [
   registerCrawlRoutes,
   registerLibraryRoutes,
   registerUploadRoutes,
+  registerPackRoutes,
   registerStatsRoutes,
 ];
