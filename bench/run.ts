@@ -18,6 +18,7 @@ const benches: Bench[] = [
   { name: 'daemon load (issue 6)', load: fromModule('./daemon.ts', 'benchDaemon') },
   { name: 'sandbox (issue 12)', load: fromModule('./sandbox.ts', 'benchSandbox') },
   { name: 'rendered pages (issue 34)', load: fromModule('./render.ts', 'benchRender') },
+  { name: 'index packs (issue 38)', load: fromModule('./pack.ts', 'benchPack') },
 ];
 
 export function printTable(title: string, rows: Row[]): void {

@@ -2,9 +2,8 @@ import type pg from 'pg';
 import type { PackDocument, PackSnippet, PackSource } from './format.js';
 
 /**
- * The exporter's reads: one source's rows in keyset batches over its unique indexes ((source_id, url) for
- * pages, (source_id, code_hash) for snippets), so no read holds more than a batch and none gets slower as
- * it goes.
+ * The exporter's reads, all in one read-only snapshot of the caller's: pages in keyset batches over their
+ * unique index (source_id, url), snippets through a cursor; no read holds more than a batch.
  */
 
 const DOCUMENT_BATCH = 200;
@@ -31,7 +30,7 @@ function originOf(row: SourceRow): Record<string, unknown> {
   return { type: 'upload' };
 }
 
-export async function readPackSource(pool: pg.Pool, sourceId: string): Promise<PackSource> {
+export async function readPackSource(pool: pg.ClientBase, sourceId: string): Promise<PackSource> {
   const { rows } = await pool.query<SourceRow>(`SELECT name, version, description, base_url, kind, crawl_config, metadata, aliases, last_crawled_at FROM sources WHERE id = $1`, [sourceId]);
   const row = rows[0]!;
   return {
@@ -48,7 +47,7 @@ export async function readPackSource(pool: pg.Pool, sourceId: string): Promise<P
   };
 }
 
-export async function* readPackDocuments(pool: pg.Pool, sourceId: string): AsyncGenerator<PackDocument[]> {
+export async function* readPackDocuments(pool: pg.ClientBase, sourceId: string): AsyncGenerator<PackDocument[]> {
   let after = '';
   for (;;) {
     const { rows } = await pool.query<PackDocument>(
@@ -72,17 +71,24 @@ const SNIPPET_COLUMNS = `s.code_hash AS "codeHash", s.title, s.description, s.la
      FROM snippet_relationships r JOIN snippets t ON t.id = r.target_snippet_id
     WHERE r.source_snippet_id = s.id AND t.source_id = s.source_id) AS relationships`;
 
-export async function* readPackSnippets(pool: pg.Pool, sourceId: string): AsyncGenerator<PackSnippet[]> {
-  let after = '';
-  for (;;) {
-    const { rows } = await pool.query<PackSnippet>(
-      `SELECT ${SNIPPET_COLUMNS} FROM snippets s JOIN documents d ON d.id = s.document_id
-        WHERE s.source_id = $1 AND s.code_hash > $2 ORDER BY s.code_hash LIMIT $3`,
-      [sourceId, after, SNIPPET_BATCH],
-    );
-    if (rows.length === 0) return;
-    yield rows;
-    after = rows[rows.length - 1]!.codeHash;
+/**
+ * A source's snippets in id order (the order they were stored, which breaks ranking ties, so an import keeps
+ * it), through a cursor in the caller's transaction: one sort, then batches, whatever the source's size.
+ */
+export async function* readPackSnippets(client: pg.ClientBase, sourceId: string): AsyncGenerator<PackSnippet[]> {
+  await client.query(
+    `DECLARE pack_snippets NO SCROLL CURSOR FOR
+       SELECT ${SNIPPET_COLUMNS} FROM snippets s JOIN documents d ON d.id = s.document_id WHERE s.source_id = $1 ORDER BY s.id`,
+    [sourceId],
+  );
+  try {
+    for (;;) {
+      const { rows } = await client.query<PackSnippet>(`FETCH ${SNIPPET_BATCH} FROM pack_snippets`);
+      if (rows.length === 0) return;
+      yield rows;
+    }
+  } finally {
+    await client.query('CLOSE pack_snippets');
   }
 }
 

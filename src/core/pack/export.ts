@@ -59,17 +59,32 @@ async function spoolRows<T>(file: string, batches: AsyncIterable<T[]>, each: (ro
   return part.close();
 }
 
-/** One library version's parts written to `dir`, with its manifest entry. */
+/** One library version's parts written to `dir`, with its manifest entry, all read from one snapshot. */
 async function spoolLibrary(pool: pg.Pool, sourceId: string, index: number, dir: string): Promise<SpooledLibrary> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const spooled = await spoolLibraryParts(client, sourceId, index, dir);
+    await client.query('COMMIT');
+    return spooled;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+async function spoolLibraryParts(client: pg.ClientBase, sourceId: string, index: number, dir: string): Promise<SpooledLibrary> {
   const folder = path.join(dir, String(index));
   await mkdir(folder);
-  const source = await readPackSource(pool, sourceId);
+  const source = await readPackSource(client, sourceId);
   const sourcePart = new PartWriter(path.join(folder, 'source.json'));
   await sourcePart.write(JSON.stringify(source));
   const sourceWritten = await sourcePart.close();
   const digest = new ContentDigest();
-  const documents = await spoolRows(path.join(folder, 'documents.ndjson'), readPackDocuments(pool, sourceId), (d) => digest.addDocument(d.url, d.contentHash));
-  const snippets = await spoolRows(path.join(folder, 'snippets.ndjson'), readPackSnippets(pool, sourceId), (s) => digest.addSnippet(s.codeHash, s.title, s.description, s.language));
+  const documents = await spoolRows(path.join(folder, 'documents.ndjson'), readPackDocuments(client, sourceId), (d) => digest.addDocument(d.url, d.contentHash));
+  const snippets = await spoolRows(path.join(folder, 'snippets.ndjson'), readPackSnippets(client, sourceId), (s) => digest.addSnippet(s.codeHash, s.title, s.description, s.language));
   const part = (w: WrittenPart) => ({ bytes: w.bytes, sha256: w.sha256 });
   return {
     entry: {

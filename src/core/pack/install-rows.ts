@@ -92,6 +92,7 @@ export async function insertDocuments(client: pg.ClientBase, sourceId: string, j
   if (result.rowCount !== rows.length) throw invalid('documents.ndjson lists a page URL twice.');
 }
 
+/** Snippets in the pack's order, so their new ids keep the exported order (ranking ties break by id). */
 export async function insertSnippets(client: pg.ClientBase, sourceId: string, rows: PackSnippet[]): Promise<void> {
   const result = await client.query(
     `INSERT INTO snippets (source_id, document_id, title, description, language, language_confidence, code, code_hash, filename,
@@ -99,8 +100,9 @@ export async function insertSnippets(client: pg.ClientBase, sourceId: string, ro
      SELECT $1, d.id, t.title, t.description, t.language, t.language_confidence, t.code, t.code_hash, t.filename,
             t.source_url, t.position, t.page_count, t.llm_enhanced
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::int[], $12::boolean[], $13::text[])
-         AS t(title, description, language, language_confidence, code, code_hash, filename, source_url, position, page_count, llm_enhanced, document_url)
+              WITH ORDINALITY AS t(title, description, language, language_confidence, code, code_hash, filename, source_url, position, page_count, llm_enhanced, document_url, n)
        JOIN documents d ON d.source_id = $1 AND d.url = t.document_url
+      ORDER BY t.n
      ON CONFLICT (source_id, code_hash) DO NOTHING`,
     [
       sourceId,
