@@ -9,6 +9,8 @@ import { installLibrary } from './install.js';
 import type { InstallTarget, InstalledLibrary } from './install.js';
 import { readPack } from './reader.js';
 
+const INSTALL_WRITERS = 2;
+
 export interface ImportOptions {
   /** Replace an installed name@version whose content differs. */
   replace?: boolean;
@@ -36,6 +38,30 @@ export function parseInstallTarget(text: string): InstallTarget {
 }
 
 /**
+ * Each library installed by one of INSTALL_WRITERS connections at a time: PostgreSQL computes every row's search
+ * vectors on the writing connection's core, so two libraries install in about the time of one. Results keep
+ * the pack's order; the first failure is thrown once the installs in flight have ended.
+ */
+async function installAll<T, R>(items: readonly T[], install: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const writer = async () => {
+    while (failure === undefined && next < items.length) {
+      const index = next++;
+      try {
+        results[index] = await install(items[index]!);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(INSTALL_WRITERS, items.length) }, writer));
+  if (failure) throw failure.error;
+  return results;
+}
+
+/**
  * Imports an index pack (docs/pack-format.md) from `input`: the whole pack is unpacked to a private folder
  * under DOCDEX_HOME/tmp and verified (manifest, every SHA-256, every row, counts, digests) before anything is
  * written; then each library version is installed in its own transaction (installLibrary), and the search
@@ -51,10 +77,9 @@ export async function importPack(pool: pg.Pool, input: Readable, options: Import
     if (target && pack.libraries.length > 1) {
       throw new ValidationError(`--as names one library, and this pack holds ${pack.libraries.length}.`, { hint: 'Export the library alone, or import without --as.' });
     }
-    const libraries: InstalledLibrary[] = [];
-    for (const library of pack.libraries) {
-      libraries.push(await installLibrary(pool, library, target ?? { name: library.source.name, version: library.source.version }, options.replace ?? false));
-    }
+    const libraries = await installAll(pack.libraries, (library) =>
+      installLibrary(pool, library, target ?? { name: library.source.name, version: library.source.version }, options.replace ?? false),
+    );
     if (libraries.some((l) => l.status !== 'unchanged')) await indexUpkeepStage.beforeJobCompletes?.(pool);
     return { libraries };
   } finally {
