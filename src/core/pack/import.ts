@@ -77,9 +77,7 @@ export async function importPack(pool: pg.Pool, input: Readable, options: Import
     if (target && pack.libraries.length > 1) {
       throw new ValidationError(`--as names one library, and this pack holds ${pack.libraries.length}.`, { hint: 'Export the library alone, or import without --as.' });
     }
-    const libraries = await installAll(pack.libraries, (library) =>
-      installLibrary(pool, library, target ?? { name: library.source.name, version: library.source.version }, options.replace ?? false),
-    );
+    const libraries = await installAll(pack.libraries, (library) => installLibrary(pool, library, target ?? { name: library.source.name, version: library.source.version }, options.replace ?? false));
     if (libraries.some((l) => l.status !== 'unchanged')) await indexUpkeepStage.beforeJobCompletes?.(pool);
     return { libraries };
   } finally {
