@@ -1,8 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type pg from 'pg';
-import { isUserError } from '../errors.js';
-import type { UserError } from '../errors.js';
+import { UserError, isUserError } from '../errors.js';
 import type { InstalledLibrary } from './install.js';
 import { importPackFrom } from './location.js';
 
@@ -22,7 +21,13 @@ const PACKS_LOCK = "hashtext('docdex.packs_dir')";
  * and the others still install; anything that is not a UserError (the database gone) is thrown.
  */
 export async function installPacksFromDir(pool: pg.Pool, dir: string, options: { home: string; maxBytes: number }): Promise<DirPackOutcome[]> {
-  const names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isFile() && e.name.endsWith('.docdex')).map((e) => e.name);
+  const entries = await readdir(dir, { withFileTypes: true }).catch((error: unknown) => {
+    throw new UserError(`DOCDEX_PACKS_DIR (${dir}) cannot be read: ${(error as Error).message}.`, {
+      code: 'invalid_config',
+      hint: 'Point DOCDEX_PACKS_DIR at a folder of .docdex files, or unset it.',
+    });
+  });
+  const names = entries.filter((e) => e.isFile() && e.name.endsWith('.docdex')).map((e) => e.name);
   const lock = await pool.connect();
   try {
     await lock.query(`SELECT pg_advisory_lock(${PACKS_LOCK})`);

@@ -1,6 +1,7 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { Transform } from 'node:stream';
 import type { Readable } from 'node:stream';
 import type pg from 'pg';
 import { request } from 'undici';
@@ -19,6 +20,18 @@ export interface PackLocationOptions extends ImportOptions {
 }
 
 const MAX_REDIRECTS = 5;
+
+/** Stops a download that sends more than `maxBytes`, whatever its Content-Length said. */
+function byteCap(maxBytes: number): Transform {
+  let total = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      total += chunk.length;
+      if (total > maxBytes) callback(new UserError(`The pack download is over ${maxBytes} bytes.`, { code: 'pack_too_large' }));
+      else callback(null, chunk);
+    },
+  });
+}
 
 function isUrl(location: string): boolean {
   return /^https?:\/\//i.test(location);
@@ -49,8 +62,11 @@ async function download(url: string, policy: OutboundPolicy, maxBytes: number): 
       throw new UserError(`Downloading the pack answered HTTP ${response.statusCode}.`, { code: response.statusCode === 404 ? 'not_found' : 'bad_gateway' });
     }
     const length = Number(response.headers['content-length'] ?? NaN);
-    if (length > maxBytes) throw new UserError(`The pack is ${length} bytes, over the limit of ${maxBytes}.`, { code: 'pack_too_large' });
-    return response.body;
+    if (length > maxBytes) {
+      await response.body.dump();
+      throw new UserError(`The pack is ${length} bytes, over the limit of ${maxBytes}.`, { code: 'pack_too_large' });
+    }
+    return response.body.pipe(byteCap(maxBytes));
   }
   throw new UserError('The pack URL redirects too many times.', { code: 'bad_gateway' });
 }
