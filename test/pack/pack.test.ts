@@ -30,7 +30,11 @@ async function seed(pool: TestDatabase['pool']): Promise<void> {
      SELECT a.id, b.id, 'followed_by', 'Parse what was read.' FROM snippets a JOIN snippets b ON a.source_id = b.source_id
       WHERE a.title = 'Read a file' AND b.title = 'Parse JSON'`,
   );
-  const { rows } = await pool.query<{ id: string }>(`INSERT INTO sources (name, version, kind) VALUES ('handbook', '', 'upload') RETURNING id`);
+  // A git-indexed library: its pages are an upload job's, its origin in crawl_config.git.
+  const { rows } = await pool.query<{ id: string }>(
+    `INSERT INTO sources (name, version, kind, crawl_config, metadata, aliases) VALUES ('handbook', '', 'git', $1, '{"origin": "npm:handbook@1"}', '{hb}') RETURNING id`,
+    [JSON.stringify({ git: { remote: 'https://git.example/acme/handbook.git', commit: 'a'.repeat(40), files: { 'guide.md': { blob: 'b'.repeat(40) } } } })],
+  );
   const job = await pool.query<{ id: string }>(`INSERT INTO upload_jobs (name, source_id, status) VALUES ('handbook', $1, 'completed') RETURNING id`, [rows[0]!.id]);
   const url = 'upload://handbook/guide.md';
   await storePage(pool, {
@@ -141,6 +145,9 @@ describe('index packs', () => {
     const summary = await importBuffer(to, pack);
     expect(summary.libraries.map((l) => `${l.name}@${l.version}:${l.status}`)).toEqual(['handbook@:installed', 'zebra@1.0.0:installed', 'zebra@2.0.0:installed']);
     expect(await pages(to)).toEqual(await pages(from));
+    const sourcesOf = async (db: TestDatabase) =>
+      (await db.pool.query('SELECT name, version, kind, base_url, crawl_config, metadata, aliases, document_count, snippet_count FROM sources ORDER BY name, version')).rows;
+    expect(await sourcesOf(to)).toEqual(await sourcesOf(from));
     expect(await snippetRows(to)).toEqual(await snippetRows(from));
     expect(await searches(to)).toEqual(await searches(from));
     const lexicon = await to.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM search_terms_queue`);
