@@ -19,6 +19,7 @@ const benches: Bench[] = [
   { name: 'sandbox (issue 12)', load: fromModule('./sandbox.ts', 'benchSandbox') },
   { name: 'rendered pages (issue 34)', load: fromModule('./render.ts', 'benchRender') },
   { name: 'screening (issue 36)', load: fromModule('./screening.ts', 'benchScreening') },
+  { name: 'index packs (issue 38)', load: fromModule('./pack.ts', 'benchPack') },
 ];
 
 export function printTable(title: string, rows: Row[]): void {

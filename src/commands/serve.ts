@@ -5,6 +5,7 @@ import { runStdioServer } from '../daemon/mcp/stdio.js';
 import { agentManagerServices, agentManagerServicesWhenWanted, agentServerOptionsFromEnv } from '../core/agent-server/service.js';
 import { createSandboxExtension } from '../core/sandbox/enforcement.js';
 import { docsIndexServices } from '../daemon/services.js';
+import { packsAtStart } from '../daemon/packs-at-start.js';
 
 export default class Serve extends BaseCommand<typeof Serve> {
   static override summary = 'Run the docdex daemon: REST, WebSocket and MCP over HTTP, plus crawl/upload workers.';
@@ -28,6 +29,7 @@ export default class Serve extends BaseCommand<typeof Serve> {
     }
     await runDaemonUntilSignal(this.settings, {
       services: [
+        packsAtStart,
         ...services,
         ...agentManagerServicesWhenWanted(
           agentManagerServices(this.settings, { host: this.flags.host, port: this.flags.port }, { ...agentServerOptionsFromEnv(), extensions: [createSandboxExtension()] }),

@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../cli/base-command.js';
 import { startCrawlWorkers } from '../core/crawl/index.js';
 import { openDatabase } from '../core/db/connect.js';
+import { packsAtStart } from '../daemon/packs-at-start.js';
 import type { Database } from '../core/db/connect.js';
 import type { Logger } from 'pino';
 import { createLogger } from '../daemon/logger.js';
@@ -31,6 +32,7 @@ export default class Worker extends BaseCommand<typeof Worker> {
     const db = await openDatabase(this.settings, { max: 10, applicationName: 'docdex-worker' });
     const services: BackgroundService[] = [];
     try {
+      await packsAtStart(db, this.settings, log);
       if (kinds.has('crawl')) await this.startCrawl(db, concurrency, log, services);
       if (kinds.has('upload') || kinds.has('llm')) {
         // Loaded only when wanted: the LLM worker's tokenizer alone is tens of MB, which a crawl-only machine saves.

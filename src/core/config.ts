@@ -112,6 +112,9 @@ const envSchema = z.object({
   XDG_DATA_HOME: optionalString,
   // Chromium for client-rendered pages; else chromium or chromium-browser on PATH (core/render/browser.ts).
   DOCDEX_CHROMIUM: optionalString,
+  // Index packs installed at `serve`/`worker` start, and the most a pack may unpack to (core/pack/).
+  DOCDEX_PACKS_DIR: optionalString,
+  DOCDEX_PACK_MAX_MB: number(4096, 1, 1_000_000, 'from 1 to 1000000', true),
 
   API_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
   API_PORT: port(7654),
@@ -187,6 +190,8 @@ export interface Config {
   crawl: { delaySeconds: number; maxConcurrent: number };
   /** Headless Chromium for pages that render in the browser: DOCDEX_CHROMIUM, else found on PATH. */
   render: { chromium: string | undefined };
+  /** Index packs: the folder `serve` and `worker` install from at start, and the unpacked size cap. */
+  packs: { dir: string | undefined; maxBytes: number };
   /** The outbound policy's allow-list (src/core/net/outbound.ts). */
   outbound: { allowHosts: AllowEntry[] };
   /** Package registry base URLs (core/registry/); npmUrl unset means `npm config get registry`. */
@@ -327,6 +332,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     mcp: { readOnly: env.MCP_READ_ONLY },
     crawl: { delaySeconds: env.CRAWL_DELAY, maxConcurrent: env.MAX_CONCURRENT_CRAWLS },
     render: { chromium: env.DOCDEX_CHROMIUM },
+    packs: { dir: env.DOCDEX_PACKS_DIR === undefined ? undefined : path.resolve(env.DOCDEX_PACKS_DIR), maxBytes: env.DOCDEX_PACK_MAX_MB * 1024 * 1024 },
     outbound: { allowHosts: env.CRAWL_ALLOW_HOSTS },
     registry: { ...(env.NPM_REGISTRY_URL === undefined ? {} : { npmUrl: env.NPM_REGISTRY_URL }), pypiUrl: env.PYPI_URL, cratesUrl: env.CRATES_URL, goProxyUrl: env.GO_PROXY_URL },
     extract: { threads: env.EXTRACT_THREADS, timeoutMs: Math.round(env.EXTRACT_TIMEOUT_SECONDS * 1000) },

@@ -30,6 +30,10 @@ export const ERROR_CODES = {
   // The project's .docdex.yml is not YAML, or not the settings docdex sync reads.
   project_config_invalid: { status: 422, exitCode: 2, hint: '.docdex.yml takes: name, all (true/false), include and exclude (name globs), sources (library name: docs URL or git spec).' },
   payload_too_large: { status: 413, exitCode: 1 },
+  pack_invalid: { status: 422, exitCode: 2, hint: 'The file is not a complete, unaltered docdex pack: download or export it again.' },
+  pack_version_unsupported: { status: 422, exitCode: 2, hint: 'Upgrade docdex to import this pack.' },
+  pack_conflict: { status: 409, exitCode: 1, hint: 'Pass --replace to replace the installed version, or --as name@version to install it under another name.' },
+  pack_too_large: { status: 413, exitCode: 1, hint: 'Raise DOCDEX_PACK_MAX_MB if you trust the pack.' },
   unsupported_media_type: { status: 415, exitCode: 1 },
   // Nothing by that name, or not in that state.
   not_found: { status: 404, exitCode: 1 },

@@ -22,17 +22,35 @@ function markdownComments(markdown: string): string[] {
   return out;
 }
 
-function pageFinding(r: ExtractResult): ScreenResult | null {
-  const concealed = [...(r.concealed ?? []), ...(r.page.format === 'html' ? [] : markdownComments(r.page.markdown))];
+function pageTextFinding(concealed: readonly string[], page: { title: string; description: string; markdown: string }): ScreenResult | null {
   for (const piece of concealed) {
     const found = screenText(visibleText(piece), true);
     if (found.passage !== undefined) return { flags: found.flags, passage: CONCEALED_PREFIX + found.passage };
   }
-  for (const text of [`${r.page.title}\n${r.page.description}`, r.page.markdown]) {
+  for (const text of [`${page.title}\n${page.description}`, page.markdown]) {
     const found = screenText(text);
     if (found.passage !== undefined) return found;
   }
   return null;
+}
+
+function pageFinding(r: ExtractResult): ScreenResult | null {
+  return pageTextFinding([...(r.concealed ?? []), ...(r.page.format === 'html' ? [] : markdownComments(r.page.markdown))], r.page);
+}
+
+/**
+ * A stored page (its markdown, as an index pack carries it) screened as extraction screens a markdown page:
+ * its comments, title and text. Null when nothing was found. Packs are third-party text: whatever flags a
+ * pack claims, its rows are screened again here.
+ */
+export function screenStoredPage(page: { title: string; markdown: string }): ScreenResult | null {
+  return pageTextFinding(markdownComments(page.markdown), { title: page.title, description: '', markdown: page.markdown });
+}
+
+/** A snippet screened by its own text (code, title, description); null when nothing was found. */
+export function screenSnippetText(s: { code: string; title: string; description: string }): ScreenResult | null {
+  const own = screenText(`${s.code}\n${s.title}\n${s.description}`);
+  return own.passage === undefined ? null : own;
 }
 
 function flagged(s: ExtractedSnippet, finding: ScreenResult): ExtractedSnippet {
@@ -45,8 +63,8 @@ export function screenResult(r: ExtractResult): ExtractResult {
   const page = r.snippets.length === 0 ? null : pageFinding(r);
   const snippets = r.snippets.map((s) => {
     // The code first: when both the code and its description say something, the code's passage is named.
-    const own = screenText(`${s.code}\n${s.title}\n${s.description}`);
-    if (own.passage !== undefined) return flagged(s, own);
+    const own = screenSnippetText(s);
+    if (own !== null) return flagged(s, own);
     return page === null ? s : flagged(s, page);
   });
   return { ...rest, snippets };

@@ -4,6 +4,7 @@ import { registerHealthRoutes } from './health.js';
 import { registerLibraryRoutes } from './libraries.js';
 import { registerProjectRoutes } from './projects.js';
 import { registerProjectSyncRoutes } from './project-sync.js';
+import { registerPackRoutes } from './packs.js';
 import { registerSearchRoutes } from './search.js';
 import { registerSnippetRoutes } from './snippets.js';
 import { registerSourceRoutes } from './sources.js';
@@ -21,5 +22,6 @@ export const docsIndexRoutes: RouteModule[] = [
   registerProjectRoutes,
   registerProjectSyncRoutes,
   registerUploadRoutes,
+  registerPackRoutes,
   registerStatsRoutes,
 ];
