@@ -9,6 +9,20 @@ import { startCrawl, startCrawlWorkers, waitForJob } from '../../src/core/crawl/
 import type { CrawlRequestInput, CrawlWorkerOptions } from '../../src/core/crawl/index.js';
 import type { ConnectionInfo } from '../../src/core/db/connect.js';
 
+/** Every tool docdex's MCP server lists, sorted: the transports' tests check each lists them all. */
+export const ALL_TOOLS = [
+  'add_library',
+  'cancel_crawl',
+  'get_content',
+  'get_crawl_status',
+  'get_page_markdown',
+  'get_project_libraries',
+  'init_crawl',
+  'search_libraries',
+  'search_project',
+  'sync_project',
+];
+
 export const SITE_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'site');
 /**
  * Serves the fixture documentation site on an ephemeral loopback port. `/slow/` answers after 30 s, so a crawl

@@ -11,7 +11,7 @@ import { bearerToken, createTokenChecker } from '../../src/daemon/auth.js';
 import { mcpHttpPlugin } from '../../src/daemon/mcp/http.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
-import { crawlQuillstack, resultText, serveSite } from './helpers.js';
+import { crawlQuillstack, resultText, serveSite, ALL_TOOLS } from './helpers.js';
 
 /**
  * MCP over HTTP with the official SDK clients against a Fastify app that registers only the MCP plugin, on an
@@ -52,18 +52,7 @@ function sseSessionId(transport: SSEClientTransport): string {
 
 async function exercise(client: Client): Promise<void> {
   const { tools } = await client.listTools();
-  expect(tools.map((t) => t.name).sort()).toEqual([
-    'add_library',
-    'cancel_crawl',
-    'get_content',
-    'get_crawl_status',
-    'get_page_markdown',
-    'get_project_libraries',
-    'init_crawl',
-    'search_libraries',
-    'search_project',
-    'sync_project',
-  ]);
+  expect(tools.map((t) => t.name).sort()).toEqual(ALL_TOOLS);
   const libraries = await client.callTool({ name: 'search_libraries', arguments: { query: 'quillstack' } });
   expect((libraries.structuredContent as { selected_id: string | null }).selected_id).toBeTruthy();
   const content = await client.callTool({ name: 'get_content', arguments: { library_id: 'quillstack', query: 'pip install' } });

@@ -10,7 +10,7 @@ import { mcpHttpPlugin } from '../../src/daemon/mcp/http.js';
 import { BIN, ROOT } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
-import { crawlQuillstack, serveSite } from './helpers.js';
+import { crawlQuillstack, serveSite, ALL_TOOLS } from './helpers.js';
 
 /**
  * The official MCP Inspector in CLI mode (`mcp-inspector --cli`) against `docdex serve --mcp` (the real built
@@ -55,18 +55,7 @@ describe('MCP inspector CLI', () => {
     const r = await inspector([...stdioTarget(), '--method', 'tools/list', '--strict']);
     expect(r.exitCode, String(r.stderr)).toBe(0);
     const { tools } = JSON.parse(String(r.stdout)) as { tools: Array<{ name: string; annotations: Record<string, boolean> }> };
-    expect(tools.map((t) => t.name).sort()).toEqual([
-      'add_library',
-      'cancel_crawl',
-      'get_content',
-      'get_crawl_status',
-      'get_page_markdown',
-      'get_project_libraries',
-      'init_crawl',
-      'search_libraries',
-      'search_project',
-      'sync_project',
-    ]);
+    expect(tools.map((t) => t.name).sort()).toEqual(ALL_TOOLS);
     expect(tools.find((t) => t.name === 'get_content')!.annotations.readOnlyHint).toBe(true);
     // --strict reports every portability problem on stderr; there must be none.
     expect(String(r.stderr)).not.toMatch(/^(Warning|Error): tool/m);

@@ -5,7 +5,7 @@ import { MAX_LIBRARY_NAME_CHARS, MAX_LIBRARY_VERSION_CHARS } from '../../library
 import { MAX_QUERY_CHARS } from '../../search/query.js';
 import { applyScreening } from '../../search/screening.js';
 import { searchSnippetsShared } from '../../search/shared.js';
-import { describeResultNumbers, formatSnippetsWithinBudget } from '../format.js';
+import { formatSnippetsWithinBudget } from '../format.js';
 import type { SnippetForModel, SnippetOmission } from '../format.js';
 import { libraryLabel, resolveLibraryForModel } from '../libraries.js';
 import { MAX_PROJECT_ARG_CHARS } from '../project.js';
@@ -17,7 +17,7 @@ import { SOURCE_TRUST, TRUST_NOTE } from '../trust.js';
 import { countTokens } from '../tokens.js';
 import { limitArg, pageArg, plural } from './common.js';
 import { searchProjectForModel } from './search-project.js';
-import { MAX_TOKENS_LIMIT, budgetedSnippetsOutput, freshArg, maxTokensArg, quoteQuery, structuredSnippets, verboseArg } from './snippet-args.js';
+import { budgetFooter, budgetedSnippetsOutput, freshArg, maxTokensArg, quoteQuery, structuredSnippets, verboseArg } from './snippet-args.js';
 
 export const GET_CONTENT = 'get_content';
 
@@ -70,26 +70,9 @@ const outputSchema = budgetedSnippetsOutput.extend({
 type GetContentArgs = z.output<typeof inputSchema>;
 
 function footerFor(args: GetContentArgs, libraryId: string, query: string, hasNextPage: boolean): (omission: SnippetOmission) => string {
-  return (omission) => {
-    const lines: string[] = [];
-    if (omission.alreadyShown > 0) {
-      lines.push(
-        `${plural(omission.alreadyShown, 'result')} already shown in full earlier in this session ${omission.alreadyShown === 1 ? 'is' : 'are'} named in one line; fresh=true shows them again.`,
-      );
-    }
-    if (omission.leftOut.length > 0) {
-      lines.push(
-        `Left out ${omission.leftOut.length} of this page's results to stay within max_tokens=${omission.maxTokens} (${describeResultNumbers(omission.leftOut)}): ` +
-          `call get_content again with the same arguments and max_tokens=${Math.min(MAX_TOKENS_LIMIT, omission.tokensForAll)} to see them` +
-          (hasNextPage ? `, or page=${args.page + 1} for the next results.` : '.'),
-      );
-    }
-    if (hasNextPage) {
-      const sameQuery = !query ? '' : query.length <= 120 ? `, query=${JSON.stringify(query)}` : ', the same query';
-      lines.push(`More results: call get_content with library_id="${libraryId}"${sameQuery}, page=${args.page + 1}.`);
-    }
-    return lines.join('\n');
-  };
+  const sameQuery = !query ? '' : query.length <= 120 ? `, query=${JSON.stringify(query)}` : ', the same query';
+  const next = hasNextPage ? `call get_content with library_id="${libraryId}"${sameQuery}, page=${args.page + 1}` : null;
+  return budgetFooter('call get_content again with the same arguments', args.page, next);
 }
 
 interface FoundSnippets {

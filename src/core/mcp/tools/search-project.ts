@@ -5,7 +5,7 @@ import { describeProject, libraryAtVersion } from '../../project/libraries.js';
 import { searchProject } from '../../project/search.js';
 import type { NotIndexedLibrary, ProjectSearchResponse } from '../../project/search.js';
 import { MAX_QUERY_CHARS } from '../../search/query.js';
-import { describeResultNumbers, formatSnippetsWithinBudget } from '../format.js';
+import { formatSnippetsWithinBudget } from '../format.js';
 import type { SnippetOmission } from '../format.js';
 import { MAX_PROJECT_ARG_CHARS, PROJECT_ARG_DESCRIPTION, projectRefFor, withProjectForModel } from '../project.js';
 import type { McpSession } from '../session.js';
@@ -14,7 +14,7 @@ import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
 import { countTokens } from '../tokens.js';
 import { SOURCE_TRUST, TRUST_NOTE } from '../trust.js';
 import { limitArg, pageArg, plural } from './common.js';
-import { MAX_TOKENS_LIMIT, budgetedSnippetsOutput, freshArg, maxTokensArg, quoteQuery, structuredSnippets, verboseArg } from './snippet-args.js';
+import { budgetFooter, budgetedSnippetsOutput, freshArg, maxTokensArg, quoteQuery, structuredSnippets, verboseArg } from './snippet-args.js';
 
 export const SEARCH_PROJECT = 'search_project';
 
@@ -61,22 +61,7 @@ function remarks(result: ProjectSearchResponse): string[] {
 
 function footerFor(args: ProjectQuery, tool: string, project: string, hasNextPage: boolean): (omission: SnippetOmission) => string {
   const again = `call ${tool} with project=${JSON.stringify(project)}, query=${args.query.length <= 120 ? JSON.stringify(args.query) : 'the same query'}`;
-  return (omission) => {
-    const lines: string[] = [];
-    if (omission.alreadyShown > 0) {
-      lines.push(
-        `${plural(omission.alreadyShown, 'result')} already shown in full earlier in this session ${omission.alreadyShown === 1 ? 'is' : 'are'} named in one line; fresh=true shows them again.`,
-      );
-    }
-    if (omission.leftOut.length > 0) {
-      lines.push(
-        `Left out ${omission.leftOut.length} of this page's results to stay within max_tokens=${omission.maxTokens} (${describeResultNumbers(omission.leftOut)}): ` +
-          `${again}, max_tokens=${Math.min(MAX_TOKENS_LIMIT, omission.tokensForAll)} to see them${hasNextPage ? `, or page=${args.page + 1} for the next results.` : '.'}`,
-      );
-    }
-    if (hasNextPage) lines.push(`More results: ${again}, page=${args.page + 1}.`);
-    return lines.join('\n');
-  };
+  return budgetFooter(again, args.page, hasNextPage ? `${again}, page=${args.page + 1}` : null);
 }
 
 /**

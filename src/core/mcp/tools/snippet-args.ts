@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import type { BudgetedSnippet } from '../format.js';
+import { describeResultNumbers } from '../format.js';
+import type { BudgetedSnippet, SnippetOmission } from '../format.js';
 import { SOURCE_TRUST } from '../trust.js';
+import { plural } from './common.js';
 
 /**
  * The arguments and structured output every snippet-returning tool shares (get_content, search_project):
@@ -74,4 +76,28 @@ export function structuredSnippets(shown: BudgetedSnippet[]): Array<z.output<typ
     ...(snippet.flags && snippet.flags.length > 0 ? { flags: snippet.flags } : {}),
     ...(snippet.flagged_passage ? { flagged_passage: snippet.flagged_passage } : {}),
   }));
+}
+
+/**
+ * The footer of a budgeted answer: the results already shown in this session, the ones left out and how to
+ * get them, and the next page. `again` is the call that gives the same results ("call get_content again with
+ * the same arguments"); `nextPage` the call for the next page, or null on the last one.
+ */
+export function budgetFooter(again: string, page: number, nextPage: string | null): (omission: SnippetOmission) => string {
+  return (omission) => {
+    const lines: string[] = [];
+    if (omission.alreadyShown > 0) {
+      lines.push(
+        `${plural(omission.alreadyShown, 'result')} already shown in full earlier in this session ${omission.alreadyShown === 1 ? 'is' : 'are'} named in one line; fresh=true shows them again.`,
+      );
+    }
+    if (omission.leftOut.length > 0) {
+      lines.push(
+        `Left out ${omission.leftOut.length} of this page's results to stay within max_tokens=${omission.maxTokens} (${describeResultNumbers(omission.leftOut)}): ` +
+          `${again} and max_tokens=${Math.min(MAX_TOKENS_LIMIT, omission.tokensForAll)} to see them${nextPage === null ? '.' : `, or page=${page + 1} for the next results.`}`,
+      );
+    }
+    if (nextPage !== null) lines.push(`More results: ${nextPage}.`);
+    return lines.join('\n');
+  };
 }
