@@ -1,15 +1,15 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { startGitHttpServer } from '../helpers/git-http.js';
 import type { GitHttpServer } from '../helpers/git-http.js';
-import { createTestRepo } from '../helpers/git-repo.js';
 import type { TestRepo } from '../helpers/git-repo.js';
 import { serveRegistry } from '../registry/registry-server.js';
+import { repoWithTags as addTaggedRepo, runSync } from './sync-harness.js';
+import type { SyncJson } from './sync-harness.js';
 import type { Answer, RegistryServer } from '../registry/registry-server.js';
 
 /**
@@ -26,22 +26,8 @@ let gitRoot: string;
 let projects: string;
 const repos: TestRepo[] = [];
 
-interface SyncJson {
-  project_id: string | null;
-  libraries: Array<{ ecosystem: string; name: string; version: string | null; state: string; reason: string | null; direct: boolean }>;
-  jobs: Array<{ library: string; type: string; what: string }>;
-  to_add: string[];
-  not_indexed?: string[];
-}
-
-async function repoWithTags(name: string, tags: string[]): Promise<void> {
-  const repo = await createTestRepo(name);
-  repos.push(repo);
-  for (const tag of tags) {
-    repo.write({ 'README.md': `# ${name}\n\nRelease ${tag}.\n\n\`\`\`python\n${name}_call_${tag.replace(/\W/g, '_')}()\n\`\`\`\n` });
-    await repo.commit(tag, { tag });
-  }
-  symlinkSync(repo.bare, path.join(gitRoot, `${name}.git`));
+function repoWithTags(name: string, tags: string[]): Promise<void> {
+  return addTaggedRepo(gitRoot, repos, name, tags, { lang: 'python', line: (tag) => `${name}_call_${tag.replace(/\W/g, '_')}()` });
 }
 
 function project(dir: string, files: Record<string, string>): string {
@@ -53,9 +39,8 @@ function project(dir: string, files: Record<string, string>): string {
   return root;
 }
 
-async function sync(args: string[]): Promise<{ exitCode: number; json: SyncJson; stderr: string }> {
-  const result = await runCli(['sync', ...args, '--json'], { env: db.env, timeout: 240_000 });
-  return { exitCode: result.exitCode ?? -1, json: JSON.parse(String(result.stdout)) as SyncJson, stderr: String(result.stderr) };
+function sync(args: string[]): ReturnType<typeof runSync> {
+  return runSync(args, db.env);
 }
 
 /** The sources holding documents among `names`, as name@version. */

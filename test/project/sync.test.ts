@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,9 +15,9 @@ import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { startGitHttpServer } from '../helpers/git-http.js';
 import type { GitHttpServer } from '../helpers/git-http.js';
-import { createTestRepo } from '../helpers/git-repo.js';
 import type { TestRepo } from '../helpers/git-repo.js';
 import { serveRegistry } from '../registry/registry-server.js';
+import { repoWithTags as addTaggedRepo, runSync } from './sync-harness.js';
 import type { RegistryServer } from '../registry/registry-server.js';
 
 /**
@@ -32,23 +32,8 @@ let gitRoot: string;
 let projects: string;
 const repos: TestRepo[] = [];
 
-interface SyncJson {
-  project_id: string | null;
-  libraries: Array<{ name: string; version: string | null; state: string; reason: string | null; direct: boolean }>;
-  skipped: Array<{ name: string; reason: string }>;
-  jobs: Array<{ library: string; type: string }>;
-  to_add: string[];
-  not_indexed?: string[];
-}
-
-async function repoWithTags(name: string, tags: string[]): Promise<void> {
-  const repo = await createTestRepo(name);
-  repos.push(repo);
-  for (const tag of tags) {
-    repo.write({ 'README.md': `# ${name}\n\nRelease ${tag}.\n\n\`\`\`js\n${name}Call_${tag.replace(/\W/g, '_')}()\n\`\`\`\n` });
-    await repo.commit(tag, { tag });
-  }
-  symlinkSync(repo.bare, path.join(gitRoot, `${name}.git`));
+function repoWithTags(name: string, tags: string[]): Promise<void> {
+  return addTaggedRepo(gitRoot, repos, name, tags, { lang: 'js', line: (tag) => `${name}Call_${tag.replace(/\W/g, '_')}()` });
 }
 
 function packument(name: string, versions: string[], repository: string | null): string {
@@ -65,9 +50,8 @@ function npmProject(dir: string, deps: Record<string, string>, locked: Record<st
   return root;
 }
 
-async function sync(args: string[], env: NodeJS.ProcessEnv = db.env): Promise<{ exitCode: number; json: SyncJson; stderr: string }> {
-  const result = await runCli(['sync', ...args, '--json'], { env, timeout: 240_000 });
-  return { exitCode: result.exitCode ?? -1, json: JSON.parse(String(result.stdout)) as SyncJson, stderr: String(result.stderr) };
+function sync(args: string[], env: NodeJS.ProcessEnv = db.env): ReturnType<typeof runSync> {
+  return runSync(args, env);
 }
 
 async function indexed(): Promise<string[]> {
