@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTsQueries, parseQuery } from '../../src/core/search/query.js';
+import { buildTsQueries, compoundPattern, parseQuery } from '../../src/core/search/query.js';
 import { mcpRoutes } from '../../src/daemon/mcp/routes.js';
 import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { runCli } from '../helpers/cli.js';
@@ -46,16 +46,21 @@ describe('query tokens without word characters', () => {
     for (const q of WITHOUT_WORDS) expect(parseQuery(q).terms, q).toEqual([]);
   });
 
-  it('builds tsquery text PostgreSQL accepts for any string', async () => {
+  it('builds tsquery text and a compound-name pattern PostgreSQL accepts for any string', async () => {
     const text = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 300 }),
       fc.string({ unit: fc.constantFrom('_', '$', '?', ':', '=', '>', '"', "'", '\\', '&', '|', '!', '(', ')', '*', '<', ' ', 'a', 'B', '.', '-', '#', '/', '\0', '\u202e', 'é'), maxLength: 60 }),
     );
     await fc.assert(
       fc.asyncProperty(text, async (q) => {
-        const t = buildTsQueries(parseQuery(q));
+        const parsed = parseQuery(q);
+        const t = buildTsQueries(parsed);
         const sources = [t.all, t.any, t.phrase, ...t.perTerm, ...t.perTermTitle];
         await db.pool.query(`SELECT to_tsquery('english', x) FROM unnest($1::text[]) AS x`, [sources]);
+        // The compound-name pattern is a regular expression made from the query's words: it must compile.
+        const pattern = compoundPattern(parsed, () => true);
+        expect(pattern).toMatch(/^$|^\(\w+\[\._\]\?\w+(\|\w+\[\._\]\?\w+)*\)\(\?!\[a-z0-9\]\)$/);
+        await db.pool.query(`SELECT 'json.load(x)' ~* $1`, [pattern === '' ? 'x' : pattern]);
       }),
       { numRuns: 300 },
     );

@@ -57,6 +57,11 @@ beforeAll(async () => {
   await addPage(db.pool, fastapi, 'https://fastapi.example/tutorial/', [
     { title: 'First steps | FastAPI', description: 'Create an app and declare a path operation.', code: 'app = FastAPI()\n\n@app.get("/")\nasync def root():\n    return {"message": "Hello World"}' },
   ]);
+  // Compound names: two snippets alike but for the function they call; the query's words name one of them.
+  await addPage(db.pool, py, 'https://python.example/library/settings.html', [
+    { title: 'Reading settings | settings', description: 'Read the settings.', code: 'conf = yaml.loads(text)' },
+    { title: 'Reading settings | settings', description: 'Read the settings.', code: 'conf = yaml.load(open_text(path))' },
+  ]);
   // Pagination: 25 snippets with one shared rare word.
   for (let page = 0; page < 5; page++) {
     await addPage(
@@ -129,6 +134,12 @@ describe('searchSnippets', () => {
     const r = await searchSnippets(db.pool, { query: 'worker thread reads the message' });
     expect(r.items.slice(0, 2).map((i) => i.code)).toEqual(['worker.run()', 'pool.start()']);
     expect(r.items[0]!.score).toBeGreaterThan(r.items[1]!.score);
+  });
+
+  it('ranks up the code that names an identifier made of two query words (`yaml.load` for "load yaml"), not a longer one', async () => {
+    const r = await searchSnippets(db.pool, { query: 'load yaml settings' });
+    expect(r.items[0]?.code).toContain('yaml.load(');
+    expect(r.items[1]?.code).toContain('yaml.loads(');
   });
 
   it('filters by normalised language', async () => {

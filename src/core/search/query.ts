@@ -178,3 +178,24 @@ export function buildTsQueries(parsed: ParsedQuery, corrections?: Corrections): 
 export function exactIdentifiers(parsed: ParsedQuery): string[] {
   return [...parsed.terms.filter((t) => t.identifier && t.text.length >= 4).map((t) => t.text), ...parsed.symbols];
 }
+
+/**
+ * A case-insensitive pattern for code that names an identifier made of two of the query's words, in either
+ * order, joined as code joins them (`json.load`, `copytree`, `urlopen`, `searchParams`, `path.join`,
+ * `date_trunc`): people describe an API with the words its name is made of. `keep` drops words that cannot
+ * be part of a name (stop words). '' when fewer than two words are left.
+ */
+export function compoundPattern(parsed: ParsedQuery, keep: (word: string) => boolean, corrections?: Corrections): string {
+  const words = [
+    ...new Set(
+      parsed.terms
+        .filter((t) => !t.phrase && !t.identifier)
+        .flatMap((t) => t.words)
+        .map((w) => corrections?.get(w)?.[0] ?? w)
+        .filter((w) => /^[a-z][a-z0-9]{2,31}$/.test(w) && keep(w)),
+    ),
+  ].slice(0, 8);
+  const pairs = words.flatMap((a) => words.filter((b) => b !== a).map((b) => `${a}[._]?${b}`));
+  // The name ends where the pair ends: `json.load` is not `json.loads`, `urlopen` not `FancyURLopener`.
+  return pairs.length === 0 ? '' : `(${pairs.join('|')})(?![a-z0-9])`;
+}

@@ -10,6 +10,9 @@
  *   (`json — JSON encoder and decoder`), which a section heading alone does not say.
  * - proximity: the terms appear in query order next to each other (stop words keep their distance).
  * - exact identifier: an identifier typed in full (`json.dumps`, `readFileSync`) occurs verbatim in the code.
+ * - compound identifier: the code names an identifier made of two of the query's words (`json.load` for "load
+ *   json", `copytree` for "copy a directory tree", `urlopen` for "open a url"): among the snippets of one page,
+ *   which share their title and prose, the one that calls the API the words describe.
  * - text rank: ts_rank with title A > description B > code C, length-normalised (a long block mentioning a
  *   word many times is not more relevant than a short example of it). Breaks ties between equal coverages.
  * - page context: when the snippets alone do not match every term, pages whose text does are searched too;
@@ -27,6 +30,7 @@ export const WEIGHTS = {
   pageTitleCoverage: 1.5,
   proximity: 0.6,
   exactIdentifier: 0.8,
+  compoundIdentifier: 0.8,
   textRank: 1,
   pageRelevance: 1,
   pageCount: 0.05,
@@ -75,6 +79,7 @@ export function scoreSql(termCount: number, identifierCount: number): string {
   + ${WEIGHTS.pageTitleCoverage} * ${pageTitleHits}::float8 / greatest(q.n, 1)
   + ${WEIGHTS.proximity} * (CASE WHEN q.n > 1 AND numnode(q.phrase) > 0 AND s.search_vector @@ q.phrase THEN 1 ELSE 0 END)
   + ${WEIGHTS.exactIdentifier} * ${exact}
+  + ${WEIGHTS.compoundIdentifier} * (CASE WHEN q.compound <> '' AND s.code ~* q.compound THEN 1 ELSE 0 END)
   + ${WEIGHTS.textRank} * ts_rank('${RANK_WEIGHTS}', s.search_vector, q.any, ${RANK_NORMALISATION})
   + ${WEIGHTS.pageCount} * ln(s.page_count)
   + ${WEIGHTS.codeCoverage} * ${codeHits}::float8 / greatest(q.n, 1)

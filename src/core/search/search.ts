@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { ValidationError } from '../errors.js';
 import { normalizeLanguage } from '../extract/language.js';
 import { resolveLibrary } from '../sources/resolve.js';
-import { buildTsQueries, checkQueryLength, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
+import { buildTsQueries, checkQueryLength, compoundPattern, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
 import { CODE_VECTOR_SQL, scoreSql, termHitsSql } from './rank.js';
 import { applyScreening, screeningFields } from './screening.js';
@@ -308,6 +308,7 @@ const SEARCH_PARAMETERS = [
   'snippetsPerContextPage',
   'anyTerm', // any term, the common ones too, for ranking ('any' leaves them out)
   'find', // what of 'all' is read through the index when it is not all of it (Retrieval.find)
+  'compound', // code naming two query words as one identifier (compoundPattern)
 ] as const;
 type SearchParameter = (typeof SEARCH_PARAMETERS)[number];
 type SearchValues = Record<SearchParameter, unknown>;
@@ -350,6 +351,7 @@ function queryCte(): string {
          (SELECT count(*)::int FROM unnest(terms) AS t WHERE numnode(t) > 0) AS n,
          to_tsquery('english', ${param.phrase}) AS phrase,
          ${param.identifiers}::text[] AS identifiers,
+         ${param.compound}::text AS compound,
          -- Typed here so that statements without the tiers using them still accept every parameter.
          (${param.relaxed}::text, ${param.any}::text, ${param.relaxBelow}::int, ${param.pageMatchCap}::int, ${param.contextPages}::int, ${param.relaxedCandidateCap}::int, ${param.snippetsPerContextPage}::int, ${param.find}::text) AS tier_parameters
     FROM (SELECT ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.terms}::text[]) AS t) AS terms,
@@ -464,7 +466,10 @@ function cachedSql(termCount: number, identifierCount: number, retrieval: Retrie
   return sql;
 }
 
-function snippetStatement(q: TsQueries, parsed: ParsedQuery, retrieval: Retrieval, filters: Filters, limit: number, offset: number): { name?: string; text: string; values: unknown[] } {
+/** What the ranking statement is built from: a prepared search without its paging. */
+type StatementInput = Pick<PreparedSearch, 'q' | 'parsed' | 'retrieval' | 'filters' | 'compound'>;
+
+function snippetStatement({ q, parsed, retrieval, filters, compound }: StatementInput, limit: number, offset: number): { name?: string; text: string; values: unknown[] } {
   const identifiers = exactIdentifiers(parsed);
   return {
     ...cachedSql(q.perTerm.length, identifiers.length, retrieval),
@@ -488,16 +493,17 @@ function snippetStatement(q: TsQueries, parsed: ParsedQuery, retrieval: Retrieva
       snippetsPerContextPage: SNIPPETS_PER_CONTEXT_PAGE,
       anyTerm: q.any,
       find: retrieval.find,
+      compound,
     }),
   };
 }
 
-async function searchSnippetRows(pool: Db, q: TsQueries, parsed: ParsedQuery, retrieval: Retrieval, filters: Filters, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
-  const { rows } = await pool.query<Row>(snippetStatement(q, parsed, retrieval, filters, limit, offset));
+async function searchSnippetRows(pool: Db, input: StatementInput, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
+  const { rows } = await pool.query<Row>(snippetStatement(input, limit, offset));
   let total = rows[0]?.total ?? 0;
   if (rows.length === 0 && offset > 0) {
     // Past the end: count without paging so `total` stays right.
-    const again = await pool.query<Row>(snippetStatement(q, parsed, retrieval, filters, 1, 0));
+    const again = await pool.query<Row>(snippetStatement(input, 1, 0));
     total = again.rows[0]?.total ?? 0;
   }
   return { rows, total };
@@ -554,6 +560,8 @@ interface PreparedSearch {
   filters: Filters;
   q: TsQueries;
   retrieval: Retrieval;
+  /** compoundPattern of the query: code naming two of its words as one identifier ranks up. */
+  compound: string;
   corrected: Array<{ from: string; to: string }>;
 }
 
@@ -580,7 +588,8 @@ async function prepareSearch(db: Db, options: SearchOptions, pool: pg.Pool): Pro
     ...planRetrieval(q, termShares(parsed, stats, corrections, correctionStats), phraseIndexForms(parsed, stats, corrections, correctionStats)),
     scan: scanAllTerms(share, filters),
   };
-  return { limit, offset, parsed, filters, q, retrieval, corrected: [...corrections].map(([from, to]) => ({ from, to: to[0]! })) };
+  const compound = compoundPattern(parsed, (w) => stats.words.get(w)?.stem !== null, corrections);
+  return { limit, offset, parsed, filters, q, retrieval, compound, corrected: [...corrections].map(([from, to]) => ({ from, to: to[0]! })) };
 }
 
 /**
@@ -590,7 +599,7 @@ async function prepareSearch(db: Db, options: SearchOptions, pool: pg.Pool): Pro
 export async function explainSearch(pool: pg.Pool, options: SearchOptions): Promise<{ executionMs: number; planningMs: number; plan: unknown }> {
   const prepared = await prepareSearch(pool, options, pool);
   if (prepared === null) return { executionMs: 0, planningMs: 0, plan: null };
-  const statement = snippetStatement(prepared.q, prepared.parsed, prepared.retrieval, prepared.filters, prepared.limit, prepared.offset);
+  const statement = snippetStatement(prepared, prepared.limit, prepared.offset);
   const { rows } = await pool.query<{ 'QUERY PLAN': Array<{ 'Execution Time': number; 'Planning Time': number; Plan: unknown }> }>(
     `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`,
     statement.values,
@@ -615,15 +624,15 @@ export async function searchSnippets(pool: pg.Pool, options: SearchOptions): Pro
 async function searchOn(db: pg.ClientBase, pool: pg.Pool, options: SearchOptions, limit: number, offset: number): Promise<SearchResponse> {
   const prepared = await prepareSearch(db, options, pool);
   if (prepared === null) return { items: [], total: 0, limit, offset, fallback: false };
-  const { parsed, filters, q, corrected, retrieval } = prepared;
+  const { filters, q, corrected, retrieval } = prepared;
 
-  const snippets = await searchSnippetRows(db, q, parsed, retrieval, filters, limit, offset);
+  const snippets = await searchSnippetRows(db, prepared, limit, offset);
   let items = snippets.rows.map((r) => toResult(r, 'snippet'));
   let total = snippets.total;
   let fallback = false;
   if (snippets.total < FALLBACK_BELOW) {
     // The few snippet matches come first; page matches fill the list after them.
-    const head = snippets.rows.length === snippets.total ? items : (await searchSnippetRows(db, q, parsed, retrieval, filters, FALLBACK_BELOW, 0)).rows.map((r) => toResult(r, 'snippet'));
+    const head = snippets.rows.length === snippets.total ? items : (await searchSnippetRows(db, prepared, FALLBACK_BELOW, 0)).rows.map((r) => toResult(r, 'snippet'));
     const pageRows = await searchPages(
       db,
       q,
