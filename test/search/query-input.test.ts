@@ -55,7 +55,7 @@ describe('query tokens without word characters', () => {
       fc.asyncProperty(text, async (q) => {
         const parsed = parseQuery(q);
         const t = buildTsQueries(parsed);
-        const sources = [t.all, t.any, t.phrase, ...t.perTerm, ...t.perTermTitle];
+        const sources = [t.all, t.any, t.phrase, ...t.perTerm, ...t.perTermTitle, ...t.perTermCode];
         await db.pool.query(`SELECT to_tsquery('english', x) FROM unnest($1::text[]) AS x`, [sources]);
         // The compound-name pattern is a regular expression made from the query's words: it must compile.
         const pattern = compoundPattern(parsed, () => true);

@@ -1,10 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { buildTsQueries, exactIdentifiers, identifierParts, parseQuery, termQuery } from '../../src/core/search/query.js';
+import { abbreviationsOf, buildTsQueries, compoundPattern, exactIdentifiers, identifierParts, parseQuery, termQuery } from '../../src/core/search/query.js';
 import { firstRelevantRank, ndcgAt, pageKey, rankedPages, typoAt, typoVariant } from '../../bench/harness/relevance.js';
 import { editDistance } from '../../src/core/edit-distance.js';
 import { chooseCorrections, editsOne, isSwap } from '../../src/core/search/typo.js';
 
 describe('query parsing', () => {
+  it('cuts words the way code abbreviates them, never shorter than four letters or half the word', () => {
+    expect(abbreviationsOf('truncate')).toEqual(['trun', 'trunc', 'trunca', 'truncat']);
+    expect(abbreviationsOf('directory')).toEqual(['direc', 'direct', 'directo', 'director']);
+    expect(abbreviationsOf('load')).toEqual([]);
+    expect(abbreviationsOf('json.load')).toEqual([]);
+    expect(buildTsQueries(parseQuery('truncate json.load')).perTermCode).toEqual(["('truncate' | 'trun' | 'trunc' | 'trunca' | 'truncat')", "('json.load' | 'json' & 'load')"]);
+  });
+
+  it('makes a compound-name pattern of the plain words, in both orders, ending where the pair ends', () => {
+    const pattern = compoundPattern(parseQuery('load json from a file'), (w) => !['from', 'a'].includes(w));
+    expect(pattern).toBe('(load[._]?json|load[._]?file|json[._]?load|json[._]?file|file[._]?load|file[._]?json)(?![a-z0-9])');
+    const re = new RegExp(pattern.replace('(?![a-z0-9])', '(?![a-z0-9])'), 'i');
+    expect(re.test('data = json.load(f)')).toBe(true);
+    expect(re.test('data = json.loads(s)')).toBe(false);
+    expect(compoundPattern(parseQuery('json'), () => true)).toBe('');
+  });
+
   it('splits identifiers the way code_search_text does', () => {
     expect(identifierParts('readFileSync')).toEqual(['read', 'file', 'sync']);
     expect(identifierParts('json.dumps')).toEqual(['json', 'dumps']);

@@ -62,6 +62,11 @@ beforeAll(async () => {
     { title: 'Reading settings | settings', description: 'Read the settings.', code: 'conf = yaml.loads(text)' },
     { title: 'Reading settings | settings', description: 'Read the settings.', code: 'conf = yaml.load(open_text(path))' },
   ]);
+  // Abbreviations: code names "truncate" `trunc`.
+  await addPage(db.pool, py, 'https://python.example/sql/timestamps.html', [
+    { title: 'Rounding timestamps | sql', description: 'Timestamps to the hour.', code: 'SELECT extract(hour FROM ts)', language: 'sql' },
+    { title: 'Rounding timestamps | sql', description: 'Timestamps to the hour.', code: "SELECT date_trunc('hour', created_ts)", language: 'sql' },
+  ]);
   // Pagination: 25 snippets with one shared rare word.
   for (let page = 0; page < 5; page++) {
     await addPage(
@@ -140,6 +145,11 @@ describe('searchSnippets', () => {
     const r = await searchSnippets(db.pool, { query: 'load yaml settings' });
     expect(r.items[0]?.code).toContain('yaml.load(');
     expect(r.items[1]?.code).toContain('yaml.loads(');
+  });
+
+  it('matches a word in code by the cut code names it by (`date_trunc` for "truncate")', async () => {
+    const r = await searchSnippets(db.pool, { query: 'truncate timestamps to the hour' });
+    expect(r.items[0]?.code).toContain('date_trunc');
   });
 
   it('filters by normalised language', async () => {

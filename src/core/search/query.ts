@@ -157,6 +157,27 @@ export interface TsQueries {
   perTermTitle: string[];
   /** The terms in order as one phrase (stop words in between keep their distance): proximity bonus. */
   phrase: string;
+  /** One tsquery per term for matching code, where a word also matches its abbreviations (abbreviationsOf). */
+  perTermCode: string[];
+}
+
+// Code shortens words by cutting them (`date_trunc`, `param`, `config`, `concat`, `repo`); a cut shorter than
+// this, or than half the word, names too many other things (`dir`, `str`).
+const MIN_ABBREVIATION = 4;
+
+/** The cuts of a plain word that code may name it by: `trunc`, `trunca`, … for "truncate". */
+export function abbreviationsOf(word: string): string[] {
+  if (!/^[a-z]+$/.test(word)) return [];
+  const from = Math.max(MIN_ABBREVIATION, Math.ceil(word.length / 2));
+  return Array.from({ length: Math.max(0, word.length - from) }, (_, i) => word.slice(0, from + i));
+}
+
+function codeTermQuery(term: QueryTerm, corrections: Corrections | undefined): string {
+  const base = termQuery(term, corrections);
+  if (term.phrase || term.identifier || term.words.length !== 1) return base;
+  const word = corrections?.get(term.words[0]!)?.[0] ?? term.words[0]!;
+  const cuts = abbreviationsOf(word);
+  return cuts.length === 0 ? base : `(${[base, ...cuts.map((c) => operand(c, ''))].join(' | ')})`;
 }
 
 export function buildTsQueries(parsed: ParsedQuery, corrections?: Corrections): TsQueries {
@@ -168,6 +189,7 @@ export function buildTsQueries(parsed: ParsedQuery, corrections?: Corrections): 
     perTerm,
     perTermTitle,
     phrase: perTerm.length > 1 ? perTerm.join(' <-> ') : '',
+    perTermCode: parsed.terms.map((t) => codeTermQuery(t, corrections)),
   };
 }
 

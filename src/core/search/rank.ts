@@ -18,7 +18,8 @@
  * - page context: when the snippets alone do not match every term, pages whose text does are searched too;
  *   their snippets get half credit for the terms only the page has, plus the page's relevance (ts_rank
  *   normalised by length, so a focused page beats a long one that mentions everything once).
- * - code coverage: share of the terms found in the code itself (weight C). Snippets of one section share their
+ * - code coverage: share of the terms found in the code itself (weight C), a word also by the cut code names it
+ *   by (`date_trunc` for "truncate", query.ts abbreviationsOf). Snippets of one section share their
  *   title and prose, so among them the one whose code does what was asked ("try … except … finally" for a
  *   question naming `finally`) is the one that carries the asked-for words in its code.
  * - page count: code shown on many pages of a site is a canonical example; logarithmic and small, it only
@@ -65,7 +66,7 @@ export function scoreSql(termCount: number, identifierCount: number): string {
   const terms = range(termCount);
   const titleHits = sum(terms.map((i) => `(s.search_vector @@ q.titles[${i}])::int`));
   const pageTitleHits = sum(terms.map((i) => `(d.title_vector @@ q.terms[${i}])::int`));
-  const codeHits = sum(terms.map((i) => `(h.code_vector @@ q.terms[${i}])::int`));
+  const codeHits = sum(terms.map((i) => `(h.code_vector @@ q.code_terms[${i}])::int`));
   const exact =
     identifierCount === 0
       ? '0'

@@ -309,6 +309,7 @@ const SEARCH_PARAMETERS = [
   'anyTerm', // any term, the common ones too, for ranking ('any' leaves them out)
   'find', // what of 'all' is read through the index when it is not all of it (Retrieval.find)
   'compound', // code naming two query words as one identifier (compoundPattern)
+  'codeTerms', // each term's tsquery source for code, abbreviations included
 ] as const;
 type SearchParameter = (typeof SEARCH_PARAMETERS)[number];
 type SearchValues = Record<SearchParameter, unknown>;
@@ -347,7 +348,7 @@ function queryCte(): string {
   return `q AS MATERIALIZED (
   SELECT to_tsquery('english', ${param.all}) AS qall,
          to_tsquery('english', ${param.anyTerm}) AS any,
-         terms, titles,
+         terms, titles, code_terms,
          (SELECT count(*)::int FROM unnest(terms) AS t WHERE numnode(t) > 0) AS n,
          to_tsquery('english', ${param.phrase}) AS phrase,
          ${param.identifiers}::text[] AS identifiers,
@@ -355,7 +356,8 @@ function queryCte(): string {
          -- Typed here so that statements without the tiers using them still accept every parameter.
          (${param.relaxed}::text, ${param.any}::text, ${param.relaxBelow}::int, ${param.pageMatchCap}::int, ${param.contextPages}::int, ${param.relaxedCandidateCap}::int, ${param.snippetsPerContextPage}::int, ${param.find}::text) AS tier_parameters
     FROM (SELECT ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.terms}::text[]) AS t) AS terms,
-                 ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.titles}::text[]) AS t) AS titles) AS a
+                 ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.titles}::text[]) AS t) AS titles,
+                 ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.codeTerms}::text[]) AS t) AS code_terms) AS a
 )`;
 }
 
@@ -494,6 +496,7 @@ function snippetStatement({ q, parsed, retrieval, filters, compound }: Statement
       anyTerm: q.any,
       find: retrieval.find,
       compound,
+      codeTerms: q.perTermCode,
     }),
   };
 }
