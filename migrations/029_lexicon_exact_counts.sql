@@ -73,7 +73,8 @@ CREATE OR REPLACE FUNCTION refresh_search_terms(max_rows integer) RETURNS intege
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
   batch tid[];
-  uncounted bigint[];
+  changed bigint[];
+  uncounted bigint[] := '{}';
   emptied text[];
 BEGIN
   IF NOT pg_try_advisory_xact_lock(hashtext('docdex.search_terms_queue')) THEN
@@ -83,10 +84,12 @@ BEGIN
   IF cardinality(batch) = 0 THEN
     RETURN 0;
   END IF;
-  uncounted := ARRAY(
-    SELECT DISTINCT q.snippet_id FROM search_terms_queue q
-     WHERE q.sign IS NULL
-       AND q.snippet_id IN (SELECT c.snippet_id FROM search_terms_queue c WHERE c.ctid = ANY (batch) AND c.sign IS NOT NULL));
+  changed := ARRAY(SELECT DISTINCT c.snippet_id FROM search_terms_queue c WHERE c.ctid = ANY (batch) AND c.sign IS NOT NULL);
+  -- New-snippet entries are not indexed (bulk loads would pay for it): this reads the queue, but only for a
+  -- batch that holds changes.
+  IF cardinality(changed) > 0 THEN
+    uncounted := ARRAY(SELECT DISTINCT q.snippet_id FROM search_terms_queue q WHERE q.sign IS NULL AND q.snippet_id = ANY (changed));
+  END IF;
   WITH taken AS (
     DELETE FROM search_terms_queue q WHERE q.ctid = ANY (batch)
     RETURNING q.snippet_id, q.sign, q.words
