@@ -11,10 +11,12 @@ DROP TRIGGER snippets_search_terms_update ON snippets;
 DROP FUNCTION search_terms_after_update();
 
 -- A queue entry is either a new snippet (sign NULL: count its words as stored when the refresh runs) or a
--- change (sign -1 or +1: take these words out of, or add them to, the lexicon). A change carries its words
--- because a deleted snippet is gone by the time the refresh runs. New snippets stay one id each, as before,
--- so bulk loads write no more than they did.
-ALTER TABLE search_terms_queue ADD COLUMN sign smallint, ADD COLUMN words text[];
+-- change (sign -1 or +1: take the words of `words` out of, or add them to, the lexicon). A change carries its
+-- words because a deleted snippet is gone by the time the refresh runs; as the snippet's vector stripped of
+-- positions, which costs the writer a copy (picking the lexicon's words out of every deleted vector cost a
+-- deleted source's transaction far more) and is counted by ts_stat like new snippets. New snippets stay one
+-- id each, as before, so bulk loads write no more than they did.
+ALTER TABLE search_terms_queue ADD COLUMN sign smallint, ADD COLUMN words tsvector;
 -- A refresh that counts a new snippet drops the snippet's queued changes by id (see refresh_search_terms);
 -- only changes are indexed, so new snippets' entries cost no index upkeep.
 CREATE INDEX search_terms_queue_changes ON search_terms_queue (snippet_id) WHERE sign IS NOT NULL;
@@ -23,15 +25,13 @@ CREATE FUNCTION search_terms_dequeue_deleted() RETURNS trigger
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
   INSERT INTO search_terms_queue (snippet_id, sign, words)
-  SELECT o.id, -1, w.words
-    FROM old_snippets o, LATERAL (SELECT ARRAY(SELECT search_vector_terms(o.search_vector)) AS words) w
-   WHERE cardinality(w.words) > 0;
+  SELECT o.id, -1, strip(o.search_vector) FROM old_snippets o;
   RETURN NULL;
 END
 $$;
 
--- Only the words that differ are queued: most updates (page_count upkeep on every page write) change no
--- text and queue nothing.
+-- An update queues the old words out and the new ones in; the words both hold cancel out in the refresh.
+-- Most updates (page_count upkeep on every page write) change no text and queue nothing.
 CREATE FUNCTION search_terms_enqueue_changed() RETURNS trigger
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
@@ -39,12 +39,7 @@ BEGIN
   SELECT n.id, d.sign, d.words
     FROM new_snippets n
     JOIN old_snippets o ON o.id = n.id AND o.search_vector IS DISTINCT FROM n.search_vector,
-    LATERAL (
-      SELECT -1::smallint, ARRAY(SELECT search_vector_terms(o.search_vector) EXCEPT SELECT search_vector_terms(n.search_vector))
-      UNION ALL
-      SELECT 1::smallint, ARRAY(SELECT search_vector_terms(n.search_vector) EXCEPT SELECT search_vector_terms(o.search_vector))
-    ) AS d(sign, words)
-   WHERE cardinality(d.words) > 0;
+    LATERAL (VALUES (-1::smallint, strip(o.search_vector)), (1::smallint, strip(n.search_vector))) AS d(sign, words);
   RETURN NULL;
 END
 $$;
@@ -92,22 +87,26 @@ BEGIN
   END IF;
   WITH taken AS (
     DELETE FROM search_terms_queue q WHERE q.ctid = ANY (batch)
-    RETURNING q.snippet_id, q.sign, q.words
+    RETURNING q.snippet_id, q.sign
   ), counted AS (
     SELECT array_agg(snippet_id) AS ids FROM taken WHERE sign IS NULL
   ), superseded AS (
     DELETE FROM search_terms_queue q USING counted
      WHERE q.sign IS NOT NULL AND q.snippet_id = ANY (counted.ids)
   ), deltas AS (
-    -- ts_stat takes its rows as query text and reads them in this statement's snapshot; the ids go in as
-    -- one array literal. Snippets deleted before their turn are simply not found.
+    -- ts_stat takes its rows as query text and reads them in this statement's snapshot (the batch's entries
+    -- are still there); the ids and entries go in as array literals. Snippets deleted before their turn are
+    -- simply not found.
     SELECT word AS term, ndoc::bigint AS n
       FROM counted, ts_stat(format('SELECT search_vector FROM snippets WHERE id = ANY (%L::bigint[])', counted.ids))
      WHERE counted.ids IS NOT NULL AND is_lexicon_word(word)
     UNION ALL
-    SELECT w, t.sign
-      FROM taken t, unnest(t.words) AS w
-     WHERE t.sign IS NOT NULL AND t.snippet_id <> ALL (uncounted)
+    SELECT word, (ndoc * s.sign)::bigint
+      FROM (VALUES (-1), (1)) AS s(sign),
+           ts_stat(CASE WHEN cardinality(changed) > 0
+                   THEN format('SELECT words FROM search_terms_queue WHERE ctid = ANY (%L::tid[]) AND sign = %s AND snippet_id <> ALL (%L::bigint[])', batch, s.sign, uncounted)
+                   ELSE 'SELECT NULL::tsvector WHERE false' END)
+     WHERE is_lexicon_word(word)
   ), upserted AS (
     INSERT INTO search_terms (term, doc_count)
     SELECT term, sum(n)::int FROM deltas GROUP BY term HAVING sum(n) <> 0 ORDER BY term

@@ -188,6 +188,32 @@ describe('search lexicon counts when snippets leave or change', () => {
     expect((await lexicon()).has('gyroscop')).toBe(false);
   });
 
+  it('stays exact when pages are recrawled concurrently while refreshes run', async () => {
+    const busy = await createSource(db.pool, 'busy');
+    const animals = ['ocelot', 'margay', 'serval', 'caracal', 'jaguarundi', 'kodkod'];
+    let writing = true;
+    const refresher = (async () => {
+      while (writing) {
+        await refreshSearchTerms(db.pool);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, page) => {
+        for (let round = 0; round < 4; round++) {
+          const animal = animals[(page + round) % animals.length]!;
+          await addPage(db.pool, busy, `https://busy.example/p${page}.html`, [
+            { title: `Feeding the ${animal}`, code: `feed_${animal}(${page}, ${round})` },
+            { title: `Shared ${animals[round % animals.length]!} pen`, code: `open_pen(${round})` },
+          ]);
+        }
+      }),
+    );
+    writing = false;
+    await refresher;
+    await expectExactCounts();
+  });
+
   it('counts nothing for snippets deleted or changed before their words were folded in', async () => {
     await insertBypassingStore('transient', [
       { title: 'Ephemeral narwhal', code: 'narwhal_swim()' },
