@@ -103,7 +103,9 @@ describe('enhancePage', () => {
     // The generated search vector followed the new description (weight B) and title (weight A).
     expect(await searchIds(db.pool, 'aerostat', stored.snippetIds)).toEqual([useId]);
     expect(await searchIds(db.pool, 'define widget factory', stored.snippetIds)).toEqual([defineId]);
-    // ...and the new words joined the typo-correction lexicon.
+    // ...and the new words join the typo-correction lexicon within about a second (index upkeep folds the queue).
+    const deadline = Date.now() + 10_000;
+    while ((await db.pool.query("SELECT 1 FROM search_terms WHERE term = 'aerostat'")).rowCount === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect((await db.pool.query("SELECT 1 FROM search_terms WHERE term = 'aerostat'")).rowCount).toBe(1);
 
     const request = stub.chatRequests()[0]!.body!;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshSearchTerms } from '../../src/core/search/lexicon.js';
+import { refreshSearchTerms, refreshSearchTermsNow } from '../../src/core/search/lexicon.js';
 import { searchSnippets } from '../../src/core/search/search.js';
+import { deleteSource } from '../../src/core/sources/manage.js';
 import { clearWordStatsCache, rebuildSearchTerms, wordStats } from '../../src/core/search/typo.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
@@ -94,6 +95,7 @@ describe('search lexicon upkeep', () => {
 
   it('lets one session refresh at a time and leaves the rest queued for the next', async () => {
     await insertBypassingStore('locked', [{ title: 'Zeppelin mooring', code: 'moor(zeppelin)' }]);
+    await db.pool.query('UPDATE sources SET snippet_count = snippet_count + 1 WHERE id = $1', [source.id]);
     const holder = await db.pool.connect();
     try {
       await holder.query('BEGIN');
@@ -140,5 +142,100 @@ describe('search lexicon upkeep', () => {
     expect((await wordStats(db.pool, ['pelican', 'ibis'])).words.get('pelican')?.count).toBe(2);
     clearWordStatsCache(db.pool);
     expect((await wordStats(db.pool, ['flamingo', 'pelican'])).words.get('pelican')?.count).toBe(2);
+  });
+});
+
+describe('search lexicon counts when snippets leave or change', () => {
+  /** After folding the queue in, every word counts exactly the snippets that hold it, and no word counts none. */
+  async function expectExactCounts(): Promise<void> {
+    await refreshSearchTermsNow(db.pool);
+    expect(await queued()).toBe(0);
+    expect(await lexicon()).toEqual(await countedFromVectors());
+    const drift = await db.pool.query('SELECT s.id FROM sources s WHERE s.snippet_count <> (SELECT count(*) FROM snippets WHERE source_id = s.id)');
+    expect(drift.rows).toEqual([]);
+  }
+
+  it('subtracts the words of snippets a recrawl replaces, a moved snippet drops and a deleted source held', async () => {
+    const other = await createSource(db.pool, 'drift');
+    const base = 'https://drift.example';
+    await addPage(db.pool, other, `${base}/all.html`, [
+      { title: 'Chaining iterables', code: 'itertools.chain(first, second)' },
+      { title: 'Everything about manifolds', code: 'manifold_common(x)\n' + '# padding\n'.repeat(40) },
+    ]);
+    await addPage(db.pool, other, `${base}/chain.html`, [{ title: 'Chain usage', code: 'chained = chain(a, b)' }]);
+    await expectExactCounts();
+
+    // A recrawl of a changed page: its old code goes, new code comes.
+    await addPage(db.pool, other, `${base}/chain.html`, [{ title: 'Chain rewritten', code: 'combined = concatenate(a, b)' }]);
+    await expectExactCounts();
+
+    // A smaller page with an anchor shows the manifold code: the snippet moves there and takes its title.
+    await addPage(db.pool, other, `${base}/manifold.html`, [{ title: 'Tesseract projection', code: 'manifold_common(x)\n' + '# padding\n'.repeat(40), anchor: 'proj' }]);
+    await expectExactCounts();
+    expect((await lexicon()).has('tesseract')).toBe(true);
+    expect((await lexicon()).has('everyth')).toBe(false);
+
+    // An LLM rewrite of a title and description.
+    await db.pool.query("UPDATE snippets SET title = 'Gyroscope precession', description = 'Spinning tops', llm_enhanced = true WHERE source_id = $1", [other.id]);
+    await expectExactCounts();
+
+    // The page disappears, then the whole source.
+    await addPage(db.pool, other, `${base}/chain.html`, []);
+    await expectExactCounts();
+    expect((await lexicon()).get('gyroscop')).toBe(2);
+    await deleteSource(db.pool, other.id);
+    await expectExactCounts();
+    expect((await lexicon()).has('gyroscop')).toBe(false);
+  });
+
+  it('stays exact when pages are recrawled concurrently while refreshes run', async () => {
+    const busy = await createSource(db.pool, 'busy');
+    const animals = ['ocelot', 'margay', 'serval', 'caracal', 'jaguarundi', 'kodkod'];
+    let writing = true;
+    const refresher = (async () => {
+      while (writing) {
+        await refreshSearchTerms(db.pool);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, page) => {
+        for (let round = 0; round < 4; round++) {
+          const animal = animals[(page + round) % animals.length]!;
+          await addPage(db.pool, busy, `https://busy.example/p${page}.html`, [
+            { title: `Feeding the ${animal}`, code: `feed_${animal}(${page}, ${round})` },
+            { title: `Shared ${animals[round % animals.length]!} pen`, code: `open_pen(${round})` },
+          ]);
+        }
+      }),
+    );
+    writing = false;
+    await refresher;
+    await expectExactCounts();
+  });
+
+  it('counts nothing for snippets deleted or changed before their words were folded in', async () => {
+    await insertBypassingStore('transient', [
+      { title: 'Ephemeral narwhal', code: 'narwhal_swim()' },
+      { title: 'Lasting walrus', code: 'walrus_swim()' },
+    ]);
+    await db.pool.query("UPDATE snippets SET title = 'Lasting walrus tusk' WHERE title = 'Lasting walrus'");
+    await db.pool.query("DELETE FROM snippets WHERE title = 'Ephemeral narwhal'");
+    await db.pool.query('UPDATE sources SET snippet_count = snippet_count + 1 WHERE id = $1', [source.id]);
+    await expectExactCounts();
+    const terms = await lexicon();
+    expect(terms.has('narwhal')).toBe(false);
+    expect(terms.get('tusk')).toBe(1);
+    expect(terms.get('walrus')).toBe(1);
+
+    // Changed again and deleted after being counted: each change counts once.
+    await db.pool.query("UPDATE snippets SET title = 'Lasting walrus ivory' WHERE title = 'Lasting walrus tusk'");
+    await db.pool.query("UPDATE snippets SET title = 'Lasting walrus blubber' WHERE title = 'Lasting walrus ivory'");
+    await expectExactCounts();
+    expect((await lexicon()).has('tusk')).toBe(false);
+    await db.pool.query("DELETE FROM snippets WHERE title = 'Lasting walrus blubber'");
+    await db.pool.query('UPDATE sources SET snippet_count = snippet_count - 1 WHERE id = $1', [source.id]);
+    await expectExactCounts();
+    expect((await lexicon()).has('walrus')).toBe(false);
   });
 });

@@ -1,8 +1,9 @@
 import type pg from 'pg';
 
 /**
- * Upkeep of the typo-correction lexicon (search_terms). Snippet writes only queue their ids (migrations/010);
- * this folds the queue into the lexicon, outside the writers' transactions, one session at a time.
+ * Upkeep of the typo-correction lexicon (search_terms). Snippet writes only queue their ids (migrations/010),
+ * deletes and text changes the words to take out and add (029); this folds the queue into the lexicon, outside
+ * the writers' transactions, one session at a time, so word counts stay the number of snippets holding each.
  */
 
 type Db = Pick<pg.Pool, 'query'>;

@@ -262,12 +262,14 @@ export async function correctWords(db: Db, words: readonly string[], known?: Wor
  */
 export async function rebuildSearchTerms(pool: pg.Pool): Promise<number> {
   const terms = await withTransaction(pool, async (client) => {
+    // Refreshers wait: one folding queued changes into the lexicon as it is rebuilt would count them twice.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('docdex.search_terms_queue'))");
     await client.query('DELETE FROM search_terms');
-    // What is queued and visible here is in the rebuild below; later commits stay queued.
-    await client.query('DELETE FROM search_terms_queue');
+    // One statement, so one snapshot: what is queued and visible is in the count; later commits stay queued.
     const result = await client.query(
-      `INSERT INTO search_terms (term, doc_count)
-       SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM snippets') WHERE is_lexicon_word(word)`,
+      `WITH cleared AS (DELETE FROM search_terms_queue)
+       INSERT INTO search_terms (term, doc_count)
+       SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM snippets') WHERE is_lexicon_word(word) ORDER BY word`,
     );
     return result.rowCount ?? 0;
   });
