@@ -69,8 +69,8 @@ export interface WordStats {
 
 // Every search looks its words up in the lexicon before it can plan, a round trip of its own. Words the lexicon
 // knows are kept for a short while per database handle: their counts only steer how the search runs (how common
-// a term is), never which snippets match, and a known word never becomes unknown (doc_count only grows). Words
-// the lexicon lacks are never kept, so a new word or a typo is always checked afresh.
+// a term is) and which spellings typo correction offers, never which snippets match; a word whose last snippet
+// went (doc_count 0, migration 029) is at most WORD_CACHE_MS late to be forgotten. Words the lexicon lacks are never kept, so a new word or a typo is always checked afresh.
 const WORD_CACHE_MS = 30_000;
 const WORD_CACHE_MAX = 20_000;
 
@@ -257,8 +257,8 @@ export async function correctWords(db: Db, words: readonly string[], known?: Wor
 }
 
 /**
- * Rebuilds the lexicon from the stored snippets (after a bulk load that bypassed the triggers, or to drop the
- * words of deleted snippets). Runs in one transaction: searches keep the old lexicon until it commits.
+ * Rebuilds the lexicon from the stored snippets, after a bulk load that bypassed the triggers (deleted and
+ * changed snippets are subtracted by the refresh itself, migration 029). Runs in one transaction: searches keep the old lexicon until it commits.
  */
 export async function rebuildSearchTerms(pool: pg.Pool): Promise<number> {
   const terms = await withTransaction(pool, async (client) => {
