@@ -78,7 +78,14 @@ export async function benchPack(): Promise<Row[]> {
     const mb = bytes / 1024 / 1024;
     const importRate = TOTAL / imported.seconds;
     return [
-      { step: `generate (bulk unnest insert, 2 writers${ingest.reused ? ', kept from an earlier run' : ''})`, snippets: TOTAL, seconds: ingest.seconds.toFixed(1), 'snippets/s': Math.round(ingest.rate), 'MB/s': '', 'peak RSS MB': '' },
+      {
+        step: `generate (bulk unnest insert, 2 writers${ingest.reused ? ', kept from an earlier run' : ''})`,
+        snippets: TOTAL,
+        seconds: ingest.seconds.toFixed(1),
+        'snippets/s': Math.round(ingest.rate),
+        'MB/s': '',
+        'peak RSS MB': '',
+      },
       {
         step: 'export --all',
         snippets: TOTAL,
