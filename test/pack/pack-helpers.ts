@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 import tar from 'tar-stream';
 import type pg from 'pg';
 import { exportPack } from '../../src/core/pack/export.js';
 import { parseLibraryRef } from '../../src/core/library-ref.js';
+import { ContentDigest } from '../../src/core/pack/digest.js';
 
 /** A pack exported into memory. */
 export async function exportToBuffer(pool: pg.Pool, libraries: string[] | 'all'): Promise<Buffer> {
@@ -51,4 +53,47 @@ export async function repack(pack: Buffer, mutate: (files: TarFile[]) => void): 
   out.finalize();
   await done;
   return zstdCompressSync(Buffer.concat(chunks));
+}
+
+type Json = Record<string, unknown>;
+
+interface ForgedLibrary {
+  documents: Json[];
+  snippets: Json[];
+}
+
+/**
+ * A pack rebuilt after `mutate` changed its rows, with a manifest that agrees (counts, sizes, SHA-256s and
+ * content digests recomputed): what a hostile or buggy exporter would write, which only the install can refuse.
+ */
+export async function forge(pack: Buffer, mutate: (libraries: ForgedLibrary[]) => void): Promise<Buffer> {
+  return repack(pack, (files) => {
+    const manifestFile = files[0]!;
+    const manifest = JSON.parse(manifestFile.data.toString()) as { libraries: Array<Json & { folder: string; parts: Record<string, { bytes: number; sha256: string }> }> };
+    const rowsOf = (name: string) =>
+      files
+        .find((f) => f.name === name)!
+        .data.toString()
+        .split('\n')
+        .filter((l) => l.length > 0)
+        .map((l) => JSON.parse(l) as Json);
+    const libraries = manifest.libraries.map((l) => ({ documents: rowsOf(`${l.folder}/documents.ndjson`), snippets: rowsOf(`${l.folder}/snippets.ndjson`) }));
+    mutate(libraries);
+    manifest.libraries.forEach((entry, i) => {
+      const library = libraries[i]!;
+      const digest = new ContentDigest();
+      for (const d of library.documents) digest.addDocument(String(d.url), String(d.contentHash));
+      for (const s of library.snippets) digest.addSnippet(String(s.codeHash), String(s.title), String(s.description), String(s.language));
+      Object.assign(entry, { documents: library.documents.length, snippets: library.snippets.length, digest: digest.hex() });
+      for (const [part, rows] of [
+        ['documents.ndjson', library.documents],
+        ['snippets.ndjson', library.snippets],
+      ] as const) {
+        const data = Buffer.from(rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+        files.find((f) => f.name === `${entry.folder}/${part}`)!.data = data;
+        entry.parts[part] = { bytes: data.length, sha256: createHash('sha256').update(data).digest('hex') };
+      }
+    });
+    manifestFile.data = Buffer.from(JSON.stringify(manifest));
+  });
 }

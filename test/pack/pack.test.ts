@@ -78,6 +78,14 @@ async function snippetRows(db: TestDatabase): Promise<unknown[]> {
   return rows;
 }
 
+async function vectors(db: TestDatabase): Promise<unknown[]> {
+  const { rows } = await db.pool.query(
+    `SELECT so.name, so.version, s.code_hash, s.search_vector::text AS snippet_vector, d.url, d.search_vector::text AS page_vector, d.title_vector::text AS title_vector
+       FROM snippets s JOIN sources so ON so.id = s.source_id JOIN documents d ON d.id = s.document_id ORDER BY so.name, so.version, s.code_hash`,
+  );
+  return rows;
+}
+
 async function counts(db: TestDatabase): Promise<Record<string, number>> {
   const { rows } = await db.pool.query<Record<string, number>>(
     `SELECT (SELECT count(*)::int FROM sources) AS sources, (SELECT count(*)::int FROM documents) AS documents, (SELECT count(*)::int FROM snippets) AS snippets,
@@ -156,6 +164,13 @@ describe('index packs', () => {
     expect(await searches(to)).toEqual(await searches(from));
     const lexicon = await to.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM search_terms_queue`);
     expect(lexicon.rows[0]!.n).toBe(0);
+    // The generated search vectors as the store computed them, and the typo lexicon holding exactly the
+    // imported snippets' terms (the queue trigger fired for every snippet, the settle step folded them in).
+    expect(await vectors(to)).toEqual(await vectors(from));
+    const terms = await to.pool.query('SELECT term, doc_count FROM search_terms ORDER BY term');
+    const expected = await to.pool.query('SELECT w AS term, count(*)::int AS doc_count FROM snippets, LATERAL search_vector_terms(search_vector) AS w GROUP BY w ORDER BY w');
+    expect(terms.rows.length).toBeGreaterThan(0);
+    expect(terms.rows).toEqual(expected.rows);
   }, 120_000);
 
   it('leaves an identical version alone, refuses a different one without replace, and renames with as', async () => {

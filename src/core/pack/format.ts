@@ -31,7 +31,9 @@ const url = z
   .min(1)
   .max(8192)
   .refine((s) => !CONTROL.test(s), 'no control characters');
-const text = (max: number) => z.string().max(max);
+// PostgreSQL text cannot hold U+0000: a row with one is refused here, before anything is written.
+const noNul = (s: string) => !s.includes('\0');
+const text = (max: number) => z.string().max(max).refine(noNul, 'no NUL characters');
 const position = z.number().int().min(0).max(2_147_483_647);
 export const libraryName = z
   .string()
@@ -96,15 +98,15 @@ export const documentRowSchema = z.object({
 export type PackDocument = z.infer<typeof documentRowSchema>;
 
 const occurrence = z.object({ url, position });
-const relationship = z.object({ target: hash, type: z.string().min(1).max(100), description: text(10_000) });
+const relationship = z.object({ target: hash, type: z.string().min(1).max(100).refine(noNul, 'no NUL characters'), description: text(10_000) });
 
 export const snippetRowSchema = z.object({
   codeHash: hash,
   title: text(100_000),
   description: text(1_000_000),
-  language: z.string().min(1).max(100),
+  language: z.string().min(1).max(100).refine(noNul, 'no NUL characters'),
   languageConfidence: z.enum(['declared', 'filename', 'detected', 'unknown', 'llm']).nullable().default(null),
-  code: z.string().min(1).max(MAX_LINE_BYTES),
+  code: z.string().min(1).max(MAX_LINE_BYTES).refine(noNul, 'no NUL characters'),
   filename: text(1000).nullable().default(null),
   sourceUrl: url,
   position,

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { ValidationError } from '../errors.js';
 import { indexUpkeepStage } from '../pipeline/index-upkeep.js';
 import { libraryName, libraryVersion } from './format.js';
-import { installLibrary } from './install.js';
+import { checkConflicts, installLibrary } from './install.js';
 import type { InstallTarget, InstalledLibrary } from './install.js';
 import { readPack } from './reader.js';
 
@@ -64,7 +64,8 @@ async function installAll<T, R>(items: readonly T[], install: (item: T) => Promi
 /**
  * Imports an index pack (docs/pack-format.md) from `input`: the whole pack is unpacked to a private folder
  * under DOCDEX_HOME/tmp and verified (manifest, every SHA-256, every row, counts, digests) before anything is
- * written; then each library version is installed in its own transaction (installLibrary), and the search
+ * written; every library's installed state is checked next, so a conflict writes nothing; then each library
+ * version is installed in its own transaction (installLibrary), and the search
  * indexes are settled as after a crawl, so its snippets are searchable at once, typo lexicon included.
  */
 export async function importPack(pool: pg.Pool, input: Readable, options: ImportOptions): Promise<ImportSummary> {
@@ -77,7 +78,16 @@ export async function importPack(pool: pg.Pool, input: Readable, options: Import
     if (target && pack.libraries.length > 1) {
       throw new ValidationError(`--as names one library, and this pack holds ${pack.libraries.length}.`, { hint: 'Export the library alone, or import without --as.' });
     }
-    const libraries = await installAll(pack.libraries, (library) => installLibrary(pool, library, target ?? { name: library.source.name, version: library.source.version }, options.replace ?? false));
+    const replace = options.replace ?? false;
+    const planned = pack.libraries.map((library) => ({ library, target: target ?? { name: library.source.name, version: library.source.version } }));
+    const states = await checkConflicts(pool, planned, replace);
+    const libraries = await installAll(
+      planned.map((p, i) => ({ ...p, state: states[i]! })),
+      ({ library, target: t, state }): Promise<InstalledLibrary> =>
+        state.state === 'unchanged'
+          ? Promise.resolve({ ...t, status: 'unchanged', sourceId: state.sourceId, documents: library.entry.documents, snippets: library.entry.snippets })
+          : installLibrary(pool, library, t, replace),
+    );
     if (libraries.some((l) => l.status !== 'unchanged')) await indexUpkeepStage.beforeJobCompletes?.(pool);
     return { libraries };
   } finally {

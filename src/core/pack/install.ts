@@ -2,25 +2,10 @@ import type pg from 'pg';
 import { withTransaction } from '../db/transaction.js';
 import { UserError } from '../errors.js';
 import { checkAliases } from '../sources/aliases.js';
-import { documentRowSchema, snippetRowSchema } from './format.js';
-import {
-  createRelationshipStage,
-  deleteSourceRows,
-  finishCounts,
-  findSourceForUpdate,
-  insertDocuments,
-  insertImportJobs,
-  insertRelationships,
-  insertSnippets,
-  insertSource,
-  sourceDigest,
-} from './install-rows.js';
-import type { PageFindings } from './install-rows.js';
-import { readRowBatches } from './ndjson-file.js';
+import { deleteLockedSource } from '../sources/manage.js';
+import { writeLibraryRows } from './install-copy.js';
+import { finishCounts, findSourceForUpdate, insertImportJobs, insertSource, sourceDigest } from './install-rows.js';
 import type { VerifiedLibrary } from './reader.js';
-
-const DOCUMENT_BATCH = 500;
-const SNIPPET_BATCH = 2000;
 
 export interface InstallTarget {
   name: string;
@@ -35,25 +20,39 @@ export interface InstalledLibrary extends InstallTarget {
   snippets: number;
 }
 
+/** What an installed name@version holds against a library of the pack. */
+export type InstalledState = { state: 'absent' } | { state: 'unchanged' | 'differs'; sourceId: string };
+
 function startUrlsOf(library: VerifiedLibrary): string[] {
   const urls = library.source.crawlConfig.start_urls;
   if (Array.isArray(urls) && urls.every((u) => typeof u === 'string')) return urls.slice(0, 100);
   return library.source.baseUrl ? [library.source.baseUrl] : [];
 }
 
-async function writeRows(client: pg.ClientBase, library: VerifiedLibrary, sourceId: string, target: InstallTarget): Promise<void> {
-  const jobs = await insertImportJobs(client, sourceId, target.name, target.version, startUrlsOf(library));
-  const folder = library.entry.folder;
-  const pages: PageFindings = new Map();
-  for await (const batch of readRowBatches(library.files['documents.ndjson'], documentRowSchema, `${folder}/documents.ndjson`, DOCUMENT_BATCH)) {
-    await insertDocuments(client, sourceId, jobs, batch, pages);
+function conflictError(target: InstallTarget): UserError {
+  return new UserError(`${target.name}@${target.version || '(unversioned)'} is already installed with different content.`, { code: 'pack_conflict' });
+}
+
+async function stateOf(client: pg.ClientBase, library: VerifiedLibrary, target: InstallTarget): Promise<InstalledState> {
+  const sourceId = await findSourceForUpdate(client, target.name, target.version);
+  if (sourceId === undefined) return { state: 'absent' };
+  return { state: (await sourceDigest(client, sourceId)) === library.entry.digest ? 'unchanged' : 'differs', sourceId };
+}
+
+/**
+ * What is installed under each library's target now, compared by content digest, read before anything of an
+ * import is written: a conflict on any library of a pack (different content, no `replace`) throws
+ * pack_conflict and writes none of them. installLibrary checks again under its row lock, since another
+ * import may have installed the same name@version meanwhile.
+ */
+export async function checkConflicts(pool: pg.Pool, libraries: ReadonlyArray<{ library: VerifiedLibrary; target: InstallTarget }>, replace: boolean): Promise<InstalledState[]> {
+  const states: InstalledState[] = [];
+  for (const { library, target } of libraries) {
+    const state = await withTransaction(pool, (client) => stateOf(client, library, target));
+    if (state.state === 'differs' && !replace) throw conflictError(target);
+    states.push(state);
   }
-  await createRelationshipStage(client);
-  for await (const batch of readRowBatches(library.files['snippets.ndjson'], snippetRowSchema, `${folder}/snippets.ndjson`, SNIPPET_BATCH)) {
-    await insertSnippets(client, sourceId, batch, pages);
-  }
-  await insertRelationships(client, sourceId);
-  await finishCounts(client, sourceId, jobs, library.entry.documents, library.entry.snippets);
+  return states;
 }
 
 /**
@@ -66,16 +65,20 @@ export async function installLibrary(pool: pg.Pool, library: VerifiedLibrary, ta
   const aliases = checkAliases(library.source.aliases);
   const counts = { documents: library.entry.documents, snippets: library.entry.snippets };
   return withTransaction(pool, async (client) => {
-    const existing = await findSourceForUpdate(client, target.name, target.version);
-    if (existing !== undefined) {
-      if ((await sourceDigest(client, existing)) === library.entry.digest) return { ...target, status: 'unchanged', sourceId: existing, ...counts };
-      if (!replace) {
-        throw new UserError(`${target.name}@${target.version || '(unversioned)'} is already installed with different content.`, { code: 'pack_conflict' });
-      }
-      await deleteSourceRows(client, existing);
+    const existing = await stateOf(client, library, target);
+    if (existing.state === 'unchanged') return { ...target, status: 'unchanged', sourceId: existing.sourceId, ...counts };
+    if (existing.state === 'differs') {
+      if (!replace) throw conflictError(target);
+      await deleteLockedSource(client, existing.sourceId);
     }
     const sourceId = await insertSource(client, library.source, target.name, target.version, aliases);
-    await writeRows(client, library, sourceId, target);
-    return { ...target, status: existing === undefined ? 'installed' : 'replaced', sourceId, ...counts };
+    const jobs = await insertImportJobs(client, sourceId, target.name, target.version, startUrlsOf(library));
+    const folder = library.entry.folder;
+    await writeLibraryRows(client, sourceId, jobs, {
+      documents: { file: library.files['documents.ndjson'], where: `${folder}/documents.ndjson` },
+      snippets: { file: library.files['snippets.ndjson'], where: `${folder}/snippets.ndjson` },
+    });
+    await finishCounts(client, sourceId, jobs, counts.documents, counts.snippets);
+    return { ...target, status: existing.state === 'absent' ? 'installed' : 'replaced', sourceId, ...counts };
   });
 }

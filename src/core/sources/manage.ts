@@ -227,15 +227,23 @@ export async function deleteSource(pool: pg.Pool, ref: string, options: { versio
               (SELECT count(*)::int FROM upload_jobs WHERE source_id = $1) AS upload_jobs`,
       [source.id],
     );
-    // Its crawls' queued pages would otherwise stay in the queue after the crawls are gone.
-    const crawls = await client.query<{ id: string }>('SELECT id FROM crawl_jobs WHERE source_id = $1', [source.id]);
-    await dropQueuedPages(
-      client,
-      crawls.rows.map((r) => r.id),
-    );
-    // Crawl jobs outlive a source only when a failed crawl removes its empty source (migration 018).
-    await client.query('DELETE FROM crawl_jobs WHERE source_id = $1', [source.id]);
-    await client.query('DELETE FROM sources WHERE id = $1', [source.id]);
+    await deleteLockedSource(client, source.id);
     return { ...source, ...rows[0]! };
   });
+}
+
+/**
+ * Deletes a source the caller's transaction has locked, with everything of it (the cascades), its crawl jobs
+ * and its crawls' queued page jobs: `sources delete` and a pack import's --replace both remove a source so.
+ */
+export async function deleteLockedSource(client: pg.ClientBase, sourceId: string): Promise<void> {
+  // Its crawls' queued pages would otherwise stay in the queue after the crawls are gone.
+  const crawls = await client.query<{ id: string }>('SELECT id FROM crawl_jobs WHERE source_id = $1', [sourceId]);
+  await dropQueuedPages(
+    client,
+    crawls.rows.map((r) => r.id),
+  );
+  // Crawl jobs outlive a source only when a failed crawl removes its empty source (migration 018).
+  await client.query('DELETE FROM crawl_jobs WHERE source_id = $1', [sourceId]);
+  await client.query('DELETE FROM sources WHERE id = $1', [sourceId]);
 }

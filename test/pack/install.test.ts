@@ -1,0 +1,162 @@
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEnqueue, ensurePageQueue } from '../../src/core/crawl/queue.js';
+import { isUserError } from '../../src/core/errors.js';
+import { importPack } from '../../src/core/pack/import.js';
+import { createBoss } from '../../src/core/queue/boss.js';
+import { createTestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { addPage, createSource } from '../search/fixtures.js';
+import { exportToBuffer, forge } from './pack-helpers.js';
+
+// What the reader cannot see (a pack whose every hash and count agrees, written by a hostile or buggy exporter)
+// the install refuses: the database's own rules, checked set-wise after the COPY, roll the version back.
+
+type Row = Record<string, unknown>;
+
+async function seed(pool: TestDatabase['pool']): Promise<void> {
+  for (const name of ['alpha', 'beta']) {
+    const source = await createSource(pool, name, '1.0.0');
+    await addPage(pool, source, `https://${name}.example/one`, [
+      { title: 'First', code: `${name}.first()`, language: 'javascript' },
+      { title: 'Second', code: `${name}.second()`, language: 'javascript' },
+    ]);
+    await addPage(pool, source, `https://${name}.example/two`, [
+      { title: 'Third', code: `${name}.third()`, language: 'javascript' },
+      { title: 'Second', code: `${name}.second()`, language: 'javascript' },
+    ]);
+  }
+  await pool.query(
+    `INSERT INTO snippet_relationships (source_snippet_id, target_snippet_id, relationship_type, description)
+     SELECT a.id, b.id, 'followed_by', 'Then the second.' FROM snippets a JOIN snippets b ON a.source_id = b.source_id WHERE a.title = 'First' AND b.title = 'Second'`,
+  );
+}
+
+async function counts(db: TestDatabase): Promise<Row> {
+  const { rows } = await db.pool.query<Row>(
+    `SELECT (SELECT count(*)::int FROM sources) AS sources, (SELECT count(*)::int FROM documents) AS documents, (SELECT count(*)::int FROM snippets) AS snippets,
+            (SELECT count(*)::int FROM snippet_occurrences) AS occurrences, (SELECT count(*)::int FROM snippet_relationships) AS relationships,
+            (SELECT count(*)::int FROM crawl_jobs) AS crawl_jobs, (SELECT count(*)::int FROM upload_jobs) AS upload_jobs, (SELECT count(*)::int FROM search_terms_queue) AS queued`,
+  );
+  return rows[0]!;
+}
+
+function importBuffer(db: TestDatabase, pack: Buffer, options: { replace?: boolean; as?: string } = {}) {
+  return importPack(db.pool, Readable.from([pack]), { home: db.home, maxBytes: 64 * 1024 * 1024, ...options });
+}
+
+async function refusal(db: TestDatabase, pack: Buffer, options: { replace?: boolean } = {}): Promise<{ code: string; message: string }> {
+  const error = await importBuffer(db, pack, options).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(isUserError(error), String(error)).toBe(true);
+  return error as { code: string; message: string };
+}
+
+describe('installing a pack', () => {
+  let from: TestDatabase;
+  let to: TestDatabase;
+  let alpha: Buffer;
+  let both: Buffer;
+
+  beforeAll(async () => {
+    [from, to] = await Promise.all([createTestDatabase(), createTestDatabase()]);
+    await seed(from.pool);
+    alpha = await exportToBuffer(from.pool, ['alpha@1.0.0']);
+    both = await exportToBuffer(from.pool, 'all');
+  }, 120_000);
+  afterAll(async () => {
+    await from?.drop();
+    await to?.drop();
+  });
+
+  it('refuses duplicate hashes and URLs, occurrences and snippets on pages the pack lacks, and dangling relationships, writing nothing', async () => {
+    const cases: Array<[string, (l: { documents: Row[]; snippets: Row[] }) => void, RegExp]> = [
+      ['duplicate code hash', (l) => (l.snippets[1]!.codeHash = l.snippets[0]!.codeHash), /code hash twice/],
+      ['duplicate page URL', (l) => (l.documents[1]!.url = l.documents[0]!.url), /page URL twice/],
+      ['snippet on a missing page', (l) => (l.snippets[0]!.documentUrl = 'https://alpha.example/gone'), /page the pack does not have/],
+      ['occurrence on a missing page', (l) => (l.snippets[0]!.occurrences = [{ url: 'https://alpha.example/gone', position: 0 }]), /occurrence twice, or on a page/],
+      ['dangling relationship', (l) => (l.snippets[0]!.relationships = [{ target: 'f'.repeat(32), type: 'followed_by', description: '' }]), /relationship to a snippet/],
+    ];
+    const before = await counts(to);
+    for (const [name, mutate, message] of cases) {
+      const error = await refusal(to, await forge(alpha, (libraries) => mutate(libraries[0]!)));
+      expect(error.code, name).toBe('pack_invalid');
+      expect(error.message, name).toMatch(message);
+      expect(await counts(to), name).toEqual(before);
+    }
+  }, 120_000);
+
+  it('refuses a NUL character before writing anything, and stores backslashes, tabs, newlines and other control characters as they are', async () => {
+    const nul = await refusal(to, await forge(alpha, ([l]) => (l!.snippets[0]!.code = 'a\u0000b')));
+    expect(nul.code).toBe('pack_invalid');
+    expect(nul.message).toMatch(/code: no NUL characters/);
+    const awkward = 'back\\slash \\N \\. tab\there\nnew line\r\ncr \u0001\u001f\u007f \u2028 \u{1F600} end\\';
+    const odd = await forge(alpha, ([l]) => {
+      l!.documents[0]!.markdown = `# ${awkward}`;
+      l!.documents[0]!.title = awkward;
+      l!.snippets[0]!.code = awkward;
+      l!.snippets[0]!.description = awkward;
+      l!.snippets[0]!.relationships = [{ target: l!.snippets[1]!.codeHash, type: 'followed_by', description: awkward }];
+    });
+    await importBuffer(to, odd, { as: 'odd@1' });
+    const { rows } = await to.pool.query<Row>(
+      `SELECT d.title, d.markdown, s.code, s.description, r.description AS rel FROM snippets s JOIN documents d ON d.id = s.document_id
+         JOIN sources so ON so.id = s.source_id LEFT JOIN snippet_relationships r ON r.source_snippet_id = s.id WHERE so.name = 'odd' AND s.code = $1`,
+      [awkward],
+    );
+    expect(rows).toEqual([{ title: awkward, markdown: `# ${awkward}`, code: awkward, description: awkward, rel: awkward }]);
+  }, 120_000);
+
+  it("gives the snippets new ids in the pack's order", async () => {
+    const reversed = await forge(alpha, ([l]) => l!.snippets.reverse());
+    const packOrder: string[] = [];
+    await forge(reversed, ([l]) => packOrder.push(...l!.snippets.map((s) => String(s.codeHash))));
+    await importBuffer(to, reversed, { as: 'ordered@1' });
+    const { rows } = await to.pool.query<{ code_hash: string }>(`SELECT s.code_hash FROM snippets s JOIN sources so ON so.id = s.source_id WHERE so.name = 'ordered' ORDER BY s.id`);
+    expect(rows.map((r) => r.code_hash)).toEqual(packOrder);
+  }, 120_000);
+
+  it('checks every library for a conflict before writing any: a conflict on the second writes nothing of the first', async () => {
+    const db = await createTestDatabase();
+    try {
+      const changedBeta = await forge(await exportToBuffer(from.pool, ['beta@1.0.0']), ([l]) => (l!.snippets[0]!.description = 'Changed.'));
+      await importBuffer(db, changedBeta);
+      const before = await counts(db);
+      expect((await refusal(db, both)).code).toBe('pack_conflict');
+      expect(await counts(db)).toEqual(before);
+      const { rows } = await db.pool.query(`SELECT 1 FROM sources WHERE name = 'alpha'`);
+      expect(rows).toEqual([]);
+    } finally {
+      await db.drop();
+    }
+  }, 120_000);
+
+  it("--replace takes the replaced source's queued page jobs out of the queue", async () => {
+    const db = await createTestDatabase();
+    const boss = createBoss(db.info, { max: 2 });
+    boss.on('error', () => undefined);
+    await boss.start();
+    try {
+      await importBuffer(db, alpha);
+      // A recrawl of the installed version was under way, its pages queued.
+      const job = await db.pool.query<{ id: string }>(
+        `INSERT INTO crawl_jobs (source_id, name, version, status, start_urls) SELECT id, name, version, 'running', '{https://alpha.example/}' FROM sources WHERE name = 'alpha' RETURNING id`,
+      );
+      const crawl = job.rows[0]!.id;
+      await ensurePageQueue(boss);
+      await createEnqueue(boss)(db.pool, crawl, [{ url: 'https://alpha.example/three', depth: 1 }]);
+      const queued = async () =>
+        (await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'docdex-crawl-page' AND group_id = $1 AND state IN ('created', 'retry')`, [crawl])).rows[0]!.n;
+      expect(await queued()).toBe(1);
+      const changed = await forge(alpha, ([l]) => (l!.snippets[0]!.description = 'Changed.'));
+      const summary = await importBuffer(db, changed, { replace: true });
+      expect(summary.libraries[0]!.status).toBe('replaced');
+      expect(await queued()).toBe(0);
+    } finally {
+      await boss.stop({ graceful: false, close: true });
+      await db.drop();
+    }
+  }, 120_000);
+});
