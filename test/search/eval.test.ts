@@ -89,12 +89,13 @@ describe.skipIf(missing !== null && !required)('relevance on the real documentat
     );
     for (const o of mixed.outcomes.filter((x) => x.firstAnswer !== 1)) console.log(`  mixed ${o.id} page ${o.firstRelevant ?? '-'} snippet ${o.firstAnswer ?? '-'}: ${o.query}`);
     expect(queries.length).toBeGreaterThanOrEqual(30);
-    expect(named.snip1).toBeGreaterThanOrEqual(0.45);
-    expect(named.snip3).toBeGreaterThanOrEqual(0.5);
-    expect(mixed.snip1).toBeGreaterThanOrEqual(0.43);
-    expect(mixed.snip3).toBeGreaterThanOrEqual(0.45);
+    // Floors about two queries under what `npm run eval` reports (the figures are in the CHANGELOG).
+    expect(named.snip1).toBeGreaterThanOrEqual(0.6);
+    expect(named.snip3).toBeGreaterThanOrEqual(0.6);
+    expect(mixed.snip1).toBeGreaterThanOrEqual(0.5);
+    expect(mixed.snip3).toBeGreaterThanOrEqual(0.56);
     expect(mixedTypos.snip1).toBeGreaterThanOrEqual(mixed.snip1 * 0.9);
-    expect(original.mrr10).toBeGreaterThanOrEqual(0.85);
+    expect(original.mrr10).toBeGreaterThanOrEqual(0.9);
   }, 180_000);
 
   it('ranks as well on held-out queries', async () => {
