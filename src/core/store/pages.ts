@@ -55,6 +55,11 @@ async function detachDocument(client: pg.ClientBase, documentId: string): Promis
   const { rows } = await client.query<{ snippet_id: number }>('DELETE FROM snippet_occurrences WHERE document_id = $1 RETURNING snippet_id', [documentId]);
   if (rows.length === 0) return 0;
   const ids = rows.map((r) => r.snippet_id);
+  // Locked first, in id order, so that the delete below runs on a snapshot taken after every concurrent page
+  // that is attaching one of these snippets (attachSnippets holds a key-share lock on it) has committed its
+  // occurrence: a delete that waited on such a page would otherwise re-check its row but not its NOT EXISTS,
+  // and take the other page's new occurrence with it.
+  await client.query('SELECT 1 FROM snippets WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE', [ids]);
   const deleted = await client.query(
     `DELETE FROM snippets s WHERE s.id = ANY($1::bigint[])
        AND NOT EXISTS (SELECT 1 FROM snippet_occurrences o WHERE o.snippet_id = s.id)`,
@@ -188,10 +193,12 @@ async function attachSnippets(client: pg.ClientBase, w: PageWrite, documentId: s
     // Its own statement (a fresh snapshot) so that it sees a snippet a concurrent page committed while the
     // insert waited for it. page_count is recounted as before; the statement's snapshot does not see its own
     // new occurrence, hence + 1.
+    // Key-share locks: a concurrent page that would delete one of these snippets as orphaned waits for this
+    // page's occurrence (detachDocument); one whose delete already won leaves its row out, to be inserted anew.
     const existing = await client.query<InsertedSnippet>(
       `WITH e AS (
          SELECT s.id, s.code_hash, t.position FROM snippets s JOIN unnest($2::text[], $3::int[]) AS t(code_hash, position) ON s.code_hash = t.code_hash
-          WHERE s.source_id = $1),
+          WHERE s.source_id = $1 ORDER BY s.id FOR KEY SHARE OF s),
        occ AS (
          INSERT INTO snippet_occurrences (snippet_id, document_id, position) SELECT id, $4, position FROM e ON CONFLICT DO NOTHING
          RETURNING snippet_id),
@@ -209,6 +216,11 @@ async function attachSnippets(client: pg.ClientBase, w: PageWrite, documentId: s
     .map((s) => byHash.get(s.codeHash))
     .filter((id): id is number => id !== undefined);
   return [...new Set(ordered)];
+}
+
+async function hashesOf(client: pg.ClientBase, ids: number[]): Promise<string[]> {
+  const { rows } = await client.query<{ code_hash: string }>('SELECT code_hash FROM snippets WHERE id = ANY($1::bigint[])', [ids]);
+  return rows.map((r) => r.code_hash);
 }
 
 /**
@@ -268,7 +280,15 @@ export async function storePage(pool: pg.Pool, write: PageWrite, inTransaction: 
       removed = await detachDocument(client, doc.id);
       newRows = await insertNewSnippets(client, write, doc.id, list);
     }
-    const ids = await attachSnippets(client, write, doc.id, list, newRows);
+    let ids = await attachSnippets(client, write, doc.id, list, newRows);
+    // A snippet another page deleted as orphaned between this page's insert and its attach is inserted anew.
+    for (let attempt = 0; attempt < 3 && ids.length < list.length; attempt++) {
+      const known = new Set([...newRows.map((r) => r.code_hash), ...(await hashesOf(client, ids))]);
+      const lost = list.filter((s) => !known.has(s.codeHash));
+      if (lost.length === 0) break;
+      newRows = [...newRows, ...(await insertNewSnippets(client, write, doc.id, lost))];
+      ids = await attachSnippets(client, write, doc.id, list, newRows);
+    }
     const inserted = newRows.map((r) => r.id);
     for (const step of inTransaction) await step(client, write, inserted);
     await commitWithCounters(client, write.sourceId, inserted.length - removed, doc.existed ? 0 : 1);
