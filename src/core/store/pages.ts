@@ -184,17 +184,17 @@ async function insertNewSnippets(client: pg.ClientBase, w: PageWrite, documentId
 
 /**
  * Completes the page's snippets: code another page of the source already showed gets one more occurrence.
- * Returns the page's snippet ids in page order.
+ * Returns the page's snippet ids in page order, and the snippets found neither inserted nor stored (another
+ * page deleted them as orphaned after this page's insert): the caller inserts those anew.
  */
-async function attachSnippets(client: pg.ClientBase, w: PageWrite, documentId: string, list: ExtractedSnippet[], inserted: InsertedSnippet[]): Promise<number[]> {
+async function attachSnippets(client: pg.ClientBase, w: PageWrite, documentId: string, list: ExtractedSnippet[], inserted: InsertedSnippet[]): Promise<{ ids: number[]; lost: ExtractedSnippet[] }> {
   const byHash = new Map(inserted.map((r) => [r.code_hash, r.id]));
   const missing = list.filter((s) => !byHash.has(s.codeHash));
   if (missing.length > 0) {
     // Its own statement (a fresh snapshot) so that it sees a snippet a concurrent page committed while the
     // insert waited for it. page_count is recounted as before; the statement's snapshot does not see its own
-    // new occurrence, hence + 1.
-    // Key-share locks: a concurrent page that would delete one of these snippets as orphaned waits for this
-    // page's occurrence (detachDocument); one whose delete already won leaves its row out, to be inserted anew.
+    // new occurrence, hence + 1. Key-share locks: a concurrent page that would delete one of these snippets as
+    // orphaned waits for this page's occurrence (detachDocument); one whose delete already won leaves it out.
     const existing = await client.query<InsertedSnippet>(
       `WITH e AS (
          SELECT s.id, s.code_hash, t.position FROM snippets s JOIN unnest($2::text[], $3::int[]) AS t(code_hash, position) ON s.code_hash = t.code_hash
@@ -215,12 +215,7 @@ async function attachSnippets(client: pg.ClientBase, w: PageWrite, documentId: s
     .sort((a, b) => a.position - b.position)
     .map((s) => byHash.get(s.codeHash))
     .filter((id): id is number => id !== undefined);
-  return [...new Set(ordered)];
-}
-
-async function hashesOf(client: pg.ClientBase, ids: number[]): Promise<string[]> {
-  const { rows } = await client.query<{ code_hash: string }>('SELECT code_hash FROM snippets WHERE id = ANY($1::bigint[])', [ids]);
-  return rows.map((r) => r.code_hash);
+  return { ids: [...new Set(ordered)], lost: list.filter((s) => !byHash.has(s.codeHash)) };
 }
 
 /**
@@ -280,14 +275,11 @@ export async function storePage(pool: pg.Pool, write: PageWrite, inTransaction: 
       removed = await detachDocument(client, doc.id);
       newRows = await insertNewSnippets(client, write, doc.id, list);
     }
-    let ids = await attachSnippets(client, write, doc.id, list, newRows);
+    let { ids, lost } = await attachSnippets(client, write, doc.id, list, newRows);
     // A snippet another page deleted as orphaned between this page's insert and its attach is inserted anew.
-    for (let attempt = 0; attempt < 3 && ids.length < list.length; attempt++) {
-      const known = new Set([...newRows.map((r) => r.code_hash), ...(await hashesOf(client, ids))]);
-      const lost = list.filter((s) => !known.has(s.codeHash));
-      if (lost.length === 0) break;
+    for (let attempt = 0; attempt < 3 && lost.length > 0; attempt++) {
       newRows = [...newRows, ...(await insertNewSnippets(client, write, doc.id, lost))];
-      ids = await attachSnippets(client, write, doc.id, list, newRows);
+      ({ ids, lost } = await attachSnippets(client, write, doc.id, list, newRows));
     }
     const inserted = newRows.map((r) => r.id);
     for (const step of inTransaction) await step(client, write, inserted);
