@@ -12,14 +12,20 @@ type Db = Pick<pg.Pool, 'query'>;
 // upserts, small enough that one statement stays well under a second.
 export const LEXICON_BATCH = 5000;
 
+// A settle's share: one statement per this many queued snippets. A bulk load (a pack import, a large upload)
+// queues hundreds of thousands at once, and each statement upserts every distinct word of its batch; words
+// shared across batches were upserted once per batch, so in small batches the settle cost several times the
+// count itself. Nothing waits on a settle's statements but the settle.
+const SETTLE_BATCH = 100_000;
+
 /**
- * Folds queued snippets into the lexicon, batch after batch, until the queue is empty, `maxRows` were taken,
+ * Folds queued snippets into the lexicon, `batch` at a time, until the queue is empty, `maxRows` were taken,
  * or another session is refreshing (it will take what is left). Returns how many snippets were folded in.
  */
-export async function refreshSearchTerms(db: Db, maxRows = Number.POSITIVE_INFINITY): Promise<number> {
+export async function refreshSearchTerms(db: Db, maxRows = Number.POSITIVE_INFINITY, batch = LEXICON_BATCH): Promise<number> {
   let done = 0;
   while (done < maxRows) {
-    const take = Math.min(LEXICON_BATCH, maxRows - done);
+    const take = Math.min(batch, maxRows - done);
     const { rows } = await db.query<{ consumed: number }>('SELECT refresh_search_terms($1) AS consumed', [take]);
     const consumed = rows[0]?.consumed ?? 0;
     done += consumed;
@@ -82,7 +88,7 @@ export async function refreshSearchTermsNow(pool: pg.Pool, waitMs = 5000): Promi
   const deadline = Date.now() + waitMs;
   try {
     for (;;) {
-      await refreshSearchTerms(pool);
+      await refreshSearchTerms(pool, Number.POSITIVE_INFINITY, SETTLE_BATCH);
       const { rows } = await pool.query<{ queued: boolean }>('SELECT EXISTS (SELECT 1 FROM search_terms_queue) AS queued');
       if (rows[0]?.queued !== true || Date.now() >= deadline) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
