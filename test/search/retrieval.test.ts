@@ -143,3 +143,42 @@ describe('searches with common and selective terms', () => {
     expect(plan).toContain(`search_vector @@ '''timeout'''::tsquery`);
   });
 });
+
+describe('pages matching all terms but one', () => {
+  let db: TestDatabase;
+  const upsert = 'INSERT INTO totals SELECT id, n FROM staging ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n;';
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const source = await createSource(db.pool, 'sqlish');
+    // The answer's page names what it does ("upsert") only in its prose, far from the code, and never says
+    // "many": no snippet and no page has every word of the question.
+    await addPage(db.pool, source, 'https://sqlish.example/insert.html', [{ title: 'Inserting from a query', description: 'Adds the rows a query returns.', code: upsert }], {
+      markdown: `# INSERT\n\nAn insert from a select that updates the row it conflicts with is also known as an upsert.\n\n## Inserting from a query\n\nAdds the rows a query returns.\n\n\`\`\`\n${upsert}\n\`\`\``,
+    });
+    // Pages whose prose has the question's other words, "many" (in a few snippets: selective) among them.
+    for (let k = 0; k < 12; k++) {
+      await addPage(db.pool, source, `https://sqlish.example/p${k}.html`, [{ title: `Report ${k}`, description: 'Lists rows.', code: `report_${k}()` }], {
+        markdown: `# Report ${k}\n\nA select that returns many rows.\n\n## Report ${k}\n\nLists rows.\n\n\`\`\`\nreport_${k}()\n\`\`\``,
+      });
+    }
+    const many = Array.from({ length: 3 }, (_, k) => ({ title: `Batch ${k}`, code: `insert_many_${k}(items)` }));
+    const rest = Array.from({ length: 80 }, (_, k) => ({ title: `Other ${k}`, code: `other_${k}.select(value)` }));
+    // One snippet elsewhere names the rare word, so the lexicon knows it (an unknown word would be corrected).
+    const named = { title: 'Upsert notes', code: 'upsert_notes()' };
+    await addPage(db.pool, source, 'https://sqlish.example/rest.html', [...many, named, ...rest]);
+    await refreshSearchTerms(db.pool);
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it("lend their snippets, the page with the question's rarest words first", async () => {
+    const result = await searchSnippets(db.pool, { query: 'upsert many rows from a select', limit: 10 });
+    const answer = result.items.findIndex((r) => r.code === upsert);
+    expect(answer).toBeGreaterThanOrEqual(0);
+    // Before every snippet of the pages that lack "upsert" and have the commoner words.
+    const reports = result.items.map((r, i) => (r.code.startsWith('report_') ? i : Number.POSITIVE_INFINITY));
+    expect(answer).toBeLessThan(Math.min(...reports));
+  });
+});

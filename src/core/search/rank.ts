@@ -74,7 +74,7 @@ export function scoreSql(termCount: number, identifierCount: number): string {
           .map((i) => `strpos(s.code, q.identifiers[${i}]) > 0`)
           .join(' OR ')} THEN 1 ELSE 0 END)`;
   return `(
-  ${WEIGHTS.coverage} * (h.hits + ${PAGE_CONTEXT_CREDIT} * (q.n - h.hits) * (CASE WHEN tp.id IS NULL THEN 0 ELSE 1 END)) / greatest(q.n, 1)
+  ${WEIGHTS.coverage} * (h.hits + ${PAGE_CONTEXT_CREDIT} * greatest(COALESCE(tp.hits, 0) - h.hits, 0)) / greatest(q.n, 1)
   + ${WEIGHTS.pageRelevance} * COALESCE(tp.relevance, 0)
   + ${WEIGHTS.titleCoverage} * ${titleHits}::float8 / greatest(q.n, 1)
   + ${WEIGHTS.pageTitleCoverage} * ${pageTitleHits}::float8 / greatest(q.n, 1)

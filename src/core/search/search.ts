@@ -19,7 +19,8 @@ type Db = pg.Pool | pg.ClientBase;
  * Query words are first checked against the index's vocabulary and misspellings expanded (typo.ts). Retrieval
  * then runs in tiers inside one statement, each only when the tiers before it found too little: every term
  * (AND); then all terms but one (n-1 of n); then any term (OR); and, in parallel with the relaxed tiers, the
- * snippets of the pages whose text matches every term (the page's prose often says what its code does).
+ * snippets of the pages whose text matches every term (the page's prose often says what its code does), or,
+ * when few pages do, all terms but one, the pages with the query's rarest words first.
  * Candidates are ranked by scoreSql (rank.ts), where coverage dominates, so relaxed matches only fill in below
  * full ones. When snippets still come up short, the pages whose text matches any term are searched and their
  * snippets returned after the others, marked `match: 'page'`.
@@ -92,6 +93,10 @@ const CONTEXT_PAGES = 10;
 // of them are ranked. A page lends at most this many of its matching snippets (an all-in-one page has thousands).
 const MAX_RELAXED_CANDIDATES = 200;
 const SNIPPETS_PER_CONTEXT_PAGE = 30;
+// Pages matching all terms but one are found combination by combination, each capped on its own: a capped OR of
+// them all filled up with the pages of the most common combination, and the page holding the query's rare
+// word was left out.
+const PAGES_PER_COMBO = 50;
 // ts_rank normalisation 2: divide by the document length, so a page focused on the terms beats a long one.
 const PAGE_RANK_NORMALISATION = 2;
 
@@ -157,6 +162,10 @@ export interface Retrieval {
   find: string;
   /** Whether the relaxed tier reads the index for its selective terms only (`any`), checking its pairs on rows. */
   relaxedOnRows: boolean;
+  /** The relaxed tier's (n-1)-term combinations one by one, for the pages matching all terms but one. */
+  relaxedCombos: string[];
+  /** Each term's weight in choosing those pages: how rare it is (0 for a stop word). */
+  termWeights: number[];
 }
 
 // A term in more than this share of all snippets is "common": no help in finding, only in ranking.
@@ -203,6 +212,14 @@ export function scanAllTerms(share: number, filters: { sourceIds: string[] | nul
   return share >= (filters.language !== null && filters.sourceIds === null ? SCAN_SHARE_LANGUAGE_ONLY : SCAN_SHARE);
 }
 
+// The rarest a word counts as: one snippet in a million. A word in none (a typo left as typed) is no rarer.
+const RAREST_SHARE = 1e-6;
+
+/** A term's inverse document frequency, from its share of the snippets: 0 for a stop word (share 1). */
+function rarity(share: number): number {
+  return Math.log(1 / Math.max(share, RAREST_SHARE));
+}
+
 // A term on at least this share of the snippets is checked on the rows that the query's other terms find
 // through the index, instead of being read from it (planRetrieval).
 const ON_ROWS_SHARE = 0.2;
@@ -225,16 +242,18 @@ export function planRetrieval(q: TsQueries, shares: readonly number[], narrower:
   // A term's narrower form (phraseIndexForms) is what the index is read for in its place.
   const indexed = q.perTerm.flatMap((t, i) => ((shares[i] ?? 0) < ON_ROWS_SHARE ? [narrower[i] || t] : []));
   const narrowed = q.perTerm.some((t, i) => (shares[i] ?? 0) < ON_ROWS_SHARE && (narrower[i] || t) !== t);
-  const relaxed =
+  const relaxedCombos =
     n < 3
-      ? ''
+      ? []
       : q.perTerm
           .map((_, skip) => q.perTerm.filter((__, i) => i !== skip))
           .filter((combo) => combo.some((t) => rare.includes(t)))
-          .map((combo) => `(${combo.join(' & ')})`)
-          .join(' | ');
+          .map((combo) => `(${combo.join(' & ')})`);
+  const relaxed = relaxedCombos.join(' | ');
   return {
     relaxed,
+    relaxedCombos,
+    termWeights: shares.map(rarity),
     any: n >= 2 ? rare.join(' | ') : '',
     pages: n >= 2,
     scan: false,
@@ -310,6 +329,9 @@ const SEARCH_PARAMETERS = [
   'find', // what of 'all' is read through the index when it is not all of it (Retrieval.find)
   'compound', // code naming two query words as one identifier (compoundPattern)
   'codeTerms', // each term's tsquery source for code, abbreviations included
+  'relaxedCombos', // Retrieval.relaxedCombos
+  'termWeights', // Retrieval.termWeights
+  'pagesPerCombo', // pages found for each of relaxedCombos
 ] as const;
 type SearchParameter = (typeof SEARCH_PARAMETERS)[number];
 type SearchValues = Record<SearchParameter, unknown>;
@@ -322,7 +344,7 @@ function searchValues(values: SearchValues): unknown[] {
 }
 
 /** What a statement's shape depends on: the tiers it runs and how they read the index. */
-type Tiers = Omit<Retrieval, 'relaxed' | 'any' | 'find'> & { relaxed: boolean; any: boolean; find: boolean };
+type Tiers = Omit<Retrieval, 'relaxed' | 'any' | 'find' | 'relaxedCombos' | 'termWeights'> & { relaxed: boolean; any: boolean; find: boolean };
 
 /** The source filter on a table with a source_id (snippets s, documents d). */
 function sourceFilter(alias: string): string {
@@ -339,7 +361,7 @@ const SNIPPET_FILTERS = `${sourceFilter('s')} AND ${LANGUAGE_FILTER}`;
 function snippetSearchSql(termCount: number, identifierCount: number, tiers: Tiers): string {
   return `
 WITH ${queryCte()},
-${tierCtes(tiers)}${pageCtes(tiers)}
+${tierCtes(tiers)}${pageCtes(tiers, termCount)}
 ${rankingCtes(termCount, identifierCount, tiers)}`;
 }
 
@@ -353,8 +375,9 @@ function queryCte(): string {
          to_tsquery('english', ${param.phrase}) AS phrase,
          ${param.identifiers}::text[] AS identifiers,
          ${param.compound}::text AS compound,
+         ${param.termWeights}::float8[] AS weights,
          -- Typed here so that statements without the tiers using them still accept every parameter.
-         (${param.relaxed}::text, ${param.any}::text, ${param.relaxBelow}::int, ${param.pageMatchCap}::int, ${param.contextPages}::int, ${param.relaxedCandidateCap}::int, ${param.snippetsPerContextPage}::int, ${param.find}::text) AS tier_parameters
+         (${param.relaxed}::text, ${param.any}::text, ${param.relaxBelow}::int, ${param.pageMatchCap}::int, ${param.contextPages}::int, ${param.relaxedCandidateCap}::int, ${param.snippetsPerContextPage}::int, ${param.find}::text, ${param.relaxedCombos}::text[], ${param.pagesPerCombo}::int) AS tier_parameters
     FROM (SELECT ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.terms}::text[]) AS t) AS terms,
                  ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.titles}::text[]) AS t) AS titles,
                  ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.codeTerms}::text[]) AS t) AS code_terms) AS a
@@ -396,21 +419,47 @@ tier1 AS (
   return `${tier1}${tiers.relaxed ? tier2 : ''}${tiers.any ? tier3 : ''}`;
 }
 
-/** The snippets of the pages whose text matches every term, when the tiers found too few. */
-function pageCtes(tiers: Tiers): string {
-  if (!tiers.pages) return `top_pages AS (SELECT NULL::uuid AS id, NULL::float8 AS relevance WHERE false),`;
-  return `page_matches AS (
+/** How many of the query's terms page `d` matches (int), unrolled like the snippet checks (rank.ts). */
+function pageHitsSql(termCount: number): string {
+  return `(${Array.from({ length: termCount }, (_, i) => `(d.search_vector @@ q.terms[${i + 1}])::int`).join(' + ') || '0'})`;
+}
+
+/** The rarity of the query's terms page `d` matches (float8). */
+function pageWeightSql(termCount: number): string {
+  return `(${Array.from({ length: termCount }, (_, i) => `(CASE WHEN d.search_vector @@ q.terms[${i + 1}] THEN q.weights[${i + 1}] ELSE 0 END)`).join(' + ') || '0'})`;
+}
+
+/**
+ * The snippets of the pages whose text matches every term, when the tiers found too few; and when fewer pages
+ * than CONTEXT_PAGES do, of pages matching all terms but one (the relaxed tier's query). A question in plain
+ * words carries a word its answer's page never uses ("freezing" for run_in_executor, "many" for an upsert);
+ * each page counts the terms it has, and its snippets get credit for those only (rank.ts).
+ */
+function pageCtes(tiers: Tiers, termCount: number): string {
+  if (!tiers.pages) return `top_pages AS (SELECT NULL::uuid AS id, NULL::float8 AS relevance, NULL::int AS hits WHERE false),`;
+  const relaxedPages = tiers.relaxed
+    ? `
+  UNION
+  SELECT x.id FROM unnest(${param.relaxedCombos}::text[]) AS c(combo), LATERAL (
+    SELECT d.id FROM documents d
+     WHERE (SELECT count(*) FROM tier1) < ${param.relaxBelow} AND (SELECT count(*) FROM (SELECT 1 FROM full_page_matches LIMIT ${param.contextPages}) AS f) < ${param.contextPages}
+       AND d.search_vector @@ to_tsquery('english', c.combo)
+       AND ${sourceFilter('d')}
+     LIMIT ${param.pagesPerCombo}) AS x`
+    : '';
+  return `full_page_matches AS (
   SELECT d.id FROM documents d
    WHERE (SELECT count(*) FROM tier1) < ${param.relaxBelow}
      AND numnode(to_tsquery('english', ${param.all})) > 0 AND d.search_vector @@ to_tsquery('english', ${param.all})
      AND ${sourceFilter('d')}
    LIMIT ${param.pageMatchCap}
 ),
+page_matches AS (SELECT id FROM full_page_matches${relaxedPages}),
 top_pages AS (
-  SELECT x.id, x.rank / NULLIF(max(x.rank) OVER (), 0) AS relevance
-    FROM (SELECT d.id, ts_rank(d.search_vector, q.qall, ${PAGE_RANK_NORMALISATION}) AS rank
+  SELECT x.id, x.hits, (x.weight / NULLIF(max(x.weight) OVER (), 0)) * (x.rank / NULLIF(max(x.rank) OVER (), 0)) AS relevance
+    FROM (SELECT d.id, ${pageHitsSql(termCount)} AS hits, ${pageWeightSql(termCount)} AS weight, ts_rank(d.search_vector, q.qall, ${PAGE_RANK_NORMALISATION}) AS rank
             FROM page_matches m JOIN documents d ON d.id = m.id, q
-           ORDER BY rank DESC, d.id LIMIT ${param.contextPages}) AS x
+           ORDER BY weight DESC, rank DESC, d.id LIMIT ${param.contextPages}) AS x
 ),
 tier_pages AS (
   SELECT x.id FROM top_pages p, q, LATERAL (
@@ -497,6 +546,9 @@ function snippetStatement({ q, parsed, retrieval, filters, compound }: Statement
       find: retrieval.find,
       compound,
       codeTerms: q.perTermCode,
+      relaxedCombos: retrieval.relaxedCombos,
+      termWeights: retrieval.termWeights,
+      pagesPerCombo: PAGES_PER_COMBO,
     }),
   };
 }
