@@ -15,9 +15,10 @@
  *   which share their title and prose, the one that calls the API the words describe.
  * - text rank: ts_rank with title A > description B > code C, length-normalised (a long block mentioning a
  *   word many times is not more relevant than a short example of it). Breaks ties between equal coverages.
- * - page context: when the snippets alone do not match every term, pages whose text does are searched too;
- *   their snippets get half credit for the terms only the page has, plus the page's relevance (ts_rank
- *   normalised by length, so a focused page beats a long one that mentions everything once).
+ * - page context: when the snippets alone do not match every term, pages whose text does (or, when few do, all
+ *   terms but one) are searched too; their snippets get part credit for the terms only the page has, plus the
+ *   page's relevance (ts_rank normalised by length, so a focused page beats a long one that mentions
+ *   everything once, times the rarity of the terms the page has, relative to the best page).
  * - code coverage: share of the terms found in the code itself (weight C), a word also by the cut code names it
  *   by (`date_trunc` for "truncate", query.ts abbreviationsOf). Snippets of one section share their
  *   title and prose, so among them the one whose code does what was asked ("try … except … finally" for a
@@ -38,10 +39,12 @@ export const WEIGHTS = {
   codeCoverage: 1.5,
 } as const;
 
-// A term missing from the snippet but present on its page (when the page matches every term) counts half: the
-// page's prose explains the code ("Recursively copy an entire directory tree" above `copytree`), but a term in
-// the snippet itself is closer evidence.
-const PAGE_CONTEXT_CREDIT = 0.5;
+// A term missing from the snippet but present on its page (one of the pages lending their snippets) counts two
+// thirds: the page's prose explains the code ("Recursively copy an entire directory tree" above `copytree`), but
+// a term in the snippet itself is closer evidence. At a half, the answer on a page with every word ranked below
+// snippets elsewhere with all words but one of their own; at a whole, a page's other snippets drew level with
+// its answer (`npm run eval`, the CHANGELOG).
+const PAGE_CONTEXT_CREDIT = 2 / 3;
 
 // ts_rank weights in {D, C, B, A} order: code C, description B, title A.
 const RANK_WEIGHTS = '{0.05, 0.2, 0.5, 1.0}';
