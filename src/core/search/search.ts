@@ -88,7 +88,9 @@ const FALLBACK_PAGES = 10;
 // Pages whose text matches every term, considered when the snippets alone match too few: ranking a page reads its
 // whole (large) vector, so both how many are ranked and how many lend their snippets are bounded.
 const MAX_PAGE_MATCHES = 200;
-const CONTEXT_PAGES = 10;
+// With no library named, the pages of every library share these: at half as many, the answer's page to a question
+// in plain words often came just after other libraries' pages with the same common words (`npm run eval`, mixed).
+const CONTEXT_PAGES = 20;
 // Relaxed tiers match broadly (any one word); their extra candidates only fill in below full matches, so fewer
 // of them are ranked. A page lends at most this many of its matching snippets (an all-in-one page has thousands).
 const MAX_RELAXED_CANDIDATES = 200;
