@@ -97,7 +97,8 @@ const MAX_RELAXED_CANDIDATES = 200;
 const SNIPPETS_PER_CONTEXT_PAGE = 30;
 // Pages matching all terms but one are found combination by combination, each capped on its own: a capped OR of
 // them all filled up with the pages of the most common combination, and the page holding the query's rare
-// word was left out.
+// word was left out. Within a combination the first pages by URL are taken, not the first the index returns:
+// the same pages in another database (an installed index pack) must give the same answers.
 const PAGES_PER_COMBO = 50;
 // ts_rank normalisation 2: divide by the document length, so a page focused on the terms beats a long one.
 const PAGE_RANK_NORMALISATION = 2;
@@ -447,7 +448,7 @@ function pageCtes(tiers: Tiers, termCount: number): string {
      WHERE (SELECT count(*) FROM tier1) < ${param.relaxBelow} AND (SELECT count(*) FROM (SELECT 1 FROM full_page_matches LIMIT ${param.contextPages}) AS f) < ${param.contextPages}
        AND d.search_vector @@ to_tsquery('english', c.combo)
        AND ${sourceFilter('d')}
-     LIMIT ${param.pagesPerCombo}) AS x`
+     ORDER BY d.url LIMIT ${param.pagesPerCombo}) AS x`
     : '';
   return `full_page_matches AS (
   SELECT d.id FROM documents d
@@ -461,7 +462,7 @@ top_pages AS (
   SELECT x.id, x.hits, (x.weight / NULLIF(max(x.weight) OVER (), 0)) * (x.rank / NULLIF(max(x.rank) OVER (), 0)) AS relevance
     FROM (SELECT d.id, ${pageHitsSql(termCount)} AS hits, ${pageWeightSql(termCount)} AS weight, ts_rank(d.search_vector, q.qall, ${PAGE_RANK_NORMALISATION}) AS rank
             FROM page_matches m JOIN documents d ON d.id = m.id, q
-           ORDER BY weight DESC, rank DESC, d.id LIMIT ${param.contextPages}) AS x
+           ORDER BY weight DESC, rank DESC, d.url, d.id LIMIT ${param.contextPages}) AS x
 ),
 tier_pages AS (
   SELECT x.id FROM top_pages p, q, LATERAL (
