@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTsQueries, compoundPattern, parseQuery } from '../../src/core/search/query.js';
+import { planRetrieval } from '../../src/core/search/search.js';
 import { mcpRoutes } from '../../src/daemon/mcp/routes.js';
 import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { runCli } from '../helpers/cli.js';
@@ -55,7 +56,12 @@ describe('query tokens without word characters', () => {
       fc.asyncProperty(text, async (q) => {
         const parsed = parseQuery(q);
         const t = buildTsQueries(parsed);
-        const sources = [t.all, t.any, t.phrase, ...t.perTerm, ...t.perTermTitle, ...t.perTermCode];
+        // Every term selective, so the relaxed page tier's combinations are all built.
+        const { relaxedCombos } = planRetrieval(
+          t,
+          t.perTerm.map(() => 0.01),
+        );
+        const sources = [t.all, t.any, t.phrase, ...t.perTerm, ...t.perTermTitle, ...t.perTermCode, ...relaxedCombos];
         await db.pool.query(`SELECT to_tsquery('english', x) FROM unnest($1::text[]) AS x`, [sources]);
         // The compound-name pattern is a regular expression made from the query's words: it must compile.
         const pattern = compoundPattern(parsed, () => true);
