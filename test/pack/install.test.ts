@@ -1,13 +1,10 @@
-import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEnqueue, ensurePageQueue } from '../../src/core/crawl/queue.js';
-import { isUserError } from '../../src/core/errors.js';
-import { importPack } from '../../src/core/pack/import.js';
 import { createBoss } from '../../src/core/queue/boss.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { addPage, createSource } from '../search/fixtures.js';
-import { exportToBuffer, forge } from './pack-helpers.js';
+import { exportToBuffer, forge, importBuffer, refusal } from './pack-helpers.js';
 
 // What the reader cannot see (a pack whose every hash and count agrees, written by a hostile or buggy exporter)
 // the install refuses: the database's own rules, checked set-wise after the COPY, roll the version back.
@@ -39,19 +36,6 @@ async function counts(db: TestDatabase): Promise<Row> {
             (SELECT count(*)::int FROM crawl_jobs) AS crawl_jobs, (SELECT count(*)::int FROM upload_jobs) AS upload_jobs, (SELECT count(*)::int FROM search_terms_queue) AS queued`,
   );
   return rows[0]!;
-}
-
-function importBuffer(db: TestDatabase, pack: Buffer, options: { replace?: boolean; as?: string } = {}) {
-  return importPack(db.pool, Readable.from([pack]), { home: db.home, maxBytes: 64 * 1024 * 1024, ...options });
-}
-
-async function refusal(db: TestDatabase, pack: Buffer, options: { replace?: boolean } = {}): Promise<{ code: string; message: string }> {
-  const error = await importBuffer(db, pack, options).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(isUserError(error), String(error)).toBe(true);
-  return error as { code: string; message: string };
 }
 
 describe('installing a pack', () => {

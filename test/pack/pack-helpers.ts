@@ -3,6 +3,11 @@ import { Readable, Writable } from 'node:stream';
 import { zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 import tar from 'tar-stream';
 import type pg from 'pg';
+import { expect } from 'vitest';
+import { isUserError } from '../../src/core/errors.js';
+import { importPack } from '../../src/core/pack/import.js';
+import type { ImportSummary } from '../../src/core/pack/import.js';
+import type { TestDatabase } from '../helpers/db.js';
 import { exportPack } from '../../src/core/pack/export.js';
 import { parseLibraryRef } from '../../src/core/library-ref.js';
 import { ContentDigest } from '../../src/core/pack/digest.js';
@@ -18,6 +23,21 @@ export async function exportToBuffer(pool: pg.Pool, libraries: string[] | 'all')
   });
   await exportPack(pool, { libraries: libraries === 'all' ? 'all' : libraries.map(parseLibraryRef) }, sink);
   return Buffer.concat(chunks);
+}
+
+/** A pack imported from memory into `db` (its own DOCDEX_HOME). */
+export function importBuffer(db: TestDatabase, pack: Buffer, options: { replace?: boolean; as?: string } = {}): Promise<ImportSummary> {
+  return importPack(db.pool, Readable.from([pack]), { home: db.home, maxBytes: 64 * 1024 * 1024, ...options });
+}
+
+/** The user error an import of `pack` is refused with (fails the test when it installs, or throws otherwise). */
+export async function refusal(db: TestDatabase, pack: Buffer, options: { replace?: boolean } = {}): Promise<{ code: string; message: string }> {
+  const error = await importBuffer(db, pack, options).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(isUserError(error), String(error)).toBe(true);
+  return error as { code: string; message: string };
 }
 
 export interface TarFile {

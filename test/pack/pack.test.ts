@@ -1,13 +1,10 @@
-import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isUserError } from '../../src/core/errors.js';
-import { importPack } from '../../src/core/pack/import.js';
 import { searchSnippets } from '../../src/core/search/search.js';
 import { storePage } from '../../src/core/store/pages.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { addPage, createSource, snippet } from '../search/fixtures.js';
-import { exportToBuffer, repack } from './pack-helpers.js';
+import { exportToBuffer, importBuffer, refusal, repack } from './pack-helpers.js';
 
 const QUERIES = ['read file', 'zebra stripes', 'parse json', 'http server', 'readFileSync', 'connect database', 'stripe', 'async iterator', 'upload guide', 'gallop'];
 
@@ -92,19 +89,6 @@ async function counts(db: TestDatabase): Promise<Record<string, number>> {
             (SELECT count(*)::int FROM crawl_jobs) AS crawl_jobs, (SELECT count(*)::int FROM upload_jobs) AS upload_jobs`,
   );
   return rows[0]!;
-}
-
-function importBuffer(db: TestDatabase, pack: Buffer, options: { replace?: boolean; as?: string } = {}) {
-  return importPack(db.pool, Readable.from([pack]), { home: db.home, maxBytes: 64 * 1024 * 1024, ...options });
-}
-
-async function refusal(db: TestDatabase, pack: Buffer): Promise<{ code: string; message: string }> {
-  const error = await importBuffer(db, pack).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(isUserError(error), String(error)).toBe(true);
-  return error as { code: string; message: string };
 }
 
 describe('index packs', () => {
