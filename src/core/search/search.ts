@@ -422,14 +422,13 @@ tier1 AS (
   return `${tier1}${tiers.relaxed ? tier2 : ''}${tiers.any ? tier3 : ''}`;
 }
 
-/** How many of the query's terms page `d` matches (int), unrolled like the snippet checks (rank.ts). */
-function pageHitsSql(termCount: number): string {
-  return `(${Array.from({ length: termCount }, (_, i) => `(d.search_vector @@ q.terms[${i + 1}])::int`).join(' + ') || '0'})`;
-}
-
-/** The rarity of the query's terms page `d` matches (float8). */
-function pageWeightSql(termCount: number): string {
-  return `(${Array.from({ length: termCount }, (_, i) => `(CASE WHEN d.search_vector @@ q.terms[${i + 1}] THEN q.weights[${i + 1}] ELSE 0 END)`).join(' + ') || '0'})`;
+/**
+ * The sum over the query's terms that page `d` matches of `value(i)`, for term i (1-based), unrolled like the
+ * snippet checks (rank.ts): `'1'` counts the terms, `q.weights[i]` adds up their rarity.
+ */
+function pageTermSum(termCount: number, value: (i: number) => string): string {
+  const terms = Array.from({ length: termCount }, (_, i) => i + 1);
+  return `(${terms.map((i) => `(CASE WHEN d.search_vector @@ q.terms[${i}] THEN ${value(i)} ELSE 0 END)`).join(' + ') || '0'})`;
 }
 
 /**
@@ -460,7 +459,7 @@ function pageCtes(tiers: Tiers, termCount: number): string {
 page_matches AS (SELECT id FROM full_page_matches${relaxedPages}),
 top_pages AS (
   SELECT x.id, x.hits, (x.weight / NULLIF(max(x.weight) OVER (), 0)) * (x.rank / NULLIF(max(x.rank) OVER (), 0)) AS relevance
-    FROM (SELECT d.id, ${pageHitsSql(termCount)} AS hits, ${pageWeightSql(termCount)} AS weight, ts_rank(d.search_vector, q.qall, ${PAGE_RANK_NORMALISATION}) AS rank
+    FROM (SELECT d.id, ${pageTermSum(termCount, () => '1')} AS hits, ${pageTermSum(termCount, (i) => `q.weights[${i}]`)} AS weight, ts_rank(d.search_vector, q.qall, ${PAGE_RANK_NORMALISATION}) AS rank
             FROM page_matches m JOIN documents d ON d.id = m.id, q
            ORDER BY weight DESC, rank DESC, d.url, d.id LIMIT ${param.contextPages}) AS x
 ),
