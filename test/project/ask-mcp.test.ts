@@ -133,3 +133,29 @@ describe('serve --mcp (stdio, the real binary)', () => {
     }
   }, 60_000);
 });
+
+describe('a read-only connection', () => {
+  it('tells the model to run `docdex sync`, never to call the sync_project tool it does not have', async () => {
+    const readOnly = await connectMcpClient(db, { localProjectDir: f.appRoot, readOnly: true });
+    try {
+      const listed = (await readOnly.listTools()).tools;
+      expect(listed.map((t) => t.name)).not.toContain('sync_project');
+      for (const tool of listed) expect(tool.description, tool.name).not.toContain('sync_project');
+      const answers = [
+        await call(readOnly, 'get_project_libraries', {}),
+        await call(readOnly, 'search_project', { query: 'widgetize' }),
+        await call(readOnly, 'get_content', { project: 'app', query: 'widgetize' }),
+        await call(readOnly, 'search_project', { query: 'widgetize', project: '/elsewhere' }),
+      ];
+      for (const r of answers) {
+        expect(r.text).not.toContain('sync_project');
+        expect(r.text).toContain('`docdex sync`');
+      }
+      expect(answers[0]!.text).toContain('leftpad@1.3.0 [npm, transitive] — NOT INDEXED at this version: run `docdex sync` in the project (this connection is read-only) to queue it');
+      expect(answers[1]!.text).toContain('slowlib@2.0.0 (indexing). Run `docdex sync` in the project (this connection is read-only) to index them');
+      expect(answers[3]!.isError).toBe(true);
+    } finally {
+      await readOnly.close();
+    }
+  });
+});

@@ -31,15 +31,27 @@ export async function projectRefFor(deps: Pick<McpDeps, 'pool' | 'localProjectDi
   });
 }
 
+/**
+ * How the model gets a project's libraries recorded and indexed: the sync_project tool, or on a read-only
+ * server, which does not have it, `docdex sync` run in the project (by the user or the assistant's shell).
+ */
+export function syncAction(deps: Pick<McpDeps, 'readOnly'>): string {
+  return deps.readOnly === true ? 'run `docdex sync` in the project (this connection is read-only)' : 'call sync_project';
+}
+
 /** Runs `read`, turning an unknown project into an answer that tells the model how to record it. */
-export async function withProjectForModel<T>(read: () => Promise<T>): Promise<T> {
+export async function withProjectForModel<T>(deps: Pick<McpDeps, 'readOnly'>, read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (error) {
     if (!(error instanceof ProjectNotFoundError)) throw error;
+    const record =
+      deps.readOnly === true
+        ? "To record it, run `docdex sync` in the project's root directory (this connection is read-only)"
+        : "To record it, call sync_project with the project's root directory (or run `docdex sync` there)";
     throw new UserError(error.message, {
       code: 'project_not_found',
-      hint: "To record it, call sync_project with the project's root directory (or run `docdex sync` there); then call this tool again.",
+      hint: `${record}; then call this tool again.`,
       details: error.details ?? [],
     });
   }

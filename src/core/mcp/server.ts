@@ -69,19 +69,21 @@ const INSTRUCTIONS_READ_ONLY = `${READING_INSTRUCTIONS}\nThis connection is read
  */
 export function createDocdexMcpServer(deps: McpDeps, options: McpServerOptions = {}): DocdexMcpServer {
   const readOnly = options.readOnly === true || deps.config.mcp.readOnly;
+  // The same pool and settings; only what the tools may tell the model to do differs between servers.
+  const serverDeps: McpDeps = { ...deps, readOnly };
   const session = options.sessions === false ? createSessionlessMcpSession() : createMcpSession();
   const server = new McpServer({ name: 'docdex', title: 'docdex documentation index', version: packageVersion() }, { instructions: readOnly ? INSTRUCTIONS_READ_ONLY : INSTRUCTIONS });
   const list = [
-    registerSearchLibrariesTool(server, deps),
-    registerGetContentTool(server, deps, session),
-    registerGetPageMarkdownTool(server, deps),
-    registerInitCrawlTool(server, deps),
-    registerAddLibraryTool(server, deps),
-    registerGetCrawlStatusTool(server, deps),
-    registerCancelCrawlTool(server, deps),
-    registerGetProjectLibrariesTool(server, deps),
-    registerSearchProjectTool(server, deps, session),
-    registerSyncProjectTool(server, deps),
+    registerSearchLibrariesTool(server, serverDeps),
+    registerGetContentTool(server, serverDeps, session),
+    registerGetPageMarkdownTool(server, serverDeps),
+    registerInitCrawlTool(server, serverDeps),
+    registerAddLibraryTool(server, serverDeps),
+    registerGetCrawlStatusTool(server, serverDeps),
+    registerCancelCrawlTool(server, serverDeps),
+    registerGetProjectLibrariesTool(server, serverDeps),
+    registerSearchProjectTool(server, serverDeps, session),
+    registerSyncProjectTool(server, serverDeps),
   ];
   const withheld = new Set(readOnly ? list.filter((t) => t.writes).map((t) => t.name) : []);
   for (const tool of list) if (withheld.has(tool.name)) tool.remove();

@@ -21,6 +21,11 @@ export interface McpDeps {
    * caller's project and only a recorded project may be synced (the server never reads a directory a client names).
    */
   localProjectDir?: string;
+  /**
+   * Set by createDocdexMcpServer for its own tools: the server leaves out the tools that write, so answers must
+   * not tell the model to call them (a read-only answer names the CLI command instead, see project.ts).
+   */
+  readOnly?: boolean;
 }
 
 /** A tool's answer: text written for a model to read, and optionally the same facts as structured data. */

@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { describeProject, libraryAtVersion, projectLibraries } from '../../project/libraries.js';
 import type { ProjectLibrary } from '../../project/libraries.js';
-import { MAX_PROJECT_ARG_CHARS, PROJECT_ARG_DESCRIPTION, projectRefFor, withProjectForModel } from '../project.js';
+import { MAX_PROJECT_ARG_CHARS, PROJECT_ARG_DESCRIPTION, projectRefFor, syncAction, withProjectForModel } from '../project.js';
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
 import { plural } from './common.js';
@@ -31,27 +31,28 @@ const outputSchema = z.object({
   libraries: z.array(libraryOutput),
 });
 
-function stateText(library: ProjectLibrary): string {
+function stateText(library: ProjectLibrary, sync: string): string {
   switch (library.state) {
     case 'indexed':
       return `indexed, ${plural(library.snippet_count, 'snippet')} — library_id "${library.source_id}"`;
     case 'indexing':
       return 'indexing: its source exists but has no pages yet (check again shortly)';
     case 'missing':
-      return 'NOT INDEXED at this version: call sync_project to queue it';
+      return `NOT INDEXED at this version: ${sync} to queue it`;
     case 'unresolved':
       return `unresolved: ${library.reason ?? 'sync found nothing to index'}`;
   }
 }
 
-function render(library: ProjectLibrary): string {
+function render(library: ProjectLibrary, sync: string): string {
   const others = library.other_versions.length > 0 ? ` (other indexed versions, not used for this project: ${library.other_versions.join(', ')})` : '';
-  return `- ${libraryAtVersion(library)} [${library.ecosystem}${library.direct ? '' : ', transitive'}] — ${stateText(library)}${others}`;
+  return `- ${libraryAtVersion(library)} [${library.ecosystem}${library.direct ? '' : ', transitive'}] — ${stateText(library, sync)}${others}`;
 }
 
 export async function getProjectLibraries(deps: McpDeps, args: z.output<typeof inputSchema>): Promise<ToolOutput> {
   const ref = await projectRefFor(deps, args.project, GET_PROJECT_LIBRARIES);
-  const { project, libraries } = await withProjectForModel(() => projectLibraries(deps.pool, ref));
+  const { project, libraries } = await withProjectForModel(deps, () => projectLibraries(deps.pool, ref));
+  const sync = syncAction(deps);
   const structured = {
     project: { id: project.id, name: project.name, ...(project.root === null ? {} : { root: project.root }), ...(project.synced_at ? { synced_at: project.synced_at.toISOString() } : {}) },
     libraries: libraries.map((l) => ({
@@ -69,9 +70,9 @@ export async function getProjectLibraries(deps: McpDeps, args: z.output<typeof i
   };
   const indexed = libraries.filter((l) => l.state === 'indexed').length;
   const header = `Project ${describeProject(project)}: ${plural(libraries.length, 'library', 'libraries')}, ${indexed} indexed at the exact version the project uses.`;
-  if (libraries.length === 0) return { text: `${header}\nNo libraries are recorded: call sync_project to read the project's manifests.`, structured };
-  const lines = [header, ...libraries.map(render)];
-  if (indexed < libraries.length) lines.push('Libraries not indexed at their version are left out of search_project; call sync_project to index them.');
+  if (libraries.length === 0) return { text: `${header}\nNo libraries are recorded: ${sync} to read the project's manifests.`, structured };
+  const lines = [header, ...libraries.map((l) => render(l, sync))];
+  if (indexed < libraries.length) lines.push(`Libraries not indexed at their version are left out of search_project; ${sync} to index them.`);
   lines.push('Search all indexed ones together with search_project.');
   return { text: lines.join('\n'), structured };
 }
@@ -81,8 +82,8 @@ export function registerGetProjectLibrariesTool(server: McpServer, deps: McpDeps
     name: GET_PROJECT_LIBRARIES,
     title: "List a project's libraries",
     description:
-      'Lists the libraries a project depends on (as `docdex sync` or sync_project recorded them from its manifests and lockfiles), each at the exact version the project uses, with its state in the index: ' +
-      'indexed (with its library_id for get_content), indexing, missing (call sync_project), or unresolved (with the reason). Other indexed versions are named but never used for the project. ' +
+      `Lists the libraries a project depends on (as \`docdex sync\`${deps.readOnly === true ? '' : ' or sync_project'} recorded them from its manifests and lockfiles), each at the exact version the project uses, with its state in the index: ` +
+      `indexed (with its library_id for get_content), indexing, missing (${syncAction(deps)}), or unresolved (with the reason). Other indexed versions are named but never used for the project. ` +
       'project defaults to the directory the stdio server was started in.',
     inputSchema,
     outputSchema,

@@ -7,7 +7,7 @@ import type { NotIndexedLibrary, ProjectSearchResponse } from '../../project/sea
 import { MAX_QUERY_CHARS } from '../../search/query.js';
 import { formatSnippetsWithinBudget } from '../format.js';
 import type { SnippetOmission } from '../format.js';
-import { MAX_PROJECT_ARG_CHARS, PROJECT_ARG_DESCRIPTION, projectRefFor, withProjectForModel } from '../project.js';
+import { MAX_PROJECT_ARG_CHARS, PROJECT_ARG_DESCRIPTION, projectRefFor, syncAction, withProjectForModel } from '../project.js';
 import type { McpSession } from '../session.js';
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
@@ -44,15 +44,15 @@ export interface ProjectQuery {
   fresh: boolean;
 }
 
-function notIndexedLine(libraries: NotIndexedLibrary[]): string | undefined {
+function notIndexedLine(libraries: NotIndexedLibrary[], sync: string): string | undefined {
   if (libraries.length === 0) return undefined;
   const list = libraries.map((l) => `${libraryAtVersion(l)} (${l.state === 'unresolved' ? `unresolved: ${l.reason ?? 'nothing to index'}` : l.state})`).join(', ');
-  return `Not indexed at the version the project uses, so not searched: ${list}. Call sync_project to index them; other versions are never used in their place.`;
+  return `Not indexed at the version the project uses, so not searched: ${list}. ${sync[0]!.toUpperCase()}${sync.slice(1)} to index them; other versions are never used in their place.`;
 }
 
-function remarks(result: ProjectSearchResponse): string[] {
+function remarks(result: ProjectSearchResponse, sync: string): string[] {
   const out: string[] = [];
-  const missing = notIndexedLine(result.not_indexed);
+  const missing = notIndexedLine(result.not_indexed, sync);
   if (missing) out.push(missing);
   if (result.corrected && result.corrected.length > 0) out.push(`Spelling corrected: ${result.corrected.map((c) => `"${c.from}" → "${c.to}"`).join(', ')}.`);
   if (result.fallback) out.push('Few snippets matched the query itself; snippets marked "page match" come from pages whose text matches.');
@@ -77,9 +77,9 @@ export async function searchProjectForModel(deps: McpDeps, args: ProjectQuery, t
     });
   }
   const ref = await projectRefFor(deps, args.project, tool);
-  const result = await withProjectForModel(() => searchProject(deps.pool, { project: ref, query: args.query, limit: args.limit, offset, screening: deps.config.screening }, signal));
+  const result = await withProjectForModel(deps, () => searchProject(deps.pool, { project: ref, query: args.query, limit: args.limit, offset, screening: deps.config.screening }, signal));
   const name = describeProject(result.project);
-  const preamble = remarks(result);
+  const preamble = remarks(result, syncAction(deps));
   const totalPages = Math.max(1, Math.ceil(result.total / args.limit));
   const projectRef = result.project.root ?? result.project.name;
   const base = { source_trust: SOURCE_TRUST, project: projectRef, query: args.query, page: args.page, total: result.total, total_pages: totalPages, max_tokens: args.max_tokens };
@@ -114,7 +114,7 @@ export function registerSearchProjectTool(server: McpServer, deps: McpDeps, sess
     title: "Search a project's libraries",
     description:
       'Searches the documentation of the libraries a project depends on, at exactly the versions its lockfiles name, ranked together; each result names its library@version and source URL. ' +
-      'A library whose version is not indexed is not searched and the answer says so (call sync_project to index it); another indexed version is never used in its place. ' +
+      `A library whose version is not indexed is not searched and the answer says so (${syncAction(deps)} to index it); another indexed version is never used in its place. ` +
       'project defaults to the directory the stdio server was started in; get_project_libraries lists the libraries and their states. Results are paginated (limit up to 100, page from 1). ' +
       'The answer stays within max_tokens (default 5000), snippets whole and best first, and says which results were left out; a snippet already shown in this session is named in one line (fresh=true repeats it). ' +
       TRUST_NOTE,
