@@ -101,6 +101,20 @@ describe('git sources', () => {
     expect(unchanged).toMatchObject({ status: 'completed', file_count: 0 });
   });
 
+  it('a file whose page is missing (its job failed before storing it) is read again although its blob is unchanged', async () => {
+    const { rows } = await db.pool.query<{ id: string; url: string }>(
+      `SELECT s.id, d.url FROM sources s JOIN documents d ON d.source_id = s.id WHERE s.name = 'acme' AND s.version = 'main' AND d.url LIKE '%/examples/quickstart.py'`,
+    );
+    const { id: sourceId, url } = rows[0]!;
+    await db.pool.query('DELETE FROM documents WHERE source_id = $1 AND url = $2', [sourceId, url]);
+    expect((await searchSnippets(db.pool, { query: 'run_bilby_example', source: 'acme', version: 'main' })).items).toEqual([]);
+
+    const again = await recrawlGitSource(dbh(), db.config, sourceId, { local: true });
+    expect(again).toMatchObject({ file_count: 1 });
+    expect(await waitForUpload(dbh(), again.id)).toMatchObject({ status: 'completed', processed_files: 1 });
+    expect((await searchSnippets(db.pool, { query: 'run_bilby_example', source: 'acme', version: 'main' })).items).toHaveLength(1);
+  });
+
   it('recrawling a local repository needs the CLI permission again', async () => {
     const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM sources WHERE name = 'acme' AND version = 'main'`);
     await expect(recrawlGitSource(dbh(), db.config, rows[0]!.id)).rejects.toMatchObject({ code: 'git_remote_refused' });

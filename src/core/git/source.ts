@@ -119,9 +119,17 @@ interface TargetSource {
   previous: Record<string, IndexedFile>;
 }
 
+/**
+ * The source this checkout indexes into, locked, with the files of its last checkout whose pages are in the index.
+ * The files are recorded when a job is queued, before its pages are stored: a file whose page is missing (its
+ * job failed or was cancelled, or the page was removed) is not indexed, whatever its blob, and is read again.
+ */
 async function lockTarget(client: pg.ClientBase, name: string, version: string): Promise<TargetSource | undefined> {
   const { rows } = await client.query<{ id: string; kind: string; files: Record<string, IndexedFile> | null }>(
-    `SELECT id, kind, crawl_config->'git'->'files' AS files FROM sources WHERE name = $1 AND version = $2 FOR UPDATE`,
+    `SELECT s.id, s.kind,
+            (SELECT jsonb_object_agg(f.key, f.value) FROM jsonb_each(s.crawl_config->'git'->'files') AS f
+              WHERE EXISTS (SELECT 1 FROM documents d WHERE d.source_id = s.id AND d.url = f.value->>'url')) AS files
+       FROM sources s WHERE s.name = $1 AND s.version = $2 FOR UPDATE`,
     [name, version],
   );
   const row = rows[0];
