@@ -1,3 +1,4 @@
+import { describeNotIndexed } from '../core/project/search.js';
 import type { ProjectSearchResponse } from '../core/project/search.js';
 import { ansi } from './highlight.js';
 import { renderSearch } from './render-search.js';
@@ -8,7 +9,7 @@ export function renderProjectSearch(result: ProjectSearchResponse, options: { co
   const project = result.project.root === null ? result.project.name : `${result.project.name} (${result.project.root})`;
   const out = [dim(`Project ${project}: ${result.searched} ${result.searched === 1 ? 'library' : 'libraries'} searched at the versions it uses.`)];
   if (result.not_indexed.length > 0) {
-    const list = result.not_indexed.map((l) => `${l.version === '' ? l.name : `${l.name}@${l.version}`} (${l.state === 'unresolved' ? `unresolved: ${l.reason ?? 'nothing to index'}` : l.state})`);
+    const list = result.not_indexed.map(describeNotIndexed);
     out.push(`Not indexed at the version the project uses, so not searched: ${list.join(', ')}. Run \`docdex sync\` in the project to index them.`);
   }
   out.push(renderSearch(result, { ...options, atVersion: true }));

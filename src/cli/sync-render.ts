@@ -14,6 +14,8 @@ function stateText(library: PlannedLibrary): string {
       return `other versions: ${library.other_versions.join(', ')}`;
     case 'unresolved':
       return `unresolved: ${library.reason ?? 'unknown reason'}`;
+    case 'failed':
+      return `failed: ${library.reason ?? 'its indexing job did not finish'}`;
     default:
       return library.state;
   }

@@ -2,10 +2,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/core/errors.js';
 import { projectLibraries, ProjectNotFoundError } from '../../src/core/project/libraries.js';
-import { searchProject } from '../../src/core/project/search.js';
+import { withTransaction } from '../../src/core/db/transaction.js';
+import { describeNotIndexed, searchProject } from '../../src/core/project/search.js';
+import { recordProjectLibraries, upsertProject } from '../../src/core/project/store.js';
+import { createSource } from '../search/fixtures.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
-import { createAskFixture } from './ask-fixture.js';
+import { createAskFixture, entry } from './ask-fixture.js';
 import type { AskFixture } from './ask-fixture.js';
 
 let db: TestDatabase;
@@ -29,6 +32,31 @@ describe('projectLibraries', () => {
     expect(byName.leftpad).toMatchObject({ state: 'missing', source_id: null, direct: false });
     expect(byName['private-thing']).toMatchObject({ state: 'unresolved', reason: 'the registry asked for credentials' });
     expect(byName.semver).not.toHaveProperty('reason');
+  });
+
+  it('a source left empty by a failed or cancelled job is failed, with the reason; a newer queued job makes it indexing again', async () => {
+    const broken = await createSource(db.pool, 'brokenlib', '1.0.0');
+    const stopped = await createSource(db.pool, 'stoppedlib', '1.0.0');
+    const retried = await createSource(db.pool, 'retriedlib', '1.0.0');
+    await db.pool.query(`UPDATE crawl_jobs SET status = 'failed', error = 'every start URL failed: 404' WHERE id = $1`, [broken.jobId]);
+    await db.pool.query(`UPDATE crawl_jobs SET status = 'cancelled' WHERE id = $1`, [stopped.jobId]);
+    await db.pool.query(`UPDATE crawl_jobs SET status = 'failed', error = 'timed out', created_at = now() - interval '1 hour' WHERE id = $1`, [retried.jobId]);
+    await db.pool.query(`INSERT INTO upload_jobs (name, source_type, source_id, status) VALUES ('retriedlib', 'git', $1, 'queued')`, [retried.id]);
+    const project = await upsertProject(db.pool, { name: 'flaky-app', root: null });
+    await withTransaction(db.pool, (c) => recordProjectLibraries(c, project.id, [entry('brokenlib', '1.0.0'), entry('stoppedlib', '1.0.0'), entry('retriedlib', '1.0.0')]));
+
+    const byName = Object.fromEntries((await projectLibraries(db.pool, 'flaky-app')).libraries.map((l) => [l.name, l]));
+    expect(byName.brokenlib).toMatchObject({ state: 'failed', reason: 'every start URL failed: 404', source_id: broken.id });
+    expect(byName.stoppedlib).toMatchObject({ state: 'failed', reason: 'its indexing job was cancelled' });
+    expect(byName.retriedlib).toMatchObject({ state: 'indexing' });
+    expect(byName.retriedlib).not.toHaveProperty('reason');
+
+    const search = await searchProject(db.pool, { project: 'flaky-app', query: 'widgetize' });
+    expect(search.not_indexed.map(describeNotIndexed)).toEqual([
+      'brokenlib@1.0.0 (failed: every start URL failed: 404)',
+      'retriedlib@1.0.0 (indexing)',
+      'stoppedlib@1.0.0 (failed: its indexing job was cancelled)',
+    ]);
   });
 
   it('finds the project by id, name, root, or a directory inside the root', async () => {

@@ -65,11 +65,13 @@ beforeAll(async () => {
   await repoWithTags('alpha', ['v1.0.0', 'v1.1.0']);
   await repoWithTags('beta', ['v2.0.0']);
   await repoWithTags('gamma', ['v3.0.0']);
+  await repoWithTags('delta', ['v4.0.0']);
   git = await startGitHttpServer(gitRoot);
   registry = await serveRegistry(() => ({
     '/alpha': { body: packument('alpha', ['1.0.0', '1.1.0'], `git+${git.origin}/alpha.git`) },
     '/beta': { body: packument('beta', ['2.0.0'], `git+${git.origin}/beta.git`) },
     '/gamma': { body: packument('gamma', ['3.0.0'], `git+${git.origin}/gamma.git`) },
+    '/delta': { body: packument('delta', ['4.0.0'], `git+${git.origin}/delta.git`) },
     '/ghost': { body: packument('ghost', ['0.1.0'], null) },
     '/secret': { status: 401, body: '{"error":"authentication required"}' },
   }));
@@ -193,6 +195,28 @@ describe('docdex sync', () => {
     expect(JSON.stringify(unknownDir.content)).toMatch(/No project .* is recorded/);
     const recorded = (await remote.callTool({ name: 'sync_project', arguments: { project: 'shop' } })) as CallToolResult;
     expect(recorded.structuredContent).toMatchObject({ project: 'shop', job_ids: [] });
+  });
+
+  it('a library whose indexing job failed reads failed with the reason, and the next sync queues it again', async () => {
+    const root = npmProject('flaky', { delta: '^4.0.0' }, { delta: '4.0.0' });
+    expect((await sync([root])).json.jobs.map((j) => j.library)).toEqual(['delta@4.0.0']);
+    expect(await indexed()).toContain('delta@4.0.0');
+    // As a job that failed leaves it: the source without documents, its newest job failed.
+    const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM sources WHERE name = 'delta' AND version = '4.0.0'`);
+    await db.pool.query('DELETE FROM documents WHERE source_id = $1', [rows[0]!.id]);
+    await db.pool.query('UPDATE sources SET document_count = 0, snippet_count = 0 WHERE id = $1', [rows[0]!.id]);
+    await db.pool.query(`UPDATE upload_jobs SET status = 'failed', error = 'the checkout was interrupted' WHERE source_id = $1`, [rows[0]!.id]);
+
+    const plan = await sync([root, '--dry-run']);
+    expect(plan.json.libraries.find((l) => l.name === 'delta')).toMatchObject({ state: 'failed', reason: 'the checkout was interrupted' });
+    expect(plan.json.to_add).toEqual(['npm:delta@4.0.0']);
+    const again = await sync([root]);
+    expect(again.exitCode, JSON.stringify(again.json) + again.stderr).toBe(0);
+    expect(again.json.libraries.find((l) => l.name === 'delta')).toMatchObject({ state: 'queued', reason: null });
+    expect(again.json.jobs.map((j) => j.library)).toEqual(['delta@4.0.0']);
+    expect(await indexed()).toContain('delta@4.0.0');
+    const listed = await listProjectLibraries(db.pool, again.json.project_id!);
+    expect(listed.map((l) => [l.name, l.failure])).toEqual([['delta', null]]);
   });
 
   it('REST POST /api/projects/sync syncs a recorded project and refuses a directory it never recorded', async () => {

@@ -12,10 +12,12 @@ import type { ProjectEcosystem, ProjectLibraryRow, ProjectRecord } from './store
 
 /**
  * `indexed`: a source of exactly this version has documents. `indexing`: the source exists but has no documents
- * yet (its job is queued or running, or found nothing). `missing`: nothing of this version is indexed.
- * `unresolved`: sync could not find what to index (`reason` says why).
+ * yet (its job is queued or running, or found nothing). `failed`: the source has no documents and its newest job
+ * failed or was cancelled (`reason` says why; sync queues it again). `missing`: nothing of this version is
+ * indexed. `unresolved`: sync could not find what to index (`reason` says why). The one list, for every schema.
  */
-export type ProjectLibraryState = 'indexed' | 'indexing' | 'missing' | 'unresolved';
+export const PROJECT_LIBRARY_STATES = ['indexed', 'indexing', 'failed', 'missing', 'unresolved'] as const;
+export type ProjectLibraryState = (typeof PROJECT_LIBRARY_STATES)[number];
 
 export interface ProjectLibrary {
   ecosystem: ProjectEcosystem;
@@ -24,7 +26,7 @@ export interface ProjectLibrary {
   spec: string;
   direct: boolean;
   state: ProjectLibraryState;
-  /** Why sync could not resolve it; only with state `unresolved`. */
+  /** Why sync could not resolve it (`unresolved`), or why its indexing job did not finish (`failed`). */
   reason?: string;
   /** The source of exactly this version, when one exists (`indexed` or `indexing`). */
   source_id: string | null;
@@ -104,7 +106,7 @@ export async function resolveProject(pool: pg.Pool | pg.ClientBase, ref: string)
 }
 
 function stateOf(row: ProjectLibraryRow): ProjectLibraryState {
-  if (row.source_id !== null) return Number(row.document_count) > 0 ? 'indexed' : 'indexing';
+  if (row.source_id !== null) return Number(row.document_count) > 0 ? 'indexed' : row.failure !== null ? 'failed' : 'indexing';
   return row.unresolved !== null ? 'unresolved' : 'missing';
 }
 
@@ -118,6 +120,7 @@ function toProjectLibrary(row: ProjectLibraryRow): ProjectLibrary {
     direct: row.direct,
     state,
     ...(state === 'unresolved' && row.unresolved !== null ? { reason: row.unresolved } : {}),
+    ...(state === 'failed' && row.failure !== null ? { reason: row.failure } : {}),
     source_id: row.source_id,
     snippet_count: Number(row.snippet_count),
     other_versions: row.other_versions,

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { searchSnippetsShared } from '../search/shared.js';
 import type { SearchResponse } from '../search/search.js';
-import { projectLibraries } from './libraries.js';
+import { libraryAtVersion, projectLibraries } from './libraries.js';
 import type { ProjectLibrary, ProjectLibraryState } from './libraries.js';
 import type { ScreeningMode } from '../search/screening.js';
 import type { ProjectRecord } from './store.js';
@@ -38,6 +38,17 @@ export interface ProjectSearchResponse extends SearchResponse {
   /** How many of the project's libraries were searched (indexed at their version). */
   searched: number;
   not_indexed: NotIndexedLibrary[];
+}
+
+/** `name@version (state)`, with the reason for an unresolved or failed one: how every surface names it. */
+export function describeNotIndexed(library: NotIndexedLibrary): string {
+  const state =
+    library.state === 'unresolved'
+      ? `unresolved: ${library.reason ?? 'nothing to index'}`
+      : library.state === 'failed'
+        ? `failed: ${library.reason ?? 'its indexing job did not finish'}`
+        : library.state;
+  return `${libraryAtVersion(library)} (${state})`;
 }
 
 function notIndexed(library: ProjectLibrary): NotIndexedLibrary | null {

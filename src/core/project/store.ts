@@ -38,9 +38,23 @@ export interface ProjectLibraryRow extends ProjectLibraryEntry {
   source_id: string | null;
   document_count: number;
   snippet_count: number;
+  /** Why the source has no documents, when its newest job failed or was cancelled (NEWEST_JOB_FAILURE_SQL). */
+  failure: string | null;
   /** Other indexed versions of the same library (never answered in its place). */
   other_versions: string[];
 }
+
+/**
+ * For source `s` with no documents: why, when its newest job (crawl, git or README) failed or was cancelled,
+ * else NULL. Such a source is not `indexing`: nothing will fill it unless it is queued again.
+ */
+const NEWEST_JOB_FAILURE_SQL = `CASE WHEN coalesce(s.document_count, 0) = 0 THEN (
+    SELECT CASE WHEN j.status = 'cancelled' THEN coalesce(j.error, 'its indexing job was cancelled') ELSE coalesce(j.error, 'its indexing job failed') END
+      FROM (SELECT c.status, c.error, c.created_at FROM crawl_jobs c WHERE c.source_id = s.id
+            UNION ALL
+            SELECT u.status::text, u.error, u.created_at FROM upload_jobs u WHERE u.source_id = s.id
+            ORDER BY created_at DESC LIMIT 1) j
+     WHERE j.status IN ('failed', 'cancelled')) END`;
 
 const PROJECT_COLUMNS = 'id, name, root, created_at, synced_at';
 
@@ -102,6 +116,7 @@ export async function listProjectLibraries(pool: pg.Pool | pg.ClientBase, projec
   const { rows } = await pool.query<ProjectLibraryRow>(
     `SELECT pl.ecosystem, pl.name, pl.version, pl.spec, pl.direct, pl.unresolved, pl.in_use,
             s.id AS source_id, coalesce(s.document_count, 0) AS document_count, coalesce(s.snippet_count, 0) AS snippet_count,
+            ${NEWEST_JOB_FAILURE_SQL} AS failure,
             coalesce((SELECT array_agg(o.version ORDER BY o.version)
                         FROM sources o
                        WHERE (lower(o.name) = lower(pl.name) OR lower(pl.name) = ANY (SELECT lower(a) FROM unnest(o.aliases) a))
@@ -131,6 +146,8 @@ export interface IndexedVersion {
   source_id: string;
   version: string;
   document_count: number;
+  /** As ProjectLibraryRow's. */
+  failure: string | null;
 }
 
 /**
@@ -140,7 +157,7 @@ export interface IndexedVersion {
  */
 export async function listIndexedVersions(pool: pg.Pool | pg.ClientBase, names: readonly string[]): Promise<Map<string, IndexedVersion[]>> {
   const { rows } = await pool.query<IndexedVersion & { wanted: string }>(
-    `SELECT q.wanted, s.id AS source_id, s.version, coalesce(s.document_count, 0)::int AS document_count
+    `SELECT q.wanted, s.id AS source_id, s.version, coalesce(s.document_count, 0)::int AS document_count, ${NEWEST_JOB_FAILURE_SQL} AS failure
        FROM (SELECT DISTINCT lower(n) AS wanted FROM unnest($1::text[]) n) q
        JOIN sources s ON lower(s.name) = q.wanted OR q.wanted = ANY (SELECT lower(a) FROM unnest(s.aliases) a)
       ORDER BY q.wanted, s.version`,

@@ -17,10 +17,18 @@ import type pg from 'pg';
 /**
  * - `indexed`: a source of exactly this version holds documents; `indexing`: its source exists but holds none
  *   yet (a job is running or produced nothing): never refetched either way.
+ * - `failed`: its source holds no documents and its newest job failed or was cancelled (`reason`): queued again.
  * - `missing`: no version indexed; `other_versions`: only other versions (never answered in its place).
  * - `queued`: sync queued its jobs; `unresolved`: it cannot be indexed, `reason` says why.
+ * The one list, for every schema.
  */
-export type LibraryState = 'indexed' | 'indexing' | 'missing' | 'other_versions' | 'queued' | 'unresolved';
+export const LIBRARY_STATES = ['indexed', 'indexing', 'failed', 'missing', 'other_versions', 'queued', 'unresolved'] as const;
+export type LibraryState = (typeof LIBRARY_STATES)[number];
+
+/** Whether sync queues a library in this state: nothing of its version is indexed, or its last try failed. */
+export function needsQueueing(state: LibraryState): boolean {
+  return state === 'missing' || state === 'other_versions' || state === 'failed';
+}
 
 export interface PlannedLibrary {
   ecosystem: ProjectEcosystem;
@@ -120,11 +128,12 @@ export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (
   return results;
 }
 
-function stateOf(version: string | null, indexed: readonly IndexedVersion[]): Pick<PlannedLibrary, 'state' | 'other_versions' | 'source_id'> {
+function stateOf(version: string | null, indexed: readonly IndexedVersion[]): Pick<PlannedLibrary, 'state' | 'other_versions' | 'source_id' | 'reason'> {
   const exact = version === null ? indexed[indexed.length - 1] : indexed.find((v) => v.version === version);
   const others = indexed.filter((v) => v !== exact).map((v) => v.version);
-  if (exact) return { state: exact.document_count > 0 ? 'indexed' : 'indexing', other_versions: others, source_id: exact.source_id };
-  return { state: others.length > 0 ? 'other_versions' : 'missing', other_versions: others, source_id: null };
+  if (exact && exact.document_count === 0 && exact.failure !== null) return { state: 'failed', other_versions: others, source_id: exact.source_id, reason: exact.failure };
+  if (exact) return { state: exact.document_count > 0 ? 'indexed' : 'indexing', other_versions: others, source_id: exact.source_id, reason: null };
+  return { state: others.length > 0 ? 'other_versions' : 'missing', other_versions: others, source_id: null, reason: null };
 }
 
 function packageLibrary(dep: ProjectDependency, resolved: { version: string } | { reason: string }): PlannedLibrary {
@@ -178,6 +187,6 @@ export async function planProjectSync(pool: pg.Pool, config: Config, input: Plan
     skipped: input.dependencies.skipped ?? [],
     notes: input.dependencies.notes ?? [],
     libraries,
-    to_add: libraries.filter((l) => l.state === 'missing' || l.state === 'other_versions').map((l) => l.spec),
+    to_add: libraries.filter((l) => needsQueueing(l.state)).map((l) => l.spec),
   };
 }

@@ -8,7 +8,7 @@ import type { AddedJob, AddOutcome, AddPermission } from '../library/add.js';
 import type { QueueDb } from '../upload/queue.js';
 import { readProjectConfig } from './config-file.js';
 import { readProjectDependencies } from './manifests/index.js';
-import { mapLimited, planProjectSync } from './sync-plan.js';
+import { mapLimited, needsQueueing, planProjectSync } from './sync-plan.js';
 import type { PlanInput, PlannedLibrary, SyncOptions, SyncPlan } from './sync-plan.js';
 import { findProject, pruneProjectLibraries, recordProjectLibraries, upsertProject } from './store.js';
 import type { ProjectLibraryEntry, ProjectRecord } from './store.js';
@@ -81,6 +81,7 @@ async function queueLibrary(db: QueueDb, config: Config, library: PlannedLibrary
     const [outcome] = await addLibraries(db, config, addInput(library), permission);
     if (outcome?.status !== 'queued') return null;
     library.state = 'queued';
+    library.reason = null;
     library.version ??= outcome.version;
     return outcome;
   } catch (error) {
@@ -116,13 +117,13 @@ async function recordProject(db: QueueDb, plan: SyncPlan): Promise<ProjectRecord
 }
 
 /**
- * Runs a plan: each library that is missing (or only indexed at other versions) is queued through
+ * Runs a plan: each library that is missing (or only indexed at other versions, or whose last job failed) is queued through
  * `addLibraries`, each on its own (a few at a time) so one library's failure is only its own; then the project
  * is recorded.
  * Already-indexed versions are never queued again.
  */
 export async function syncProject(db: QueueDb, config: Config, plan: SyncPlan, permission: AddPermission): Promise<SyncResult> {
-  const wanted = plan.libraries.filter((l) => l.state === 'missing' || l.state === 'other_versions');
+  const wanted = plan.libraries.filter((l) => needsQueueing(l.state));
   const outcomes = await mapLimited(wanted, QUEUE_CONCURRENCY, (library) => queueLibrary(db, config, library, permission));
   const added = outcomes.filter((o): o is AddOutcome => o !== null);
   const project = await recordProject(db, plan);

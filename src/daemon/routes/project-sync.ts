@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { LIBRARY_STATES } from '../../core/project/sync-plan.js';
 import { syncRecordedProject } from '../../core/project/sync.js';
 import type { DaemonDeps } from '../app.js';
 import { ErrorBody } from '../errors.js';
@@ -26,7 +27,7 @@ const SyncedLibrary = z.object({
   name: z.string(),
   version: z.string().nullable(),
   direct: z.boolean(),
-  state: z.enum(['indexed', 'indexing', 'missing', 'other_versions', 'queued', 'unresolved']),
+  state: z.enum(LIBRARY_STATES),
   other_versions: z.array(z.string()),
   reason: z.string().nullable(),
   spec: z.string(),

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { MAX_PROJECT_REF_CHARS, projectLibraries } from '../../core/project/libraries.js';
+import { MAX_PROJECT_REF_CHARS, PROJECT_LIBRARY_STATES, projectLibraries } from '../../core/project/libraries.js';
 import { searchProject } from '../../core/project/search.js';
 import { listProjects } from '../../core/project/store.js';
 import type { ProjectRecord } from '../../core/project/store.js';
@@ -35,8 +35,10 @@ const ProjectLibrarySchema = z
     spec: z.string().describe('What `docdex add` indexes it from'),
     direct: z.boolean(),
     state: z
-      .enum(['indexed', 'indexing', 'missing', 'unresolved'])
-      .describe('indexed: a source of exactly this version has pages; indexing: it exists without pages yet; missing: not indexed; unresolved: sync found nothing to index (see reason)'),
+      .enum(PROJECT_LIBRARY_STATES)
+      .describe(
+        'indexed: a source of exactly this version has pages; indexing: it exists without pages yet; failed: it has no pages and its last indexing job failed or was cancelled (see reason; sync queues it again); missing: not indexed; unresolved: sync found nothing to index (see reason)',
+      ),
     reason: z.string().optional(),
     source_id: z.string().nullable(),
     snippet_count: z.number().int(),
@@ -48,7 +50,7 @@ const NotIndexedSchema = z.object({
   name: z.string(),
   version: z.string(),
   spec: z.string(),
-  state: z.enum(['indexing', 'missing', 'unresolved']),
+  state: z.enum(PROJECT_LIBRARY_STATES.filter((s) => s !== 'indexed')),
   reason: z.string().optional(),
   other_versions: z.array(z.string()),
 });

@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { describeProject, libraryAtVersion, projectLibraries } from '../../project/libraries.js';
+import { describeProject, libraryAtVersion, PROJECT_LIBRARY_STATES, projectLibraries } from '../../project/libraries.js';
 import type { ProjectLibrary } from '../../project/libraries.js';
 import { MAX_PROJECT_ARG_CHARS, PROJECT_ARG_DESCRIPTION, projectRefFor, syncAction, withProjectForModel } from '../project.js';
 import { registerDocdexTool } from '../tool.js';
@@ -19,7 +19,7 @@ const libraryOutput = z.object({
   version: z.string(),
   spec: z.string(),
   direct: z.boolean(),
-  state: z.enum(['indexed', 'indexing', 'missing', 'unresolved']),
+  state: z.enum(PROJECT_LIBRARY_STATES),
   reason: z.string().optional(),
   library_id: z.string().optional().describe('Pass to get_content to read this library at exactly this version (indexed or indexing only).'),
   snippet_count: z.number().int(),
@@ -37,6 +37,8 @@ function stateText(library: ProjectLibrary, sync: string): string {
       return `indexed, ${plural(library.snippet_count, 'snippet')} — library_id "${library.source_id}"`;
     case 'indexing':
       return 'indexing: its source exists but has no pages yet (check again shortly)';
+    case 'failed':
+      return `NOT INDEXED: its indexing job did not finish (${library.reason ?? 'failed'}); ${sync} to try again`;
     case 'missing':
       return `NOT INDEXED at this version: ${sync} to queue it`;
     case 'unresolved':
@@ -83,7 +85,7 @@ export function registerGetProjectLibrariesTool(server: McpServer, deps: McpDeps
     title: "List a project's libraries",
     description:
       `Lists the libraries a project depends on (as \`docdex sync\`${deps.readOnly === true ? '' : ' or sync_project'} recorded them from its manifests and lockfiles), each at the exact version the project uses, with its state in the index: ` +
-      `indexed (with its library_id for get_content), indexing, missing (${syncAction(deps)}), or unresolved (with the reason). Other indexed versions are named but never used for the project. ` +
+      `indexed (with its library_id for get_content), indexing, failed (its job did not finish; ${syncAction(deps)} to retry), missing (${syncAction(deps)}), or unresolved (with the reason). Other indexed versions are named but never used for the project. ` +
       'project defaults to the directory the stdio server was started in.',
     inputSchema,
     outputSchema,

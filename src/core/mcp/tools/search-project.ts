@@ -1,8 +1,8 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
-import { describeProject, libraryAtVersion } from '../../project/libraries.js';
-import { searchProject } from '../../project/search.js';
+import { describeProject } from '../../project/libraries.js';
+import { describeNotIndexed, searchProject } from '../../project/search.js';
 import type { NotIndexedLibrary, ProjectSearchResponse } from '../../project/search.js';
 import { MAX_QUERY_CHARS } from '../../search/query.js';
 import { formatSnippetsWithinBudget } from '../format.js';
@@ -46,7 +46,7 @@ export interface ProjectQuery {
 
 function notIndexedLine(libraries: NotIndexedLibrary[], sync: string): string | undefined {
   if (libraries.length === 0) return undefined;
-  const list = libraries.map((l) => `${libraryAtVersion(l)} (${l.state === 'unresolved' ? `unresolved: ${l.reason ?? 'nothing to index'}` : l.state})`).join(', ');
+  const list = libraries.map(describeNotIndexed).join(', ');
   return `Not indexed at the version the project uses, so not searched: ${list}. ${sync[0]!.toUpperCase()}${sync.slice(1)} to index them; other versions are never used in their place.`;
 }
 
