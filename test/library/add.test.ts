@@ -126,9 +126,9 @@ describe('docdex add', () => {
       expect(extra.status).toBe(422);
       const queued = await post({ specs: [`${http.origin}/widgetry.git@v1.0.0`], name: 'widgetry-rest' });
       expect(queued.status, await queued.clone().text()).toBe(202);
-      const body = (await queued.json()) as { items: Array<{ status: string; name: string; version: string; jobs: Array<{ type: string; id: string }> }> };
+      const body = (await queued.json()) as { items: Array<{ status: string; name: string; version: string; jobs: Array<{ type: string; id: string; origin?: unknown }> }> };
       expect(body.items[0]).toMatchObject({ status: 'queued', name: 'widgetry-rest', version: '1.0.0' });
-      expect(body.items[0]!.jobs[0]!.type).toBe('upload');
+      expect(body.items[0]!.jobs[0]).toMatchObject({ type: 'upload', origin: { kind: 'repository', url: `${http.origin}/widgetry.git` } });
       // A git source reached over http(s) is checked out again by a REST recrawl: an upload job, as add's.
       const sourceId = (await db.pool.query<{ id: string }>("SELECT id FROM sources WHERE name = 'widgetry-rest'")).rows[0]!.id;
       const recrawl = await fetch(`${daemon.base}/api/sources/${sourceId}/recrawl`, { method: 'POST' });

@@ -19,6 +19,9 @@ export interface AddPermission {
   local: boolean;
 }
 
+/** Where a job's documents come from (AddedJob.origin); the one list, for the REST and MCP schemas. */
+export const JOB_ORIGIN_KINDS = ['docs_site', 'repository', 'readme'] as const;
+
 export interface AddedJob {
   /** Which job table and status command follow it: crawl jobs (`crawl status`) or upload jobs (git, README). */
   type: 'crawl' | 'upload';
@@ -29,7 +32,7 @@ export interface AddedJob {
    * Where the job's documents come from, for a caller that shows what will be fetched (MCP add_library): the
    * docs site's start URL, the repository's remote, or the package archive its README was already read from.
    */
-  origin?: { kind: 'docs_site' | 'repository' | 'readme'; url: string };
+  origin?: { kind: (typeof JOB_ORIGIN_KINDS)[number]; url: string };
 }
 
 export type AddOutcome =

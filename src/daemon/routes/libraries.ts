@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ERROR_CODE_NAMES } from '../../core/errors.js';
-import { addLibraries } from '../../core/library/add.js';
+import { addLibraries, JOB_ORIGIN_KINDS } from '../../core/library/add.js';
 import { addRequestSchema, parseAddRequest } from '../../core/library-spec.js';
 import type { AddRequestInput } from '../../core/library-spec.js';
 import type { DaemonDeps } from '../app.js';
@@ -25,6 +25,10 @@ const AddedJob = z.object({
   type: z.enum(['crawl', 'upload']).describe('crawl: GET /api/crawl-jobs/{id}; upload (a git checkout or a README): GET /upload/status/{id}'),
   id: z.string(),
   what: z.string(),
+  origin: z
+    .object({ kind: z.enum(JOB_ORIGIN_KINDS), url: z.string() })
+    .optional()
+    .describe("Where the job's documents come from: the docs site's start URL, the repository's remote, or the package archive its README was read from"),
 });
 
 const AddOutcome = z
