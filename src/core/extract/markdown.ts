@@ -28,6 +28,7 @@ import { asFilename } from './filename.js';
 import { htmlFragmentBlocks } from './html.js';
 import { type ScannedBlocks, scanBlocks, Unsupported } from './markdown-blocks.js';
 import { markdownChunks } from './markdown-chunks.js';
+import { splitMarkdownComments } from './markdown-comments.js';
 import { inlineText } from './markdown-inline.js';
 import { finaliseSnippets, type RawBlock } from './snippet.js';
 import type { ExtractedPage, ExtractResult } from './types.js';
@@ -446,6 +447,9 @@ export function extractMarkdown(text: string, url: string, contentHash: string, 
   const title = st.h1 ?? fmTitle;
   const contexts = resolveContexts(st.items, st.blocks.length);
   const fin = finaliseSnippets(st.blocks, contexts, url, title);
+  // A markdown page's comments are hidden from its readers (markdown-comments.ts); a text file's are its text.
+  const body = stripFrontmatter(text);
+  const { text: visible, comments } = format === 'markdown' ? splitMarkdownComments(body) : { text: body, comments: [] };
   const page: ExtractedPage = {
     url,
     title,
@@ -454,9 +458,9 @@ export function extractMarkdown(text: string, url: string, contentHash: string, 
     canonicalUrl: null,
     links: [],
     noFollow: false,
-    markdown: stripFrontmatter(text).trim(),
+    markdown: visible.trim(),
     contentHash,
     format,
   };
-  return { page, snippets: fin.snippets, skipped: fin.skipped, origins: fin.origins };
+  return { page, snippets: fin.snippets, skipped: fin.skipped, origins: fin.origins, ...(comments.length > 0 ? { concealed: comments } : {}) };
 }
