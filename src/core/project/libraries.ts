@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type pg from 'pg';
 import { UserError, ValidationError } from '../errors.js';
-import { findProject, listProjectLibraries, listProjects } from './store.js';
+import { findProject, listProjectLibraries, listProjects, sourceState } from './store.js';
 import type { ProjectEcosystem, ProjectLibraryRow, ProjectRecord } from './store.js';
 
 /**
@@ -28,7 +28,7 @@ export interface ProjectLibrary {
   state: ProjectLibraryState;
   /** Why sync could not resolve it (`unresolved`), or why its indexing job did not finish (`failed`). */
   reason?: string;
-  /** The source of exactly this version, when one exists (`indexed` or `indexing`). */
+  /** The source of exactly this version, when one exists (`indexed`, `indexing` or `failed`). */
   source_id: string | null;
   snippet_count: number;
   /** Other indexed versions of the same library: never answered in its place. */
@@ -106,7 +106,7 @@ export async function resolveProject(pool: pg.Pool | pg.ClientBase, ref: string)
 }
 
 function stateOf(row: ProjectLibraryRow): ProjectLibraryState {
-  if (row.source_id !== null) return Number(row.document_count) > 0 ? 'indexed' : row.failure !== null ? 'failed' : 'indexing';
+  if (row.source_id !== null) return sourceState(row);
   return row.unresolved !== null ? 'unresolved' : 'missing';
 }
 

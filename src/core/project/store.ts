@@ -56,6 +56,12 @@ const NEWEST_JOB_FAILURE_SQL = `CASE WHEN coalesce(s.document_count, 0) = 0 THEN
             ORDER BY created_at DESC LIMIT 1) j
      WHERE j.status IN ('failed', 'cancelled')) END`;
 
+/** What the index holds of a source of the wanted version: documents, none yet, or none after its job failed. */
+export function sourceState(source: { document_count: number; failure: string | null }): 'indexed' | 'indexing' | 'failed' {
+  if (Number(source.document_count) > 0) return 'indexed';
+  return source.failure !== null ? 'failed' : 'indexing';
+}
+
 const PROJECT_COLUMNS = 'id, name, root, created_at, synced_at';
 
 /** Creates the project, or returns the one with this root (or, without a root, this name). */

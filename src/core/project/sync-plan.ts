@@ -4,7 +4,7 @@ import { resolvePackage } from '../registry/index.js';
 import type { Config } from '../config.js';
 import type { ExtraSource } from './config-file.js';
 import type { ManifestReadResult, ProjectDependency, SkippedDependency } from './dependency.js';
-import { listIndexedVersions } from './store.js';
+import { listIndexedVersions, sourceState } from './store.js';
 import type { IndexedVersion, ProjectEcosystem } from './store.js';
 import type pg from 'pg';
 
@@ -131,8 +131,10 @@ export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (
 function stateOf(version: string | null, indexed: readonly IndexedVersion[]): Pick<PlannedLibrary, 'state' | 'other_versions' | 'source_id' | 'reason'> {
   const exact = version === null ? indexed[indexed.length - 1] : indexed.find((v) => v.version === version);
   const others = indexed.filter((v) => v !== exact).map((v) => v.version);
-  if (exact && exact.document_count === 0 && exact.failure !== null) return { state: 'failed', other_versions: others, source_id: exact.source_id, reason: exact.failure };
-  if (exact) return { state: exact.document_count > 0 ? 'indexed' : 'indexing', other_versions: others, source_id: exact.source_id, reason: null };
+  if (exact) {
+    const state = sourceState(exact);
+    return { state, other_versions: others, source_id: exact.source_id, reason: state === 'failed' ? exact.failure : null };
+  }
   return { state: others.length > 0 ? 'other_versions' : 'missing', other_versions: others, source_id: null, reason: null };
 }
 

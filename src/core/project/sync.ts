@@ -117,9 +117,9 @@ async function recordProject(db: QueueDb, plan: SyncPlan): Promise<ProjectRecord
 }
 
 /**
- * Runs a plan: each library that is missing (or only indexed at other versions, or whose last job failed) is queued through
- * `addLibraries`, each on its own (a few at a time) so one library's failure is only its own; then the project
- * is recorded.
+ * Runs a plan: each library that is missing (or only indexed at other versions, or whose last job failed) is
+ * queued through `addLibraries`, each on its own (a few at a time) so one library's failure is only its own; then
+ * the project is recorded.
  * Already-indexed versions are never queued again.
  */
 export async function syncProject(db: QueueDb, config: Config, plan: SyncPlan, permission: AddPermission): Promise<SyncResult> {

@@ -21,7 +21,7 @@ const libraryOutput = z.object({
   direct: z.boolean(),
   state: z.enum(PROJECT_LIBRARY_STATES),
   reason: z.string().optional(),
-  library_id: z.string().optional().describe('Pass to get_content to read this library at exactly this version (indexed or indexing only).'),
+  library_id: z.string().optional().describe('Pass to get_content to read this library at exactly this version (indexed; an indexing or failed one has no pages yet).'),
   snippet_count: z.number().int(),
   other_versions: z.array(z.string()).describe('Other indexed versions of the library: never used to answer for this project.'),
 });
