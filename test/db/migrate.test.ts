@@ -5,7 +5,9 @@ import { createPool } from '../../src/core/db/connect.js';
 import { currentMigrationVersion, latestMigrationId, listMigrations, migrate } from '../../src/core/db/migrate.js';
 import { isUserError } from '../../src/core/errors.js';
 import type { UserError } from '../../src/core/errors.js';
+import { refreshSearchTermsNow } from '../../src/core/search/lexicon.js';
 import { runCli } from '../helpers/cli.js';
+import { addPage, createSource } from '../search/fixtures.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 
@@ -145,6 +147,67 @@ describe('migrations', () => {
       await a.connect();
       await a.query(`DROP ROLE IF EXISTS ${role}`);
       await a.end();
+    }
+  });
+});
+
+/** Applies the migrations up to and including `last`, as `migrate` does. */
+async function migrateUpTo(pool: pg.Pool, last: number): Promise<void> {
+  await pool.query('CREATE SCHEMA docdex');
+  await pool.query('CREATE TABLE docdex.migrations (id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+  for (const m of listMigrations().filter((x) => x.id <= last)) {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL search_path = docdex, public');
+      await client.query(m.sql);
+      await client.query('INSERT INTO docdex.migrations (id, name) VALUES ($1, $2)', [m.id, m.name]);
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+  }
+}
+
+describe('lexicon code counts (030) on an index that predates them', () => {
+  it('counts the stored code once, and folds in the changes queued before the update exactly', async () => {
+    const db = await emptyDatabase();
+    try {
+      await migrateUpTo(db.pool, 29);
+      const source = await createSource(db.pool, 'upgrade');
+      await addPage(db.pool, source, 'https://upgrade.example/a.html', [
+        { title: 'Gathering results', code: 'results = await asyncio.gather(first(), second())' },
+        { title: 'Sleeping a while', code: 'await asyncio.sleep(1)' },
+        { title: 'Walrus tusks', code: 'walrus_count = 2' },
+      ]);
+      // Queued before the update, without code words: a change of code and a deletion; and a new snippet
+      // written past the page store, queued to be counted whole.
+      await db.pool.query("UPDATE snippets SET code = 'await asyncio.wait_for(nap(), 5)' WHERE title = 'Sleeping a while'");
+      await db.pool.query("DELETE FROM snippets WHERE title = 'Walrus tusks'");
+      await db.pool.query(
+        `WITH d AS (INSERT INTO documents (source_id, url, title, markdown, content_hash, source_type, crawl_job_id)
+                    VALUES ($1, 'https://upgrade.example/b.html', 'b', 'b', md5('b'), 'crawled', $2) RETURNING id)
+         INSERT INTO snippets (source_id, document_id, title, code, code_hash, source_url)
+         SELECT $1, d.id, 'Narwhal', 'asyncio.run(narwhal())', md5('narwhal'), 'https://upgrade.example/b.html' FROM d`,
+        [source.id, source.jobId],
+      );
+      expect(Number((await db.pool.query('SELECT count(*) AS n FROM search_terms_queue')).rows[0].n)).toBeGreaterThan(0);
+
+      await migrate(db.pool);
+      await refreshSearchTermsNow(db.pool);
+      const lexicon = await db.pool.query<{ term: string; doc_count: number; code_count: number }>('SELECT term, doc_count, code_count FROM search_terms ORDER BY term');
+      const oracle = await db.pool.query<{ term: string; doc_count: number; code_count: number }>(
+        `SELECT w AS term, count(*)::int AS doc_count, count(*) FILTER (WHERE w IN (SELECT search_vector_terms(ts_filter(s.search_vector, '{c}'))))::int AS code_count
+           FROM snippets s, LATERAL search_vector_terms(s.search_vector) AS w GROUP BY w ORDER BY w`,
+      );
+      expect(lexicon.rows).toEqual(oracle.rows);
+      const byTerm = new Map(lexicon.rows.map((r) => [r.term, r]));
+      expect(byTerm.get('asyncio')).toMatchObject({ doc_count: 3, code_count: 3 });
+      expect(byTerm.get('narwhal')).toMatchObject({ doc_count: 1, code_count: 1 });
+      expect(byTerm.get('sleep')).toMatchObject({ doc_count: 1, code_count: 0 });
+      expect(byTerm.has('walrus')).toBe(false);
+    } finally {
+      await db.drop();
     }
   });
 });

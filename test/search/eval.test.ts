@@ -91,9 +91,9 @@ describe.skipIf(missing !== null && !required)('relevance on the real documentat
     expect(queries.length).toBeGreaterThanOrEqual(30);
     // Floors about two queries under what `npm run eval` reports (the figures are in the CHANGELOG).
     expect(named.snip1).toBeGreaterThanOrEqual(0.6);
-    expect(named.snip3).toBeGreaterThanOrEqual(0.63);
+    expect(named.snip3).toBeGreaterThanOrEqual(0.7);
     expect(mixed.snip1).toBeGreaterThanOrEqual(0.53);
-    expect(mixed.snip3).toBeGreaterThanOrEqual(0.56);
+    expect(mixed.snip3).toBeGreaterThanOrEqual(0.63);
     // The right page: pages with all the words but one lend their snippets (search.ts), which the intent queries need.
     expect(named.mrr10).toBeGreaterThanOrEqual(0.78);
     expect(named.hit5).toBeGreaterThanOrEqual(0.83);
@@ -107,8 +107,12 @@ describe.skipIf(missing !== null && !required)('relevance on the real documentat
     expect(queries.length).toBeGreaterThanOrEqual(30);
     const clean = await evaluate({ searchSnippets }, db.pool, queries, sites);
     const typos = await evaluate({ searchSnippets }, db.pool, queries, sites, { typos: true });
-    console.log(`held-out: clean MRR@10 ${clean.mrr10.toFixed(3)} Hit@5 ${clean.hit5.toFixed(2)}; typos MRR@10 ${typos.mrr10.toFixed(3)} Hit@5 ${typos.hit5.toFixed(2)}`);
+    console.log(
+      `held-out: clean MRR@10 ${clean.mrr10.toFixed(3)} Hit@5 ${clean.hit5.toFixed(2)} Snip@1 ${clean.snip1.toFixed(3)} Snip@3 ${clean.snip3.toFixed(3)}; typos MRR@10 ${typos.mrr10.toFixed(3)} Hit@5 ${typos.hit5.toFixed(2)}`,
+    );
     expect(clean.mrr10).toBeGreaterThanOrEqual(0.6);
+    // The held-out queries carry code patterns too: their first snippets must answer about as often as the dev ones.
+    expect(clean.snip1).toBeGreaterThanOrEqual(0.7);
     expect(clean.hit5).toBeGreaterThanOrEqual(0.75);
     expect(typos.hit5).toBeGreaterThanOrEqual(clean.hit5 * 0.8);
   }, 120_000);

@@ -24,6 +24,18 @@ const countedFromVectors = async () =>
     ),
   );
 
+/** Words with a code count, and that count: snippets holding the word in their code (migrations/030). */
+const codeLexicon = async () =>
+  new Map((await db.pool.query<{ term: string; code_count: number }>('SELECT term, code_count FROM search_terms WHERE code_count <> 0')).rows.map((r) => [r.term, r.code_count]));
+
+/** The code counts as counted row by row from the code part (weight C) of the stored vectors. */
+const codeCountedFromVectors = async () =>
+  new Map(
+    (await db.pool.query<{ term: string; n: number }>("SELECT w AS term, count(*)::int AS n FROM snippets s, LATERAL search_vector_terms(ts_filter(s.search_vector, '{c}')) AS w GROUP BY w")).rows.map(
+      (r) => [r.term, r.n],
+    ),
+  );
+
 /** Snippets written straight into the table, bypassing the page store (as a bulk load would). */
 async function insertBypassingStore(page: string, snippets: Array<{ title: string; code: string }>): Promise<void> {
   const url = `https://lexicon.example/${page}.html`;
@@ -54,6 +66,10 @@ describe('search lexicon upkeep', () => {
     const terms = await lexicon();
     expect(terms.get('gather')).toBe(1);
     expect(terms.get('asyncio')).toBe(1);
+    // In the code, not only in the title: "gathering" is in both (one snippet), "result" in both.
+    const code = await codeLexicon();
+    expect(code.get('asyncio')).toBe(1);
+    expect(code.get('gather')).toBe(1);
   });
 
   it('corrects a typo against snippets written without the page store, by folding the queue in first', async () => {
@@ -89,8 +105,11 @@ describe('search lexicon upkeep', () => {
     // The same lexicon as the words counted row by row, and as one rebuilt from scratch: nothing missed, nothing
     // counted twice. (Earlier tests' snippets are in both.)
     expect(incremental).toEqual(await countedFromVectors());
+    const incrementalCode = await codeLexicon();
+    expect(incrementalCode).toEqual(await codeCountedFromVectors());
     await rebuildSearchTerms(db.pool);
     expect(await lexicon()).toEqual(incremental);
+    expect(await codeLexicon()).toEqual(incrementalCode);
   });
 
   it('lets one session refresh at a time and leaves the rest queued for the next', async () => {
@@ -151,6 +170,7 @@ describe('search lexicon counts when snippets leave or change', () => {
     await refreshSearchTermsNow(db.pool);
     expect(await queued()).toBe(0);
     expect(await lexicon()).toEqual(await countedFromVectors());
+    expect(await codeLexicon()).toEqual(await codeCountedFromVectors());
     const drift = await db.pool.query('SELECT s.id FROM sources s WHERE s.snippet_count <> (SELECT count(*) FROM snippets WHERE source_id = s.id)');
     expect(drift.rows).toEqual([]);
   }

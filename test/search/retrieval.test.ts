@@ -62,8 +62,8 @@ describe('planRetrieval', () => {
 
   it("leaves out of a phrase's index read only the words in most snippets, and stop words", () => {
     const counts: Record<string, number> = { dorpravel: 25, read: 940, build: 44, insert: 230 };
-    const words = new Map<string, { stem: string | null; count: number }>(Object.entries(counts).map(([w, count]) => [w, { stem: w, count }]));
-    words.set('the', { stem: null, count: 0 });
+    const words = new Map<string, { stem: string | null; count: number; code: number }>(Object.entries(counts).map(([w, count]) => [w, { stem: w, count, code: 0 }]));
+    words.set('the', { stem: null, count: 0, code: 0 });
     const stats = { words, total: 1000, queued: false };
     const forms = (text: string) => phraseIndexForms(parseQuery(text), stats, new Map(), null);
     expect(forms('"dorpravel read"')).toEqual(["('dorpravel')"]);

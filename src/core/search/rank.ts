@@ -2,8 +2,9 @@
  * The snippet score, as one SQL expression over a candidate row `s` and the query row `q` (see search.ts).
  * Every signal is normalised to about 0..1 so the weights read as their relative importance:
  *
- * - coverage: share of the query's terms the snippet matches anywhere. Dominant, so a snippet matching every
- *   term beats one matching fewer whatever its other merits (relaxed searches mix both).
+ * - coverage: share of the query's terms the snippet matches anywhere, each term weighted by how much its words
+ *   name code (codeness.ts: "finally" and "listen" above "handle" and "values"). Dominant, so a snippet matching
+ *   every term beats one matching fewer whatever its other merits (relaxed searches mix both).
  * - title coverage: share of the terms found in the title (weight A). The title names what the snippet is
  *   about (page heading and section); code that merely mentions a word ranks below it.
  * - page title coverage: share of the terms in the title of the snippet's page: the whole page is about them
@@ -96,7 +97,7 @@ export function scoreSql(termCount: number, identifierCount: number): string {
  */
 export const CODE_VECTOR_SQL = `ts_filter(s.search_vector, '{c}') AS code_vector`;
 
-/** How many of the query's terms snippet `s` matches (float8). */
+/** How many of the query's terms snippet `s` matches, each weighted by its codeness (float8). */
 export function termHitsSql(termCount: number): string {
-  return `${sum(range(termCount).map((i) => `(s.search_vector @@ q.terms[${i}])::int`))}::float8`;
+  return `${sum(range(termCount).map((i) => `q.codeness[${i}] * (s.search_vector @@ q.terms[${i}])::int`))}::float8`;
 }

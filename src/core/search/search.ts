@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { ValidationError } from '../errors.js';
 import { normalizeLanguage } from '../extract/language.js';
 import { resolveLibrary } from '../sources/resolve.js';
+import { termCodeness } from './codeness.js';
 import { buildTsQueries, checkQueryLength, compoundPattern, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
 import { CODE_VECTOR_SQL, scoreSql, termHitsSql } from './rank.js';
@@ -335,6 +336,7 @@ const SEARCH_PARAMETERS = [
   'relaxedCombos', // Retrieval.relaxedCombos
   'termWeights', // Retrieval.termWeights
   'pagesPerCombo', // pages found for each of relaxedCombos
+  'codeness', // each term's weight in the coverage (codeness.ts)
 ] as const;
 type SearchParameter = (typeof SEARCH_PARAMETERS)[number];
 type SearchValues = Record<SearchParameter, unknown>;
@@ -379,6 +381,7 @@ function queryCte(): string {
          ${param.identifiers}::text[] AS identifiers,
          ${param.compound}::text AS compound,
          ${param.termWeights}::float8[] AS weights,
+         ${param.codeness}::float8[] AS codeness,
          -- Typed here so that statements without the tiers using them still accept every parameter.
          (${param.relaxed}::text, ${param.any}::text, ${param.relaxBelow}::int, ${param.pageMatchCap}::int, ${param.contextPages}::int, ${param.relaxedCandidateCap}::int, ${param.snippetsPerContextPage}::int, ${param.find}::text, ${param.relaxedCombos}::text[], ${param.pagesPerCombo}::int) AS tier_parameters
     FROM (SELECT ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.terms}::text[]) AS t) AS terms,
@@ -424,7 +427,8 @@ tier1 AS (
 
 /**
  * The sum over the query's terms that page `d` matches of `value(i)`, for term i (1-based), unrolled like the
- * snippet checks (rank.ts): `'1'` counts the terms, `q.weights[i]` adds up their rarity.
+ * snippet checks (rank.ts): `q.codeness[i]` counts the terms as the snippets' coverage does, `q.weights[i]`
+ * adds up their rarity.
  */
 function pageTermSum(termCount: number, value: (i: number) => string): string {
   const terms = Array.from({ length: termCount }, (_, i) => i + 1);
@@ -438,7 +442,7 @@ function pageTermSum(termCount: number, value: (i: number) => string): string {
  * each page counts the terms it has, and its snippets get credit for those only (rank.ts).
  */
 function pageCtes(tiers: Tiers, termCount: number): string {
-  if (!tiers.pages) return `top_pages AS (SELECT NULL::uuid AS id, NULL::float8 AS relevance, NULL::int AS hits WHERE false),`;
+  if (!tiers.pages) return `top_pages AS (SELECT NULL::uuid AS id, NULL::float8 AS relevance, NULL::float8 AS hits WHERE false),`;
   const relaxedPages = tiers.relaxed
     ? `
   UNION
@@ -459,7 +463,7 @@ function pageCtes(tiers: Tiers, termCount: number): string {
 page_matches AS (SELECT id FROM full_page_matches${relaxedPages}),
 top_pages AS (
   SELECT x.id, x.hits, (x.weight / NULLIF(max(x.weight) OVER (), 0)) * (x.rank / NULLIF(max(x.rank) OVER (), 0)) AS relevance
-    FROM (SELECT d.id, ${pageTermSum(termCount, () => '1')} AS hits, ${pageTermSum(termCount, (i) => `q.weights[${i}]`)} AS weight, ts_rank(d.search_vector, q.qall, ${PAGE_RANK_NORMALISATION}) AS rank
+    FROM (SELECT d.id, ${pageTermSum(termCount, (i) => `q.codeness[${i}]`)} AS hits, ${pageTermSum(termCount, (i) => `q.weights[${i}]`)} AS weight, ts_rank(d.search_vector, q.qall, ${PAGE_RANK_NORMALISATION}) AS rank
             FROM page_matches m JOIN documents d ON d.id = m.id, q
            ORDER BY weight DESC, rank DESC, d.url, d.id LIMIT ${param.contextPages}) AS x
 ),
@@ -520,9 +524,9 @@ function cachedSql(termCount: number, identifierCount: number, retrieval: Retrie
 }
 
 /** What the ranking statement is built from: a prepared search without its paging. */
-type StatementInput = Pick<PreparedSearch, 'q' | 'parsed' | 'retrieval' | 'filters' | 'compound'>;
+type StatementInput = Pick<PreparedSearch, 'q' | 'parsed' | 'retrieval' | 'filters' | 'compound' | 'codeness'>;
 
-function snippetStatement({ q, parsed, retrieval, filters, compound }: StatementInput, limit: number, offset: number): { name?: string; text: string; values: unknown[] } {
+function snippetStatement({ q, parsed, retrieval, filters, compound, codeness }: StatementInput, limit: number, offset: number): { name?: string; text: string; values: unknown[] } {
   const identifiers = exactIdentifiers(parsed);
   return {
     ...cachedSql(q.perTerm.length, identifiers.length, retrieval),
@@ -551,6 +555,7 @@ function snippetStatement({ q, parsed, retrieval, filters, compound }: Statement
       relaxedCombos: retrieval.relaxedCombos,
       termWeights: retrieval.termWeights,
       pagesPerCombo: PAGES_PER_COMBO,
+      codeness,
     }),
   };
 }
@@ -619,6 +624,8 @@ interface PreparedSearch {
   retrieval: Retrieval;
   /** compoundPattern of the query: code naming two of its words as one identifier ranks up. */
   compound: string;
+  /** termCodeness of the query: each term's weight in the coverage. */
+  codeness: number[];
   corrected: Array<{ from: string; to: string }>;
 }
 
@@ -646,7 +653,8 @@ async function prepareSearch(db: Db, options: SearchOptions, pool: pg.Pool): Pro
     scan: scanAllTerms(share, filters),
   };
   const compound = compoundPattern(parsed, (w) => stats.words.get(w)?.stem !== null, corrections);
-  return { limit, offset, parsed, filters, q, retrieval, compound, corrected: [...corrections].map(([from, to]) => ({ from, to: to[0]! })) };
+  const codeness = termCodeness(parsed, stats, corrections, correctionStats);
+  return { limit, offset, parsed, filters, q, retrieval, compound, codeness, corrected: [...corrections].map(([from, to]) => ({ from, to: to[0]! })) };
 }
 
 /**

@@ -59,8 +59,11 @@ function correctable(word: string): boolean {
 type Db = pg.Pool | pg.ClientBase;
 
 export interface WordStats {
-  /** Stem (lexeme) of each word; null for stop words. `count`: snippets containing it (0 when unknown). */
-  words: Map<string, { stem: string | null; count: number }>;
+  /**
+   * Stem (lexeme) of each word; null for stop words. `count`: snippets containing it (0 when unknown); `code`:
+   * those holding it in their code.
+   */
+  words: Map<string, { stem: string | null; count: number; code: number }>;
   /** Snippets in the index, to turn counts into shares. */
   total: number;
   /** Snippets are waiting to be folded into the lexicon: a word it lacks may only be new. */
@@ -75,7 +78,7 @@ const WORD_CACHE_MS = 30_000;
 const WORD_CACHE_MAX = 20_000;
 
 interface WordCache {
-  words: Map<string, { stem: string | null; count: number; at: number }>;
+  words: Map<string, { stem: string | null; count: number; code: number; at: number }>;
   total: number;
 }
 
@@ -89,11 +92,11 @@ export function clearWordStatsCache(db: Db): void {
 function cachedStats(db: Db, unique: readonly string[], now: number): WordStats | null {
   const cache = wordCaches.get(db);
   if (!cache) return null;
-  const words = new Map<string, { stem: string | null; count: number }>();
+  const words = new Map<string, { stem: string | null; count: number; code: number }>();
   for (const w of unique) {
     const hit = cache.words.get(w);
     if (!hit || now - hit.at > WORD_CACHE_MS) return null;
-    words.set(w, { stem: hit.stem, count: hit.count });
+    words.set(w, { stem: hit.stem, count: hit.count, code: hit.code });
   }
   // `queued` only matters for a word the lexicon lacks, and those are never kept.
   return { words, total: cache.total, queued: false };
@@ -131,16 +134,16 @@ export async function wordStats(db: Db, words: readonly string[], options: { fre
     const kept = cachedStats(owner, unique, now);
     if (kept) return kept;
   }
-  const { rows } = await db.query<{ word: string; stem: string | null; count: number | null; total: number; queued: boolean }>({
+  const { rows } = await db.query<{ word: string; stem: string | null; count: number | null; code: number | null; total: number; queued: boolean }>({
     name: 'docdex-search-word-stats',
-    text: `SELECT x.word, x.stem, t.doc_count AS count, (SELECT COALESCE(sum(snippet_count), 0)::float8 FROM sources) AS total,
+    text: `SELECT x.word, x.stem, t.doc_count AS count, t.code_count AS code, (SELECT COALESCE(sum(snippet_count), 0)::float8 FROM sources) AS total,
             EXISTS (SELECT 1 FROM search_terms_queue) AS queued
        FROM (SELECT w AS word, (tsvector_to_array(to_tsvector('english', w)))[1] AS stem FROM unnest($1::text[]) AS w) AS x
        LEFT JOIN search_terms t ON t.term = x.stem`,
     values: [unique],
   });
   const stats = {
-    words: new Map(rows.map((r) => [r.word, { stem: r.stem, count: r.count ?? 0 }])),
+    words: new Map(rows.map((r) => [r.word, { stem: r.stem, count: r.count ?? 0, code: r.code ?? 0 }])),
     total: Number(rows[0]?.total ?? 0),
     queued: rows[0]?.queued ?? false,
   };
@@ -268,8 +271,11 @@ export async function rebuildSearchTerms(pool: pg.Pool): Promise<number> {
     // One statement, so one snapshot: what is queued and visible is in the count; later commits stay queued.
     const result = await client.query(
       `WITH cleared AS (DELETE FROM search_terms_queue)
-       INSERT INTO search_terms (term, doc_count)
-       SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM snippets') WHERE is_lexicon_word(word) ORDER BY word`,
+       INSERT INTO search_terms (term, doc_count, code_count)
+       SELECT a.word, a.ndoc, COALESCE(c.ndoc, 0)
+         FROM ts_stat('SELECT search_vector FROM snippets') AS a
+         LEFT JOIN ts_stat('SELECT search_vector FROM snippets', 'c') AS c ON c.word = a.word
+        WHERE is_lexicon_word(a.word) ORDER BY a.word`,
     );
     return result.rowCount ?? 0;
   });
