@@ -36,18 +36,23 @@ describe('term codeness', () => {
     expect(weights[1]!).toBeGreaterThan(weights[0]! * 5);
   });
 
-  it('is finite and positive for any query and counts, the known terms averaging 1', () => {
-    const count = fc.oneof(
-      fc.constant('stop' as const),
-      fc.tuple(fc.nat(10_000), fc.nat(10_000)).map(([a, b]): [number, number] => [Math.max(a, b), Math.min(a, b)]),
-    );
+  it('is finite and positive for any query and any counts of its words, the known terms averaging 1', () => {
+    // Any counts, even ones that disagree (more in code than in all, below zero).
+    const count = fc.oneof(fc.constant('stop' as const), fc.tuple(fc.integer({ min: -5, max: 10_000 }), fc.integer({ min: -5, max: 10_000 })));
+    const token = fc.oneof(fc.constantFrom('handle', 'finally', 'the', 'json.load', 'read_file', 'readFileSync', '"try the except"', 'a'), fc.string({ maxLength: 12 }));
     fc.assert(
-      fc.property(fc.string({ maxLength: 80 }), fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), count), (text, counts) => {
-        const parsed = parseQuery(text);
-        const st = stats(counts);
-        const weights = termCodeness(parsed, st, new Map(), null);
+      fc.property(fc.array(token, { maxLength: 8 }), fc.array(count, { minLength: 1, maxLength: 12 }), fc.array(fc.boolean(), { maxLength: 12 }), (tokens, list, corrected) => {
+        const parsed = parseQuery(tokens.join(' '));
+        const words = [...new Set(parsed.terms.flatMap((t) => t.words))];
+        const st = stats(Object.fromEntries(words.map((w, i) => [w, list[i % list.length]!])));
+        // Some words corrected to spellings with counts of their own.
+        const corrections = new Map(words.filter((_, i) => corrected[i]).map((w) => [w, [`${w}x`]]));
+        const correctionStats = stats(Object.fromEntries(words.map((w, i) => [`${w}x`, list[(i + 1) % list.length]!])));
+        const weights = termCodeness(parsed, st, corrections, correctionStats);
         expect(weights).toHaveLength(parsed.terms.length);
         for (const w of weights) expect(Number.isFinite(w) && w > 0).toBe(true);
+        const weighed = weights.filter((w) => w !== 1);
+        if (weighed.length === weights.length && weights.length > 0) expect(weighed.reduce((a, b) => a + b, 0) / weighed.length).toBeCloseTo(1, 6);
       }),
     );
   });

@@ -46,5 +46,7 @@ function wordCodeShare(word: string, stats: WordStats, corrected: Corrections, c
     count += s?.count ?? 0;
     code += s?.code ?? 0;
   }
-  return count === 0 ? null : (code + 1) / (count + 1);
+  if (count <= 0) return null;
+  // Counts folded in by separate refreshes could disagree for a moment; a share stays within 0..1 whatever they say.
+  return (Math.min(Math.max(code, 0), count) + 1) / (count + 1);
 }
