@@ -212,6 +212,27 @@ describe('lexicon code counts (030) on an index that predates them', () => {
   });
 });
 
+describe('identifier parts in page text (031) on an index that predates them', () => {
+  it('recomputes the stored pages, which are then found by the words of their identifiers', async () => {
+    const db = await emptyDatabase();
+    try {
+      await migrateUpTo(db.pool, 30);
+      const source = await createSource(db.pool, 'upgrade');
+      await addPage(db.pool, source, 'https://upgrade.example/timers.html', [{ title: 'Timers', code: 'controller.cancel()' }], {
+        markdown: '# Timers\n\nStatic method AbortSignal.timeout(ms) fires later.',
+      });
+      const found = "SELECT count(*)::int AS n FROM documents WHERE search_vector @@ to_tsquery('english', 'abort & signal & timeout')";
+      expect((await db.pool.query<{ n: number }>(found)).rows[0]!.n).toBe(0);
+      await migrate(db.pool);
+      expect((await db.pool.query<{ n: number }>(found)).rows[0]!.n).toBe(1);
+      const whole = "SELECT count(*)::int AS n FROM documents WHERE search_vector @@ to_tsquery('english', 'abortsignal.timeout & later')";
+      expect((await db.pool.query<{ n: number }>(whole)).rows[0]!.n).toBe(1);
+    } finally {
+      await db.drop();
+    }
+  });
+});
+
 describe('init --drop', () => {
   let db: TestDatabase;
   beforeAll(async () => {
