@@ -233,6 +233,39 @@ describe('identifier parts in page text (031) on an index that predates them', (
   });
 });
 
+describe('identifier parts in snippet titles (032) on an index that predates them', () => {
+  it('recomputes the stored snippets and counts the lexicon again from them', async () => {
+    const db = await emptyDatabase();
+    try {
+      await migrateUpTo(db.pool, 31);
+      const source = await createSource(db.pool, 'upgrade');
+      await addPage(db.pool, source, 'https://upgrade.example/url.html', [
+        { title: 'url.searchParams | URL', code: 'u.sort()' },
+        { title: 'Sorting', code: 'items.sort()' },
+      ]);
+      // Queued before the update: a change not yet folded into the lexicon.
+      await db.pool.query("UPDATE snippets SET code = 'items.reverse()' WHERE title = 'Sorting'");
+      const found = "SELECT count(*)::int AS n FROM snippets WHERE search_vector @@ to_tsquery('english', 'search:A & param:A')";
+      expect((await db.pool.query<{ n: number }>(found)).rows[0]!.n).toBe(0);
+
+      await migrate(db.pool);
+      expect((await db.pool.query<{ n: number }>(found)).rows[0]!.n).toBe(1);
+      const whole = "SELECT count(*)::int AS n FROM snippets WHERE search_vector @@ to_tsquery('english', 'url.searchparams:A')";
+      expect((await db.pool.query<{ n: number }>(whole)).rows[0]!.n).toBe(1);
+      await refreshSearchTermsNow(db.pool);
+      const lexicon = await db.pool.query<{ term: string; doc_count: number; code_count: number }>('SELECT term, doc_count, code_count FROM search_terms ORDER BY term');
+      const oracle = await db.pool.query<{ term: string; doc_count: number; code_count: number }>(
+        `SELECT w AS term, count(*)::int AS doc_count, count(*) FILTER (WHERE w IN (SELECT search_vector_terms(ts_filter(s.search_vector, '{c}'))))::int AS code_count
+           FROM snippets s, LATERAL search_vector_terms(s.search_vector) AS w GROUP BY w ORDER BY w`,
+      );
+      expect(lexicon.rows).toEqual(oracle.rows);
+      expect(lexicon.rows.find((r) => r.term === 'param')).toMatchObject({ doc_count: 1, code_count: 0 });
+    } finally {
+      await db.drop();
+    }
+  });
+});
+
 describe('init --drop', () => {
   let db: TestDatabase;
   beforeAll(async () => {

@@ -90,7 +90,7 @@ describe.skipIf(missing !== null && !required)('relevance on the real documentat
     for (const o of mixed.outcomes.filter((x) => x.firstAnswer !== 1)) console.log(`  mixed ${o.id} page ${o.firstRelevant ?? '-'} snippet ${o.firstAnswer ?? '-'}: ${o.query}`);
     expect(queries.length).toBeGreaterThanOrEqual(30);
     // Floors about two queries under what `npm run eval` reports (the figures are in the CHANGELOG).
-    expect(named.snip1).toBeGreaterThanOrEqual(0.6);
+    expect(named.snip1).toBeGreaterThanOrEqual(0.63);
     expect(named.snip3).toBeGreaterThanOrEqual(0.73);
     expect(mixed.snip1).toBeGreaterThanOrEqual(0.53);
     expect(mixed.snip3).toBeGreaterThanOrEqual(0.67);
