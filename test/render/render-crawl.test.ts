@@ -93,6 +93,42 @@ describeWithBrowser('client-rendered sites, crawled with render auto', () => {
     expect(rendered.pages_crawled).toBe(count);
   }, 180_000);
 
+  // SECURITY.md, "What a page's scripts may reach": "An answer from another origin keeps the browser's
+  // protections: it carries the CORS headers its server sent, never permissive ones, so the page reads it only
+  // when that server allows it; a subrequest's redirect that leaves its origin is not followed."
+  it('a cross-origin answer is readable exactly when its server grants CORS; same-origin redirects are followed', async () => {
+    const cdn = http.createServer((req, res) => {
+      if (req.url === '/lib.mjs') return void res.writeHead(200, { 'content-type': 'text/javascript', 'access-control-allow-origin': '*' }).end('export const LIB = "module from the cdn";');
+      if (req.url === '/open.txt') return void res.writeHead(200, { 'content-type': 'text/plain', 'access-control-allow-origin': '*' }).end('open answer');
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('closed answer');
+    });
+    await new Promise<void>((resolve) => cdn.listen(0, '127.0.0.1', resolve));
+    const cdnUrl = `http://127.0.0.1:${(cdn.address() as AddressInfo).port}`;
+    const page = `<!doctype html><html><head><title>Loading</title></head><body><div id="root"></div><script type="module">
+import { LIB } from '${cdnUrl}/lib.mjs';
+const read = (u) => fetch(u).then((r) => r.text()).catch(() => 'blocked');
+const got = [LIB, await read('${cdnUrl}/open.txt'), await read('${cdnUrl}/closed.txt'), await read('/moved'), await read('/away')];
+document.getElementById('root').innerHTML = '<main><h1>CORS page</h1><p>' + got.join(' | ') + '</p><pre><code class="language-python">import cors_page</code></pre></main>';
+</script></body></html>`;
+    const site = http.createServer((req, res) => {
+      if (req.url === '/') return void res.writeHead(200, { 'content-type': 'text/html' }).end(page);
+      if (req.url === '/moved') return void res.writeHead(302, { location: '/data.txt' }).end();
+      if (req.url === '/away') return void res.writeHead(302, { location: `${cdnUrl}/open.txt` }).end();
+      if (req.url === '/data.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('own data');
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    try {
+      const start = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
+      const job = await crawlToEnd(db, db.config, { name: 'cors', start_urls: [start], max_depth: 0, render: 'always' }, 90_000);
+      expect(job.status).toBe('completed');
+      const { rows } = await db.pool.query<{ markdown: string }>('SELECT markdown FROM documents WHERE source_id = $1', [job.source_id]);
+      expect(rows[0]!.markdown).toContain('module from the cdn | open answer | blocked | own data | blocked');
+    } finally {
+      await Promise.all([cdn, site].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    }
+  }, 180_000);
+
   it("a rendered page's scripts never reach an address the crawl may not (fetch, XHR, iframe, WebSocket, beacon)", async () => {
     let connections = 0;
     const secret = http.createServer((_req, res) => res.end('AWS_SECRET_ACCESS_KEY'));

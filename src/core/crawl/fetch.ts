@@ -81,6 +81,8 @@ export type FetchOutcome =
       etag: string | null;
       lastModified: string | null;
       redirects: string[];
+      /** The response headers `FetchRequest.keepHeaders` named that it carried. */
+      headers?: Record<string, string>;
     }
   | { kind: 'not_modified'; url: string; status: 304; etag: string | null; lastModified: string | null; redirects: string[] }
   | { kind: 'http_error'; url: string; status: number; message: string; redirects: string[] }
@@ -102,6 +104,8 @@ export interface FetchRequest {
   allowRedirect?: (url: URL) => boolean;
   /** The job's policy: a CLI- or TUI-started crawl may reach loopback (never other internal ranges). */
   allowLoopback?: boolean;
+  /** Response headers (lower-case names) an `ok` outcome returns in `headers` when the response has them. */
+  keepHeaders?: readonly string[];
 }
 
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
@@ -139,6 +143,15 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
   const value = headers[name];
   if (value === undefined) return null;
   return Array.isArray(value) ? (value[0] ?? null) : value;
+}
+
+function keptHeaders(headers: Record<string, string | string[] | undefined>, names: readonly string[]): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of names) {
+    const value = header(headers, name);
+    if (value !== null) kept[name] = value;
+  }
+  return kept;
 }
 
 /** Retry-After as seconds or an HTTP date; null when absent or unparsable. */
@@ -413,7 +426,8 @@ export class PageFetcher {
     }
     const raw = await readCapped(res.body, limit);
     const body = await decode(raw, header(res.headers, 'content-encoding'), limit);
-    return { outcome: { kind: 'ok', url: url.href, status, contentType, body, etag, lastModified, redirects } };
+    const kept = req.keepHeaders ? { headers: keptHeaders(res.headers, req.keepHeaders) } : {};
+    return { outcome: { kind: 'ok', url: url.href, status, contentType, body, etag, lastModified, redirects, ...kept } };
   }
 
   private redirectTarget(url: URL, status: number, location: string | null, req: FetchRequest, hop: number, redirects: string[]): AttemptResult {

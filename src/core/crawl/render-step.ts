@@ -3,9 +3,9 @@ import type { ExtractResult } from '../extract/index.js';
 import type { Config } from '../config.js';
 import { BROWSER_HINT, BrowserHost, findChromium } from '../render/browser.js';
 import { renderReason } from '../render/need.js';
-import { RenderError, renderPage } from '../render/render.js';
-import type { Resource } from '../render/render.js';
-import type { PageClaim } from './claim.js';
+import { CORS_HEADERS, RenderError, renderPage } from '../render/render.js';
+import type { FetchSubresource } from '../render/render.js';
+import type { JobInfo, PageClaim } from './claim.js';
 import type { FetchOutcome, PageFetcher } from './fetch.js';
 import { classifyContentType } from './fetch.js';
 
@@ -14,8 +14,8 @@ import { classifyContentType } from './fetch.js';
  * render mode picks (always, or under `auto` one that looks client-rendered: render/need.ts) is rendered in the
  * worker's browser and its rendered DOM extracted by the same extractor; the fetched document stands otherwise.
  * The page's politeness and robots.txt were applied to its fetch; the browser gets the fetched bytes for the
- * page itself and asks Node for its sub-resources, which go through the crawler's fetcher with the job's
- * outbound permission but are not crawled pages (no politeness slot, no frontier row).
+ * page itself and asks Node for its sub-resources, which go through the crawler's fetcher but are not crawled
+ * pages (no politeness slot, no frontier row). What they may reach is `subresourceFetcher`'s rule.
  */
 
 /** The worker's renderer: its browser, or null when this machine has none. */
@@ -67,12 +67,32 @@ function wantsRender(claim: PageClaim, result: Fetched, extracted: ExtractResult
   return renderReason(result.url, result.body.toString('utf8'), mainContent(extracted)) !== null;
 }
 
-/** A sub-resource of a rendered page through the crawler's fetcher, under the job's outbound permission. */
-function subresourceFetcher(fetcher: PageFetcher, allowLoopback: boolean) {
-  return async (url: string, signal: AbortSignal): Promise<Resource | null> => {
-    const outcome = await fetcher.fetch(url, { accept: 'any', allowLoopback, signal, maxBodyBytes: fetcher.settings.maxBodyBytes }).catch(() => null);
+/**
+ * What a rendered page's requests may reach (SECURITY.md, "What a page's scripts may reach"). The page's own
+ * origin (scheme, host and port, not the host alone) keeps the permission the page was fetched under; any
+ * other origin gets a remote caller's (public addresses plus CRAWL_ALLOW_HOSTS), so the CLI's loopback
+ * permission covers what the user typed, never what a page's scripts ask for. The fetcher checks it at connect
+ * time, after DNS. A redirect is followed only within the requested URL's origin: the browser sees the answer
+ * under that URL, so a hop elsewhere would pass another origin's answer off as this one's. Navigations of the
+ * top frame stay in the crawl's scope, as what the page draws is stored under its URL.
+ */
+function subresourceFetcher(fetcher: PageFetcher, job: JobInfo, pageUrl: string): FetchSubresource {
+  const pageOrigin = new URL(pageUrl).origin;
+  return async ({ url, topNavigation }, signal) => {
+    const target = new URL(url);
+    if (topNavigation && !job.scope.allows(target)) return null;
+    const outcome = await fetcher
+      .fetch(url, {
+        accept: 'any',
+        allowLoopback: target.origin === pageOrigin && job.allowLoopback,
+        allowRedirect: (next) => next.origin === target.origin,
+        keepHeaders: CORS_HEADERS,
+        signal,
+        maxBodyBytes: fetcher.settings.maxBodyBytes,
+      })
+      .catch(() => null);
     if (outcome === null) return null;
-    if (outcome.kind === 'ok') return { status: outcome.status, contentType: outcome.contentType, body: outcome.body };
+    if (outcome.kind === 'ok') return { status: outcome.status, contentType: outcome.contentType, body: outcome.body, cors: outcome.headers ?? {} };
     if (outcome.kind === 'http_error' && outcome.status >= 400) return { status: outcome.status, contentType: 'text/plain', body: Buffer.alloc(0) };
     return null;
   };
@@ -111,9 +131,7 @@ export async function renderWhenNeeded(
     const rendered = await renderPage(host, {
       url: result.url,
       document: { status: result.status, contentType: result.contentType, body: result.body },
-      fetchSubresource: subresourceFetcher(ctx.fetcher, claim.job.allowLoopback),
-      // Unlike its fetch's redirects, a start page's navigations stay in scope too: what it draws is stored under its URL.
-      allowNavigation: (u) => claim.job.scope.allows(u),
+      fetchSubresource: subresourceFetcher(ctx.fetcher, claim.job, result.url),
       userAgent: ctx.fetcher.settings.userAgent,
       timeoutMs: ctx.renderer!.timeoutMs,
       maxHtmlBytes: ctx.fetcher.settings.maxBodyBytes,

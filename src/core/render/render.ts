@@ -6,19 +6,32 @@ import { isHashRoute } from './need.js';
  * Renders one fetched page in the process's browser and returns the rendered DOM as HTML, for the same
  * extractor as any fetched page. Fail-closed: every request of the page is routed here and either fulfilled
  * from Node (the page's own document from the bytes the crawler already fetched, anything else through the
- * caller's `fetchSubresource`, which applies the job's outbound policy) or aborted. Images, fonts and media
- * are not loaded, only GET is fulfilled, navigations out of the crawl's scope are aborted, service workers are
- * blocked, downloads refused and dialogs dismissed. The whole render is bounded by `timeoutMs`.
+ * caller's `fetchSubresource`, which decides what the request may reach) or aborted. Images, fonts and media
+ * are not loaded, only GET is fulfilled, service workers are blocked, downloads refused and dialogs dismissed.
+ * An answer to a cross-origin request keeps the browser's same-origin protections (see `fulfil`). The whole
+ * render is bounded by `timeoutMs`.
  */
 
 export interface Resource {
   status: number;
   contentType: string | null;
   body: Buffer;
+  /** The CORS response headers (CORS_HEADERS) its server sent. */
+  cors?: Record<string, string>;
+}
+
+/** The response headers a browser's CORS check reads: an answer to a cross-origin request passes on its server's. */
+export const CORS_HEADERS = ['access-control-allow-origin', 'access-control-allow-credentials', 'access-control-expose-headers'] as const;
+
+/** One request of the page, for the caller to answer. */
+export interface Subrequest {
+  url: string;
+  /** A navigation of the page's top frame (its own document excepted), which the caller may keep in the crawl's scope. */
+  topNavigation: boolean;
 }
 
 /** A sub-resource through the crawler's own fetch path; null when it is refused or fails. */
-export type FetchSubresource = (url: string, signal: AbortSignal) => Promise<Resource | null>;
+export type FetchSubresource = (request: Subrequest, signal: AbortSignal) => Promise<Resource | null>;
 
 export interface RenderRequest {
   /** The page's URL, hash route included. */
@@ -26,8 +39,6 @@ export interface RenderRequest {
   /** The document the crawler fetched for `url`: served to the browser instead of fetching it again. */
   document: Resource;
   fetchSubresource: FetchSubresource;
-  /** Whether a navigation of the page to this URL stays in the crawl's scope. */
-  allowNavigation: (url: URL) => boolean;
   userAgent: string;
   timeoutMs: number;
   /** The rendered HTML's cap; a larger DOM fails the render. */
@@ -87,8 +98,22 @@ function withoutHash(url: string): string {
   return hash < 0 ? url : url.slice(0, hash);
 }
 
+/**
+ * Answers a routed request. Playwright makes the answer to a cross-origin CORS request (one with an `Origin`
+ * other than its target's) readable by adding `Access-Control-Allow-Origin: <that origin>` whenever none is
+ * given, which would hand a page whatever docdex fetched for it. So such an answer carries the CORS headers
+ * its server sent, and when it sent none, its own origin as the only one allowed: Chromium's CORS check then
+ * decides what the page may read, as it does on the web.
+ */
 function fulfil(route: Route, resource: Resource): Promise<void> {
-  return route.fulfill({ status: resource.status, headers: resource.contentType ? { 'content-type': resource.contentType } : {}, body: resource.body });
+  const headers: Record<string, string> = resource.contentType ? { 'content-type': resource.contentType } : {};
+  const requester = route.request().headers()['origin'];
+  const target = new URL(route.request().url()).origin;
+  if (requester !== undefined && requester.trim() !== target) {
+    Object.assign(headers, resource.cors);
+    headers['access-control-allow-origin'] ??= target;
+  }
+  return route.fulfill({ status: resource.status, headers, body: resource.body });
 }
 
 /** Decides each request of the page: the page's own document, a sub-resource fetched from Node, or abort. */
@@ -100,11 +125,9 @@ function routeHandler(request: RenderRequest, signal: AbortSignal, inFlight: InF
     inFlight.start();
     try {
       if (r.method() !== 'GET' || BLOCKED_TYPES.has(r.resourceType()) || !/^https?:/i.test(target)) return await route.abort('blockedbyclient');
-      if (r.isNavigationRequest() && r.frame().parentFrame() === null) {
-        if (withoutHash(target) === documentUrl) return await fulfil(route, request.document);
-        if (!request.allowNavigation(new URL(target))) return await route.abort('blockedbyclient');
-      }
-      const resource = await request.fetchSubresource(target, signal);
+      const topNavigation = r.isNavigationRequest() && r.frame().parentFrame() === null;
+      if (topNavigation && withoutHash(target) === documentUrl) return await fulfil(route, request.document);
+      const resource = await request.fetchSubresource({ url: target, topNavigation }, signal);
       if (resource === null) return await route.abort('blockedbyclient');
       await fulfil(route, resource);
     } catch {
