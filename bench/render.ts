@@ -5,10 +5,15 @@
 // auto (rendered pages/s, every page needs it). Peak RSS is the worker's VmHWM, and for worker plus browser the
 // highest sum of PSS over the worker's whole process tree (Chromium and its renderers; PSS counts the pages
 // they share once, where summed VmRSS would count them in every process), sampled while it runs.
-// Run alone: npm run build && node --experimental-strip-types bench/render.ts
+// Then /health of `docdex serve` (issue 48) while its crawl worker loads and launches the browser for its first
+// rendered page: polled every 25 ms, each latency from when the poll was due (a stalled event loop delays the
+// poll itself), a poll that waited L ms standing also for the polls due meanwhile.
+// Run alone: npm run build && node --experimental-strip-types bench/render.ts (BENCH_RENDER_HEALTH_ONLY=1: the
+// /health row only)
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
@@ -17,6 +22,7 @@ import { resolveConnection } from '../dist/core/db/connect.js';
 import { startCrawl, waitForJob } from '../dist/core/crawl/index.js';
 import { findChromium } from '../dist/core/render/browser.js';
 import { scratchDatabase } from './crawl.ts';
+import { startServe } from './daemon.ts';
 
 type Row = Record<string, string | number>;
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'run.js');
@@ -149,6 +155,47 @@ async function crawlWithWorker(db: Awaited<ReturnType<typeof scratchDatabase>>, 
   }
 }
 
+/** /health latencies (ms) polled every 25 ms until `done()`, corrected for polls a stall kept from being sent. */
+async function pollHealth(base: string, done: () => Promise<boolean>): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let i = 0; ; i++) {
+    const due = performance.now() + 25;
+    await new Promise((r) => setTimeout(r, 25));
+    await (await fetch(`${base}/health`)).arrayBuffer();
+    const latency = performance.now() - due;
+    for (let missed = latency; missed > 0; missed -= 25) latencies.push(missed);
+    if (i % 5 === 4 && (await done())) return latencies;
+  }
+}
+
+function latencyRow(bench: string, latencies: number[], notes: string): Row {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * q) - 1)]!.toFixed(1);
+  return { bench, '/health p50 / p99 / max': `${at(0.5)} / ${at(0.99)} / ${sorted.at(-1)!.toFixed(1)} ms`, notes: `${sorted.length} samples; ${notes}` };
+}
+
+/** Two rows: /health of an idle `docdex serve` for 10 s (the floor of this machine's load), then while it renders its first page. */
+async function healthWhileBrowserStarts(db: Awaited<ReturnType<typeof scratchDatabase>>, startUrl: string): Promise<Row[]> {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'docdex-bench-render-'));
+  const env = { ...process.env, DATABASE_URL: db.url, CRAWL_DELAY: '0', LOG_LEVEL: 'warn', NO_COLOR: '1', DOCDEX_HOME: scratch, WORKSPACE_PATH: path.join(scratch, 'workspace') };
+  const daemon = await startServe(env);
+  try {
+    const idleUntil = performance.now() + 10_000;
+    const idle = await pollHealth(daemon.url, async () => performance.now() > idleUntil);
+    const config = loadConfig(env);
+    const job = await startCrawl(db, config, { name: 'render-health', start_urls: [startUrl], max_depth: 0, render: 'always' }, { allowLoopback: true });
+    const status = async () => (await db.pool.query<{ status: string }>('SELECT status FROM crawl_jobs WHERE id = $1', [job.job_id])).rows[0]!.status;
+    const launch = await pollHealth(daemon.url, async () => ['completed', 'failed', 'cancelled'].includes(await status()));
+    return [
+      latencyRow('/health of docdex serve, idle (10 s)', idle, "the floor under this machine's load"),
+      latencyRow('/health while docdex serve starts the browser (first rendered page)', launch, `crawl ${await status()}; before the render thread (issue 48) one stall of 0.5-2.6 s`),
+    ];
+  } finally {
+    await daemon.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 export async function benchRender(): Promise<Row[]> {
   const base = loadConfig(process.env);
   if (!findChromium(base.render.chromium)) return [{ result: 'skipped: no Chromium (install the chromium package or set DOCDEX_CHROMIUM)' }];
@@ -158,7 +205,12 @@ export async function benchRender(): Promise<Row[]> {
   const db = await scratchDatabase(await resolveConnection(base));
   const site = await startSite(Number(process.env.BENCH_SECTIONS ?? 10), 49); // 1 + 10 + 490 = 501 pages in each form
   try {
-    return [await crawlWithWorker(db, base.home, `${site.origin}/`, 'never'), await crawlWithWorker(db, base.home, `${site.origin}/app/`, 'auto')];
+    if (process.env.BENCH_RENDER_HEALTH_ONLY === '1') return await healthWhileBrowserStarts(db, `${site.origin}/app/`);
+    return [
+      await crawlWithWorker(db, base.home, `${site.origin}/`, 'never'),
+      await crawlWithWorker(db, base.home, `${site.origin}/app/`, 'auto'),
+      ...(await healthWhileBrowserStarts(db, `${site.origin}/app/`)),
+    ];
   } finally {
     await site.close();
     await db.drop();

@@ -1,10 +1,11 @@
 import type pg from 'pg';
 import type { ExtractResult } from '../extract/index.js';
 import type { Config } from '../config.js';
-import { BROWSER_HINT, BrowserHost, findChromium } from '../render/browser.js';
+import { BROWSER_HINT, findChromium } from '../render/browser.js';
 import { renderReason } from '../render/need.js';
-import { CORS_HEADERS, RenderError, renderPage } from '../render/render.js';
+import { CORS_HEADERS, RenderError } from '../render/render.js';
 import type { FetchSubresource } from '../render/render.js';
+import { Renderer } from '../render/renderer.js';
 import type { JobInfo, PageClaim } from './claim.js';
 import type { FetchOutcome, PageFetcher } from './fetch.js';
 import { classifyContentType } from './fetch.js';
@@ -18,9 +19,9 @@ import { classifyContentType } from './fetch.js';
  * pages (no politeness slot, no frontier row). What they may reach is `subresourceFetcher`'s rule.
  */
 
-/** The worker's renderer: its browser, or null when this machine has none. */
+/** The worker's renderer: its browser (in a thread of its own), or null when this machine has none. */
 export interface PageRenderer {
-  host: BrowserHost | null;
+  host: Renderer | null;
   /** One page's render, at most. */
   timeoutMs: number;
 }
@@ -33,7 +34,7 @@ export const RENDER_TIMEOUT_MS = 30_000;
 /** The worker's renderer: Chromium when this machine has one (DOCDEX_CHROMIUM, else PATH), not yet launched. */
 export function createPageRenderer(config: Config, concurrency: number): PageRenderer {
   const executable = findChromium(config.render.chromium);
-  const host = executable ? new BrowserHost({ executable, maxPages: Math.min(concurrency, MAX_RENDER_PAGES), launchTimeoutMs: RENDER_TIMEOUT_MS }) : null;
+  const host = executable ? new Renderer({ executable, maxPages: Math.min(concurrency, MAX_RENDER_PAGES), launchTimeoutMs: RENDER_TIMEOUT_MS }) : null;
   return { host, timeoutMs: RENDER_TIMEOUT_MS };
 }
 
@@ -128,7 +129,7 @@ export async function renderWhenNeeded(
     return null;
   }
   try {
-    const rendered = await renderPage(host, {
+    const rendered = await host.render({
       url: result.url,
       document: { status: result.status, contentType: result.contentType, body: result.body },
       fetchSubresource: subresourceFetcher(ctx.fetcher, claim.job, result.url),

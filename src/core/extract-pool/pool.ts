@@ -1,9 +1,9 @@
 // Extraction of untrusted documents (crawled pages, uploaded files) off the thread that answers
 // requests, with a time budget per document. Whoever starts workers creates one ExtractionPool, passes
 // it down, and closes it with the workers. Its threads start on the first document, not before.
-import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { ExtractInput, ExtractResult } from '../extract/index.js';
+import { threadEntry } from '../threads.js';
 
 export interface ExtractionPoolOptions {
   /** Worker threads (and documents extracted at once). */
@@ -22,12 +22,6 @@ export interface ExtractionPool {
   extract(input: ExtractInput): Promise<ExtractResult>;
   /** Ends the threads; documents still waiting reject. */
   close(): Promise<void>;
-}
-
-/** From dist/ the built thread.js; from the sources (vitest) thread.ts, which loads the sources itself. */
-function threadFile(): string {
-  const here = import.meta.url;
-  return fileURLToPath(new URL(here.endsWith('.ts') ? './thread.ts' : './thread.js', here));
 }
 
 function seconds(ms: number): string {
@@ -79,7 +73,7 @@ class PiscinaExtractionPool implements ExtractionPool {
   private async started(): Promise<Piscina> {
     if (this.closed) throw new ExtractionError('extraction failed: the worker is stopping');
     if (this.piscina === null) {
-      this.piscina = new Piscina({ filename: threadFile(), minThreads: 0, maxThreads: this.options.threads, idleTimeout: 60_000 });
+      this.piscina = new Piscina({ filename: threadEntry(import.meta.url, 'thread'), minThreads: 0, maxThreads: this.options.threads, idleTimeout: 60_000 });
       this.warm = this.piscina.run(null);
     }
     const piscina = this.piscina;

@@ -1,30 +1,10 @@
-// The worker thread's side of the extraction pool: one document in, its extraction out.
-//
-// Built (dist/), this file and the extractor are JavaScript. Run from the TypeScript sources (tests
-// import src/ through vitest, whose transforms a worker thread does not get), Node loads this file by
-// stripping its types; the hooks below then let it load the extractor's sources too: `./x.js` imports
-// resolve to `./x.ts`, and .ts files are transformed (the extractor uses TypeScript-only syntax that
-// type stripping alone refuses).
-import { readFileSync } from 'node:fs';
-import { registerHooks, stripTypeScriptTypes } from 'node:module';
-import { fileURLToPath } from 'node:url';
+// The worker thread's side of the extraction pool: one document in, its extraction out. From the TypeScript
+// sources (vitest) it loads them through module hooks first (core/threads.ts).
+import type * as Threads from '../threads.js';
 
 if (import.meta.url.endsWith('.ts')) {
-  registerHooks({
-    resolve(specifier, context, nextResolve) {
-      try {
-        return nextResolve(specifier, context);
-      } catch (error) {
-        if (!specifier.startsWith('.') || !specifier.endsWith('.js') || !context.parentURL?.endsWith('.ts')) throw error;
-        return nextResolve(`${specifier.slice(0, -3)}.ts`, context);
-      }
-    },
-    load(url, context, nextLoad) {
-      if (!url.startsWith('file:') || !url.endsWith('.ts')) return nextLoad(url, context);
-      const source = stripTypeScriptTypes(readFileSync(fileURLToPath(url), 'utf8'), { mode: 'transform' });
-      return { format: 'module', source, shortCircuit: true };
-    },
-  });
+  const threads: string = '../threads.ts';
+  ((await import(threads)) as typeof Threads).loadSourcesInThread();
 }
 
 const { extractDocument } = await import('../extract/index.js');

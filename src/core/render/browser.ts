@@ -7,8 +7,9 @@ import type { Browser } from 'playwright-core';
 import { ERROR_CODES } from '../errors.js';
 
 /**
- * The one headless Chromium of a worker process: found on this machine (nothing is downloaded), launched on
- * first need, closed when the workers stop, with a bounded number of pages open at once.
+ * The one headless Chromium of a process: found on this machine (nothing is downloaded), launched on first
+ * need in the render thread (renderer.ts), closed when the workers stop, with a bounded number of pages open
+ * at once.
  *
  * What escapes the page's request routing (render.ts fulfils every request from Node, through the crawler's
  * outbound policy) must not reach the network: every host name resolves to nothing (`--host-resolver-rules`)
