@@ -21,7 +21,8 @@ import type { TestDatabase } from '../helpers/db.js';
  *
  * A hostile page, crawled with real Chromium by the real daemon's workers (started by the real CLI, and over
  * REST), fetches and XHRs loopback listeners on another port and on 127.0.0.2, the daemon's own API, and
- * same-origin URLs that redirect to them; writes what it read into the DOM; and sends it to its own /exfil.
+ * same-origin URLs that redirect to them; frames one, listens to its event stream and loads its scripts; writes
+ * what it read into the DOM; and sends it to its own /exfil.
  * Nothing of those listeners may reach the index, `get_page_markdown`, or any later request of the page.
  */
 
@@ -58,6 +59,7 @@ function secretService(marker: string): (req: http.IncomingMessage, res: http.Se
   return (req, res) => {
     if (req.url === '/secret.js') return void res.writeHead(200, { 'content-type': 'application/javascript' }).end(`window.LOOT = ${JSON.stringify(marker)};`);
     if (req.url === '/secret.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token: marker }));
+    if (req.url === '/events') return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`data: ${marker}\n\n`);
     res.writeHead(200, { 'content-type': 'text/plain' }).end(marker);
   };
 }
@@ -67,18 +69,21 @@ function secretService(marker: string): (req: http.IncomingMessage, res: http.Se
  * got into the DOM between LOOT markers, then sends it to its own origin. `/own.json` is same-origin: the
  * page's own data, which it must still read.
  */
-function hostilePage(probes: string[], scripts: string[]): string {
+function hostilePage(probes: string[], scripts: string[], events: string): string {
   const script = `
 const PROBES = ${JSON.stringify(probes)};
+const EVENTS = ${JSON.stringify(events)};
 const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;');
 const viaFetch = (u) => fetch(u).then((r) => r.text()).catch(() => 'blocked');
 const viaXhr = (u) => new Promise((done) => { const x = new XMLHttpRequest(); x.open('GET', u); x.onload = () => done(x.responseText); x.onerror = () => done('blocked'); x.send(); });
+const viaEvents = (u) => new Promise((done) => { const e = new EventSource(u); e.onmessage = (m) => { e.close(); done(m.data); }; e.onerror = () => { e.close(); done('blocked'); }; setTimeout(() => done('blocked'), 3000); });
 const viaFrame = (u) => new Promise((done) => { const f = document.createElement('iframe'); f.src = u; f.onload = () => { try { done(f.contentDocument.body.innerText); } catch { done('blocked'); } }; setTimeout(() => done('blocked'), 3000); document.body.appendChild(f); });
 (async () => {
   const own = await fetch('/own.json').then((r) => r.json());
   const loot = [];
   for (const u of PROBES) loot.push(await viaFetch(u), await viaXhr(u));
   loot.push(await viaFrame(PROBES[0]));
+  loot.push(await viaEvents(EVENTS));
   loot.push(typeof window.LOOT === 'string' ? window.LOOT : 'blocked');
   const text = loot.map((l, i) => 'L' + i + '=' + l).join(' ; ');
   document.title = 'Hostile docs';
@@ -168,7 +173,7 @@ describeWithBrowser('a rendered page reads nothing local', () => {
         '/hop-b',
         '/hop-daemon',
       ];
-      site = await hostileSite(() => hostilePage(probes(), [`${a.url}/secret.js`, `${b.url}/secret.js`]), {
+      site = await hostileSite(() => hostilePage(probes(), [`${a.url}/secret.js`, `${b.url}/secret.js`], `${a.url}/events`), {
         '/hop-a': () => `${a.url}/secret.txt`,
         '/hop-b': () => `${b.url}/secret.txt`,
         '/hop-daemon': () => `${daemon.base}/api/sources`,
@@ -194,7 +199,7 @@ describeWithBrowser('a rendered page reads nothing local', () => {
       // The page's own origin keeps the CLI's permission: its data was read and rendered.
       expect(markdown).toContain('hostile.run(owned=True)');
       const loot = lootOf(markdown);
-      expect(loot).toHaveLength(8 * 2 + 2);
+      expect(loot).toHaveLength(8 * 2 + 3);
       expect(new Set(loot)).toEqual(new Set(['blocked']));
       expectNothingLeaked({ get_page_markdown: markdown, index: await indexedText(db, job.source_id), 'the page\u2019s requests': site.requests.join('\n') });
       // The exfiltration requests did arrive, with nothing in them: the test saw the page finish.
@@ -228,7 +233,7 @@ describeWithBrowser('a rendered page reads nothing local', () => {
         `http://localhost:${a.port}/secret.txt`,
       ];
       // A script of a listed address runs in the page as in any browser (SECURITY.md names this limit): only 127.0.0.2's is probed.
-      site = await hostileSite(() => hostilePage(probes(), [`${b.url}/secret.js`]), {
+      site = await hostileSite(() => hostilePage(probes(), [`${b.url}/secret.js`], `${a.url}/events`), {
         '/hop-a': () => `${a.url}/secret.txt`,
         '/hop-b': () => `${b.url}/secret.txt`,
         '/hop-daemon': () => `${daemon.base}/api/sources`,
@@ -264,7 +269,7 @@ describeWithBrowser('a rendered page reads nothing local', () => {
       const markdown = await pageMarkdown(mcp, start);
       expect(markdown).toContain('hostile.run(owned=True)');
       const loot = lootOf(markdown);
-      expect(loot).toHaveLength(8 * 2 + 2);
+      expect(loot).toHaveLength(8 * 2 + 3);
       expect(new Set(loot)).toEqual(new Set(['blocked']));
       expectNothingLeaked({ get_page_markdown: markdown, index: await indexedText(db, job.source_id), 'the page\u2019s requests': site.requests.join('\n') });
       expect(site.requests.some((r) => r.startsWith('/exfil?d='))).toBe(true);
