@@ -6,6 +6,7 @@ import { crawlWorkerService, uploadWorkerService } from '../../src/daemon/servic
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { startTestDaemon } from '../helpers/daemon.js';
+import { percentile95, pollHealthUntil } from '../helpers/health.js';
 
 // The daemon's own endpoints answer while the worst document it can be given is being extracted: the
 // extraction runs in worker threads, not on the thread that answers requests. The worst markdown is one
@@ -54,31 +55,6 @@ async function getJson(path: string): Promise<any> {
   return res.json();
 }
 
-/**
- * Polls /health every 25 ms until `done()` says the job finished. Each latency runs from the moment the
- * poll was due, not from when it was sent: a blocked event loop (this test shares the daemon's) delays
- * the send, and that delay is what a client of a busy daemon sees. A poll that waited L ms also stands for
- * the polls that would have been sent every 25 ms meanwhile (latencies L - 25, L - 50, ...), as latency
- * recorders correct for a stalled sender; otherwise one 20 s stall would be one sample among many.
- */
-async function pollHealthUntil(done: () => Promise<boolean>): Promise<{ polls: number; latencies: number[] }> {
-  const latencies: number[] = [];
-  for (let i = 0; ; i++) {
-    const due = performance.now() + 25;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    const res = await fetch(`${daemon.base}/health`);
-    await res.arrayBuffer();
-    const latency = performance.now() - due;
-    for (let missed = latency; missed > 0; missed -= 25) latencies.push(missed);
-    if (i % 5 === 4 && (await done())) return { polls: i + 1, latencies };
-  }
-}
-
-function percentile95(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.95) - 1)] as number;
-}
-
 describe('the daemon while the worst input is parsed', () => {
   it('answers /health within 100 ms (95th percentile) while an uploaded file is extracted', async () => {
     const form = new FormData();
@@ -87,7 +63,7 @@ describe('the daemon while the worst input is parsed', () => {
     const upload = await fetch(`${daemon.base}/upload/file`, { method: 'POST', body: form });
     expect(upload.status).toBe(202);
     const { id } = (await upload.json()) as { id: string };
-    const { polls, latencies } = await pollHealthUntil(async () => ['completed', 'failed'].includes((await getJson(`/upload/status/${id}`)).status));
+    const { polls, latencies } = await pollHealthUntil(daemon.base, async () => ['completed', 'failed'].includes((await getJson(`/upload/status/${id}`)).status));
     console.log(`upload: ${polls} polls, p95 ${percentile95(latencies).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`);
     expect(polls).toBeGreaterThanOrEqual(20);
     expect(percentile95(latencies)).toBeLessThan(100);
@@ -102,7 +78,7 @@ describe('the daemon while the worst input is parsed', () => {
     });
     expect(res.status).toBe(202);
     const { id } = (await res.json()) as { id: string };
-    const { polls, latencies } = await pollHealthUntil(async () => ['completed', 'failed', 'cancelled'].includes((await getJson(`/api/crawl-jobs/${id}`)).status));
+    const { polls, latencies } = await pollHealthUntil(daemon.base, async () => ['completed', 'failed', 'cancelled'].includes((await getJson(`/api/crawl-jobs/${id}`)).status));
     console.log(`crawl: ${polls} polls, p95 ${percentile95(latencies).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`);
     expect(polls).toBeGreaterThanOrEqual(20);
     expect(percentile95(latencies)).toBeLessThan(100);
