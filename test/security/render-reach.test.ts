@@ -65,9 +65,11 @@ function secretService(marker: string): (req: http.IncomingMessage, res: http.Se
 }
 
 /**
- * The hostile page: reads each probe with fetch and with XHR, loads the script probes, writes everything it
- * got into the DOM between LOOT markers, then sends it to its own origin. `/own.json` is same-origin: the
- * page's own data, which it must still read.
+ * The hostile page: loads the script probes, frames the first probe and listens to an event stream, reads each
+ * probe with fetch and with XHR, writes everything it got into the DOM between LOOT markers, then sends it to its
+ * own origin. `/own.json` is same-origin: the page's own data, which it must still read. `/hold` stays open
+ * until the page has sent its loot, so on a loaded machine the renderer never takes the page as settled (no
+ * request in flight for a moment) before it is drawn.
  */
 function hostilePage(probes: string[], scripts: string[], events: string): string {
   const script = `
@@ -76,14 +78,20 @@ const EVENTS = ${JSON.stringify(events)};
 const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;');
 const viaFetch = (u) => fetch(u).then((r) => r.text()).catch(() => 'blocked');
 const viaXhr = (u) => new Promise((done) => { const x = new XMLHttpRequest(); x.open('GET', u); x.onload = () => done(x.responseText); x.onerror = () => done('blocked'); x.send(); });
-const viaEvents = (u) => new Promise((done) => { const e = new EventSource(u); e.onmessage = (m) => { e.close(); done(m.data); }; e.onerror = () => { e.close(); done('blocked'); }; setTimeout(() => done('blocked'), 3000); });
-const viaFrame = (u) => new Promise((done) => { const f = document.createElement('iframe'); f.src = u; f.onload = () => { try { done(f.contentDocument.body.innerText); } catch { done('blocked'); } }; setTimeout(() => done('blocked'), 3000); document.body.appendChild(f); });
+fetch('/hold').catch(() => {});
+let streamed = 'blocked';
+const events = new EventSource(EVENTS);
+events.onmessage = (m) => { streamed = m.data; events.close(); };
+events.onerror = () => events.close();
+const frame = document.createElement('iframe');
+frame.src = PROBES[0];
+document.body.appendChild(frame);
+const framed = () => { try { return frame.contentDocument.body.innerText; } catch { return 'blocked'; } };
 (async () => {
   const own = await fetch('/own.json').then((r) => r.json());
   const loot = [];
   for (const u of PROBES) loot.push(await viaFetch(u), await viaXhr(u));
-  loot.push(await viaFrame(PROBES[0]));
-  loot.push(await viaEvents(EVENTS));
+  loot.push(framed(), streamed);
   loot.push(typeof window.LOOT === 'string' ? window.LOOT : 'blocked');
   const text = loot.map((l, i) => 'L' + i + '=' + l).join(' ; ');
   document.title = 'Hostile docs';
@@ -98,8 +106,11 @@ const viaFrame = (u) => new Promise((done) => { const f = document.createElement
 
 /** The hostile site on 127.0.0.1: the page, its own data, and same-origin redirects to the listeners. */
 async function hostileSite(page: () => string, redirects: Record<string, () => string>): Promise<Listener> {
+  const held: http.ServerResponse[] = [];
   return listen('127.0.0.1', (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
+    if (path === '/hold') return void held.push(res);
+    if (path === '/exfil') for (const r of held.splice(0)) r.writeHead(204).end();
     if (path === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nAllow: /\n');
     if (path === '/spa.html') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page());
     if (path === '/own.json') {
@@ -149,108 +160,117 @@ function expectNothingLeaked(texts: Record<string, string>): void {
   }
 }
 
+/** The daemon with its crawl workers and MCP, two loopback services, and the hostile site that probes them. */
+interface World {
+  db: TestDatabase;
+  daemon: Awaited<ReturnType<typeof startTestDaemon>>;
+  mcp: Client;
+  a: Listener;
+  b: Listener;
+  site: Listener;
+  close(): Promise<void>;
+}
+
+interface Probes {
+  urls: string[];
+  scripts: string[];
+}
+
+async function startWorld(allowHosts: string, probes: (w: Pick<World, 'a' | 'b' | 'daemon'>) => Probes): Promise<World> {
+  const db = await createTestDatabase({ CRAWL_ALLOW_HOSTS: allowHosts });
+  const a = await listen('127.0.0.1', secretService(MARK_A));
+  const b = await listen('127.0.0.2', secretService(MARK_B));
+  const daemon = await startTestDaemon(db.config, { routes: [...docsIndexRoutes, ...mcpRoutes], services: [crawlWorkerService] });
+  const { urls, scripts } = probes({ a, b, daemon });
+  const site = await hostileSite(() => hostilePage(urls, scripts, `${a.url}/events`), {
+    '/hop-a': () => `${a.url}/secret.txt`,
+    '/hop-b': () => `${b.url}/secret.txt`,
+    '/hop-daemon': () => `${daemon.base}/api/sources`,
+  });
+  const mcp = await connectMcp(daemon.base);
+  return {
+    db,
+    daemon,
+    mcp,
+    a,
+    b,
+    site,
+    async close() {
+      await mcp.close();
+      await daemon.close();
+      await Promise.all([a, b, site].map((l) => l.close()));
+      await db.drop();
+    },
+  };
+}
+
+/** The crawled page as get_page_markdown serves it: drawn from its own origin, with nothing it should not have read. */
+async function expectPageReadNothing(w: World, start: string, sourceId: string): Promise<void> {
+  const markdown = await pageMarkdown(w.mcp, start);
+  // The page's own origin keeps the permission the page was fetched under: its data was read and rendered.
+  expect(markdown).toContain('hostile.run(owned=True)');
+  const loot = lootOf(markdown);
+  expect(loot).toHaveLength(8 * 2 + 3);
+  expect(new Set(loot)).toEqual(new Set(['blocked']));
+  expectNothingLeaked({ get_page_markdown: markdown, index: await indexedText(w.db, sourceId), 'the page\u2019s requests': w.site.requests.join('\n') });
+  // The exfiltration requests did arrive, with nothing in them: the test saw the page finish.
+  expect(w.site.requests.some((r) => r.startsWith('/exfil?d='))).toBe(true);
+}
+
 describeWithBrowser('a rendered page reads nothing local', () => {
   describe('crawled by the real CLI, with its loopback permission (no CRAWL_ALLOW_HOSTS)', () => {
-    let db: TestDatabase;
-    let daemon: Awaited<ReturnType<typeof startTestDaemon>>;
-    let mcp: Client;
-    let a: Listener;
-    let b: Listener;
-    let site: Listener;
+    let w: World;
 
     beforeAll(async () => {
-      db = await createTestDatabase({ CRAWL_ALLOW_HOSTS: '' });
-      a = await listen('127.0.0.1', secretService(MARK_A));
-      b = await listen('127.0.0.2', secretService(MARK_B));
-      daemon = await startTestDaemon(db.config, { routes: [...docsIndexRoutes, ...mcpRoutes], services: [crawlWorkerService] });
-      const probes = () => [
-        `${a.url}/secret.txt`,
-        `${b.url}/secret.txt`,
-        `http://localhost:${a.port}/secret.json`,
-        `${daemon.base}/api/sources`,
-        `${daemon.base}/api/settings/git-credentials`,
-        '/hop-a',
-        '/hop-b',
-        '/hop-daemon',
-      ];
-      site = await hostileSite(() => hostilePage(probes(), [`${a.url}/secret.js`, `${b.url}/secret.js`], `${a.url}/events`), {
-        '/hop-a': () => `${a.url}/secret.txt`,
-        '/hop-b': () => `${b.url}/secret.txt`,
-        '/hop-daemon': () => `${daemon.base}/api/sources`,
-      });
-      mcp = await connectMcp(daemon.base);
+      w = await startWorld('', ({ a, b, daemon }) => ({
+        urls: [
+          `${a.url}/secret.txt`,
+          `${b.url}/secret.txt`,
+          `http://localhost:${a.port}/secret.json`,
+          `${daemon.base}/api/sources`,
+          `${daemon.base}/api/settings/git-credentials`,
+          '/hop-a',
+          '/hop-b',
+          '/hop-daemon',
+        ],
+        scripts: [`${a.url}/secret.js`, `${b.url}/secret.js`],
+      }));
     });
 
     afterAll(async () => {
-      await mcp?.close();
-      await daemon?.close();
-      await Promise.all([a, b, site].map((l) => l?.close()));
-      await db?.drop();
+      await w?.close();
     });
 
     it('`docdex crawl start … --render always --wait`: the page renders, reads its own origin, and nothing else', async () => {
-      const start = `${site.url}/spa.html`;
-      const run = await runCli(['crawl', 'start', start, '--name', 'hostile-cli', '--depth', '0', '--render', 'always', '--wait', '--json'], { env: db.env, timeout: 150_000 });
+      const start = `${w.site.url}/spa.html`;
+      const run = await runCli(['crawl', 'start', start, '--name', 'hostile-cli', '--depth', '0', '--render', 'always', '--wait', '--json'], { env: w.db.env, timeout: 150_000 });
       expect(run.exitCode, String(run.stderr)).toBe(0);
       const job = JSON.parse(String(run.stdout)) as { status: string; pages_rendered: number; source_id: string };
       expect(job).toMatchObject({ status: 'completed', pages_rendered: 1 });
-
-      const markdown = await pageMarkdown(mcp, start);
-      // The page's own origin keeps the CLI's permission: its data was read and rendered.
-      expect(markdown).toContain('hostile.run(owned=True)');
-      const loot = lootOf(markdown);
-      expect(loot).toHaveLength(8 * 2 + 3);
-      expect(new Set(loot)).toEqual(new Set(['blocked']));
-      expectNothingLeaked({ get_page_markdown: markdown, index: await indexedText(db, job.source_id), 'the page\u2019s requests': site.requests.join('\n') });
-      // The exfiltration requests did arrive, with nothing in them: the test saw the page finish.
-      expect(site.requests.some((r) => r.startsWith('/exfil?d='))).toBe(true);
+      await expectPageReadNothing(w, start, job.source_id);
       // Loopback on other ports and addresses is refused at connect time: not one connection.
-      expect({ a: a.connections, b: b.connections }).toEqual({ a: 0, b: 0 });
+      expect({ a: w.a.connections, b: w.b.connections }, JSON.stringify({ a: w.a.requests, b: w.b.requests })).toEqual({ a: 0, b: 0 });
     }, 180_000);
   });
 
   describe('crawled over REST with CRAWL_ALLOW_HOSTS=127.0.0.1 (listed for one docs site)', () => {
-    let db: TestDatabase;
-    let daemon: Awaited<ReturnType<typeof startTestDaemon>>;
-    let mcp: Client;
-    let a: Listener;
-    let b: Listener;
-    let site: Listener;
+    let w: World;
 
     beforeAll(async () => {
-      db = await createTestDatabase({ CRAWL_ALLOW_HOSTS: '127.0.0.1' });
-      a = await listen('127.0.0.1', secretService(MARK_A));
-      b = await listen('127.0.0.2', secretService(MARK_B));
-      daemon = await startTestDaemon(db.config, { routes: [...docsIndexRoutes, ...mcpRoutes], services: [crawlWorkerService] });
-      const probes = () => [
-        `${a.url}/secret.txt`,
-        `${a.url}/secret.json`,
-        `${b.url}/secret.txt`,
-        `${daemon.base}/api/sources`,
-        '/hop-a',
-        '/hop-b',
-        '/hop-daemon',
-        `http://localhost:${a.port}/secret.txt`,
-      ];
-      // A script of a listed address runs in the page as in any browser (SECURITY.md names this limit): only 127.0.0.2's is probed.
-      site = await hostileSite(() => hostilePage(probes(), [`${b.url}/secret.js`], `${a.url}/events`), {
-        '/hop-a': () => `${a.url}/secret.txt`,
-        '/hop-b': () => `${b.url}/secret.txt`,
-        '/hop-daemon': () => `${daemon.base}/api/sources`,
-      });
-      mcp = await connectMcp(daemon.base);
+      w = await startWorld('127.0.0.1', ({ a, b, daemon }) => ({
+        urls: [`${a.url}/secret.txt`, `${a.url}/secret.json`, `${b.url}/secret.txt`, `${daemon.base}/api/sources`, '/hop-a', '/hop-b', '/hop-daemon', `http://localhost:${a.port}/secret.txt`],
+        // A script of a listed address runs in the page as in any browser (SECURITY.md names this limit): only 127.0.0.2's is probed.
+        scripts: [`${b.url}/secret.js`],
+      }));
     });
 
     afterAll(async () => {
-      await mcp?.close();
-      await daemon?.close();
-      await Promise.all([a, b, site].map((l) => l?.close()));
-      await db?.drop();
+      await w?.close();
     });
 
     it('POST /api/crawl-jobs with render always: other ports of the listed address are never readable', async () => {
-      const start = `${site.url}/spa.html`;
-      const res = await fetch(`${daemon.base}/api/crawl-jobs`, {
+      const start = `${w.site.url}/spa.html`;
+      const res = await fetch(`${w.daemon.base}/api/crawl-jobs`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ start_urls: [start], name: 'hostile-rest', max_depth: 0, render: 'always' }),
@@ -259,22 +279,15 @@ describeWithBrowser('a rendered page reads nothing local', () => {
       const { job_id } = (await res.json()) as { job_id: string };
       let job: { status: string; pages_rendered: number; source_id: string };
       for (const deadline = Date.now() + 150_000; ;) {
-        job = (await (await fetch(`${daemon.base}/api/crawl-jobs/${job_id}`)).json()) as typeof job;
+        job = (await (await fetch(`${w.daemon.base}/api/crawl-jobs/${job_id}`)).json()) as typeof job;
         if (['completed', 'failed', 'cancelled'].includes(job.status)) break;
         if (Date.now() > deadline) throw new Error(`job still ${job.status}`);
         await new Promise((r) => setTimeout(r, 250));
       }
       expect(job).toMatchObject({ status: 'completed', pages_rendered: 1 });
-
-      const markdown = await pageMarkdown(mcp, start);
-      expect(markdown).toContain('hostile.run(owned=True)');
-      const loot = lootOf(markdown);
-      expect(loot).toHaveLength(8 * 2 + 3);
-      expect(new Set(loot)).toEqual(new Set(['blocked']));
-      expectNothingLeaked({ get_page_markdown: markdown, index: await indexedText(db, job.source_id), 'the page\u2019s requests': site.requests.join('\n') });
-      expect(site.requests.some((r) => r.startsWith('/exfil?d='))).toBe(true);
+      await expectPageReadNothing(w, start, job.source_id);
       // 127.0.0.2 is not listed: never connected to, script included.
-      expect(b.connections).toBe(0);
+      expect(w.b.connections, JSON.stringify(w.b.requests)).toBe(0);
     }, 180_000);
   });
 });
