@@ -78,7 +78,15 @@ async function readmeJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id: 
   try {
     const readme = await fetchTarballReadme(config, pkg.tarball);
     if (!readme) return 'its package archive holds no README';
-    const job = await createUploadFromContent(db, config, { content: readme.content, filename: readme.filename, name: id.name, version: id.version, sourceUrl: pkg.tarball });
+    const job = await createUploadFromContent(db, config, {
+      content: readme.content,
+      filename: readme.filename,
+      name: id.name,
+      version: id.version,
+      sourceUrl: pkg.tarball,
+      // Read from that URL just now, not claimed: a crawl of a page on the registry's host must not block it.
+      sourceUrlFetched: true,
+    });
     return { type: 'upload', id: job.id, what: `the README in ${pkg.ecosystem} package ${pkg.name}@${pkg.version}`, origin: { kind: 'readme', url: pkg.tarball } };
   } catch (error) {
     if (!isUserError(error)) throw error;
