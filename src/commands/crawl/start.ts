@@ -33,7 +33,7 @@ export default class CrawlStart extends BaseCommand<typeof CrawlStart> {
     const db = await openDatabase(this.settings, { max: 8, applicationName: 'docdex-crawl' });
     try {
       // The local user's own crawl: it may reach their localhost docs (never other internal ranges).
-      const job = await startCrawl(db, this.settings, request, { allowLoopback: true });
+      const job = await startCrawl(db, this.settings, request, { provenance: 'user' });
       if (!f.wait) {
         const workers = await liveWorkers(db.pool);
         this.log(`Crawl of ${job.name} queued: job ${job.job_id}. Follow it with \`docdex crawl status ${job.job_id}\`.`);

@@ -100,8 +100,17 @@ export interface FetchRequest {
   maxBodyBytes?: number;
   /** Whether to follow a redirect to this URL; a refused one ends as `skipped` without requesting it. */
   allowRedirect?: (url: URL) => boolean;
-  /** The job's policy: a CLI- or TUI-started crawl may reach loopback (never other internal ranges). */
+  /**
+   * The URL asked for is one the local user typed (a CLI- or TUI-started crawl's site, net/provenance.ts): it may
+   * be on loopback (never other internal ranges). The permission covers that URL's site only: a redirect to
+   * another origin was named by the server, and is held to the remote rules.
+   */
   allowLoopback?: boolean;
+}
+
+/** One site as a crawl counts it: the same origin, or the http/https twin on the default ports (scope.ts). */
+function sameSite(a: URL, b: URL): boolean {
+  return a.origin === b.origin || (a.port === '' && b.port === '' && a.hostname === b.hostname);
 }
 
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
@@ -311,8 +320,10 @@ export class PageFetcher {
     const budget = new PageBudget(s.pageTimeoutMs);
     const redirects: string[] = [];
     const seen = new Set<string>();
-    let url = new URL(rawUrl);
+    const asked = new URL(rawUrl);
+    let url = asked;
     for (let hop = 0; ; hop++) {
+      const hopRequest = req.allowLoopback && !sameSite(url, asked) ? { ...req, allowLoopback: false } : req;
       const key = normalizeUrl(url) ?? url.href;
       if (seen.has(key)) return { kind: 'error', url: url.href, message: `redirect loop at ${url.href}`, retryable: false, redirects };
       seen.add(key);
@@ -320,7 +331,7 @@ export class PageFetcher {
         req.signal?.throwIfAborted();
         await req.beforeRequest?.(url, req.signal);
         if (budget.left() <= 0) return budget.exhausted(url, redirects);
-        const step = await budget.time(() => this.attempt(url, req, hop, redirects, budget.left()));
+        const step = await budget.time(() => this.attempt(url, hopRequest, hop, redirects, budget.left()));
         if ('outcome' in step) return step.outcome;
         if ('next' in step) {
           redirects.push(url.href);
