@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
+import { updateSource } from '../../src/core/sources/manage.js';
 import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { runCli } from '../helpers/cli.js';
 import { closedPort } from '../helpers/closed-port.js';
@@ -150,8 +151,12 @@ describe('R1: what a registry names is held to the remote rules, even from the C
       const before = secret.connections;
       await cli(['crawl', 'start', `${bouncer.url}/`, '--name', 'bounced', '--depth', '0', '--wait']);
       expect(bouncer.connections).toBeGreaterThan(0);
-      expect(secret.connections - before).toBe(0);
       expect(await indexedText('bounced')).not.toContain(SECRET_MARK);
+      // A pack URL the user typed, redirected the same way.
+      const imported = await cli(['import', `${bouncer.url}/library.docdex`]);
+      expect(imported.exitCode).not.toBe(0);
+      expect(imported.stderr).toMatch(/refused: 127\.0\.0\.2 is a loopback address/);
+      expect(secret.connections - before).toBe(0);
     } finally {
       await bouncer.close();
     }
@@ -236,6 +241,21 @@ describe('R3: a stored URL keeps the provenance it was stored with', () => {
     expect(fromPack.stderr).toMatch(/refused: 127\.0\.0\.2 is a loopback address/);
     expect(secret.connections - before).toBe(0);
   }, 240_000);
+
+  it('a base URL set on a source without stored start URLs is the word of whoever set it: the source is no longer typed', async () => {
+    await db.pool.query(
+      `INSERT INTO sources (name, version, kind, base_url, crawl_config, typed_by_user)
+       VALUES ('bare-typed', '', 'crawl', 'http://127.0.0.2:1/', '{}', true),
+              ('started-typed', '', 'crawl', 'http://127.0.0.2:1/', '{"start_urls": ["http://127.0.0.2:1/"]}', true)`,
+    );
+    await updateSource(db.pool, 'bare-typed', { baseUrl: 'http://127.0.0.2:2/' });
+    await updateSource(db.pool, 'started-typed', { baseUrl: 'http://127.0.0.2:2/' });
+    const { rows } = await db.pool.query<{ name: string; typed_by_user: boolean }>(`SELECT name, typed_by_user FROM sources WHERE name IN ('bare-typed', 'started-typed') ORDER BY name`);
+    expect(rows).toEqual([
+      { name: 'bare-typed', typed_by_user: false },
+      { name: 'started-typed', typed_by_user: true },
+    ]);
+  });
 
   it('a repository a registry named is not checked out again on loopback from the CLI; one the user typed is', async () => {
     const allowed = { ...db.env, CRAWL_ALLOW_HOSTS: '127.0.0.1' };

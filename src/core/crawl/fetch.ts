@@ -6,6 +6,7 @@ import { request } from 'undici';
 import type { Agent } from 'undici';
 import { createOutboundAgent, isOutboundRefusal } from '../net/outbound.js';
 import type { AllowEntry, OutboundPolicy, Resolve } from '../net/outbound.js';
+import { onTypedSite } from '../net/provenance.js';
 import type { Dispatcher } from 'undici';
 import { normalizeUrl } from './url.js';
 import { sleep } from './sleep.js';
@@ -106,11 +107,6 @@ export interface FetchRequest {
    * another origin was named by the server, and is held to the remote rules.
    */
   allowLoopback?: boolean;
-}
-
-/** One site as a crawl counts it: the same origin, or the http/https twin on the default ports (scope.ts). */
-function sameSite(a: URL, b: URL): boolean {
-  return a.origin === b.origin || (a.port === '' && b.port === '' && a.hostname === b.hostname);
 }
 
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
@@ -323,7 +319,7 @@ export class PageFetcher {
     const asked = new URL(rawUrl);
     let url = asked;
     for (let hop = 0; ; hop++) {
-      const hopRequest = req.allowLoopback && !sameSite(url, asked) ? { ...req, allowLoopback: false } : req;
+      const hopRequest = req.allowLoopback && !onTypedSite(url, asked) ? { ...req, allowLoopback: false } : req;
       const key = normalizeUrl(url) ?? url.href;
       if (seen.has(key)) return { kind: 'error', url: url.href, message: `redirect loop at ${url.href}`, retryable: false, redirects };
       seen.add(key);

@@ -26,3 +26,12 @@ export function typedByUser(provenance: Provenance): boolean {
 export function askedAgain(stored: boolean, askedBy: Provenance): Provenance {
   return stored && askedBy === 'user' ? 'user' : 'third_party';
 }
+
+/**
+ * Whether `url` is on the site of a URL the user typed: its origin, or its http/https twin on the default ports
+ * (as a crawl's scope counts them). The user's permission reaches no further: a redirect elsewhere was named by
+ * the server.
+ */
+export function onTypedSite(url: URL, typed: URL): boolean {
+  return url.origin === typed.origin || (url.port === '' && typed.port === '' && url.hostname === typed.hostname);
+}
