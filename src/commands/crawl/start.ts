@@ -32,7 +32,7 @@ export default class CrawlStart extends BaseCommand<typeof CrawlStart> {
     parseCrawlRequest(request, { ceiling: this.settings.crawl.maxConcurrent });
     const db = await openDatabase(this.settings, { max: 8, applicationName: 'docdex-crawl' });
     try {
-      // The local user's own crawl: it may reach their localhost docs (never other internal ranges).
+      // URLs the local user typed: they may reach their localhost docs (never other internal ranges), on their own site.
       const job = await startCrawl(db, this.settings, request, { provenance: 'user' });
       if (!f.wait) {
         const workers = await liveWorkers(db.pool);
