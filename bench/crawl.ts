@@ -193,7 +193,7 @@ async function fetchAndExtractLoop(urls: string[], concurrency: number): Promise
 
 async function crawlOnce(db: BenchDb, config: Config, origin: string, name: string, concurrency: number, depth = 2): Promise<{ job: CrawlJob; seconds: number }> {
   const started = performance.now();
-  const job = await startCrawl(db, config, { name, start_urls: [`${origin}/`], max_depth: depth, max_concurrent_crawls: concurrency }, { allowLoopback: true });
+  const job = await startCrawl(db, config, { name, start_urls: [`${origin}/`], max_depth: depth, max_concurrent_crawls: concurrency }, { provenance: 'user' });
   const final = await waitForJob(db, job.job_id, () => undefined, { pollMs: 500 });
   return { job: final, seconds: (performance.now() - started) / 1000 };
 }

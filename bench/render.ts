@@ -132,7 +132,7 @@ async function crawlWithWorker(db: Awaited<ReturnType<typeof scratchDatabase>>, 
     }
     const config = loadConfig({ ...process.env, CRAWL_DELAY: '0', DATABASE_URL: db.url });
     const started = performance.now();
-    const job = await startCrawl(db, config, { name: `render-${render}`, start_urls: [startUrl], max_depth: 2, max_concurrent_crawls: 10, render }, { allowLoopback: true });
+    const job = await startCrawl(db, config, { name: `render-${render}`, start_urls: [startUrl], max_depth: 2, max_concurrent_crawls: 10, render }, { provenance: 'user' });
     const final = await waitForJob(db, job.job_id, (j) => process.env.BENCH_VERBOSE && console.error(render, j.status, j.pages_crawled, j.pages_found, j.pages_rendered), { pollMs: 500 });
     const seconds = (performance.now() - started) / 1000;
     peakTree = Math.max(peakTree, treeRssMb(child.pid!));

@@ -206,7 +206,7 @@ async function crawlSite(
         exclude_patterns: SITE_EXCLUDES[site],
         max_concurrent_crawls: options.concurrency ?? 8,
       },
-      { allowLoopback: true },
+      { provenance: 'user' },
     );
     const done = await parts.waitForJob(db, job.id);
     if (done.status !== 'completed') throw new Error(`Crawl of ${site} ended ${done.status}: ${done.error ?? 'no error recorded'}`);

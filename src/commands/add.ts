@@ -36,7 +36,7 @@ export default class Add extends BaseCommand<typeof Add> {
     parseAddRequest(request);
     const db = await openDatabase(this.settings, { max: 8, applicationName: 'docdex-add' });
     try {
-      const libraries = await addLibraries(db, this.settings, request, { local: true });
+      const libraries = await addLibraries(db, this.settings, request, 'user');
       for (const outcome of libraries) this.report(outcome);
       if (libraries.some((o) => o.status === 'failed')) process.exitCode = 1;
       if (!this.flags.wait) return { libraries };

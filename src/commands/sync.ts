@@ -31,7 +31,6 @@ export default class Sync extends BaseCommand<typeof Sync> {
         dir: this.args.dir,
         options: { all: this.flags.all, include: this.flags.include ?? [], exclude: this.flags.exclude ?? [] },
         dryRun: this.flags['dry-run'],
-        permission: { local: true },
       });
       if (!this.jsonEnabled()) for (const line of planLines(result)) this.log(line);
       if (result.dry_run || !this.flags.wait) return result;

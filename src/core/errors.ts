@@ -28,7 +28,7 @@ export const ERROR_CODES = {
   no_manifest: { status: 422, exitCode: 2, hint: 'Run docdex sync in a project directory (package.json, pyproject.toml, requirements.txt, go.mod or Cargo.toml).' },
   project_not_found: { status: 404, exitCode: 1, hint: 'Run `docdex sync` in the project directory first.' },
   // The project's .docdex.yml is not YAML, or not the settings docdex sync reads.
-  project_config_invalid: { status: 422, exitCode: 2, hint: '.docdex.yml takes: name, all (true/false), include and exclude (name globs), sources (library name: docs URL or git spec).' },
+  project_config_invalid: { status: 422, exitCode: 2, hint: '.docdex.yml takes: name, all (true/false), include and exclude (name globs), sources (library name: docs URL or http(s) git spec).' },
   payload_too_large: { status: 413, exitCode: 1 },
   pack_invalid: { status: 422, exitCode: 2, hint: 'The file is not a complete, unaltered docdex pack: download or export it again.' },
   pack_version_unsupported: { status: 422, exitCode: 2, hint: 'Upgrade docdex to import this pack.' },
@@ -75,7 +75,11 @@ export const ERROR_CODES = {
   git_failed: { status: 400, exitCode: 1 },
   clone_failed: { status: 400, exitCode: 1 },
   // Git repositories as sources (core/git/).
-  git_remote_refused: { status: 403, exitCode: 2, hint: 'Local paths, file:// and ssh remotes, and hosts on loopback or private addresses, are for the CLI only (or CRAWL_ALLOW_HOSTS).' },
+  git_remote_refused: {
+    status: 403,
+    exitCode: 2,
+    hint: 'Local paths, file:// and ssh remotes, and hosts on loopback, are only for a repository the local user types at the CLI; private addresses need CRAWL_ALLOW_HOSTS.',
+  },
   git_repo_not_found: { status: 404, exitCode: 1, hint: 'Check the repository URL; a private repository needs a stored credential for its host.' },
   git_ref_not_found: { status: 404, exitCode: 1, hint: 'Give a tag, a branch or a full 40-character commit hash that the repository has.' },
   git_auth_required: { status: 422, exitCode: 1, hint: 'Store a token for the host: `docdex manager git-credentials add --host HOST`.' },

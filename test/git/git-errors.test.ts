@@ -39,7 +39,7 @@ afterAll(async () => {
 });
 
 async function refused(request: Partial<GitSourceRequest>, code: keyof typeof ERROR_CODES, message?: RegExp): Promise<void> {
-  const error = (await startGitSource(dbh(), db.config, { remote: repo.url, local: true, maxRepoMb: 50, ...request }).then(
+  const error = (await startGitSource(dbh(), db.config, { remote: repo.url, provenance: 'user', maxRepoMb: 50, ...request }).then(
     () => undefined,
     (e: unknown) => e,
   )) as { code?: string; message?: string; hint?: string } | undefined;
@@ -76,10 +76,10 @@ describe('bad input to a git source: a clear error with its code, nothing writte
   });
 
   it('a local, file:// or ssh remote from REST/MCP', async () => {
-    await refused({ local: false }, 'git_remote_refused');
-    await refused({ remote: repo.bare, local: false }, 'git_remote_refused');
-    await refused({ remote: 'git@github.com:acme/widgets.git', local: false }, 'git_remote_refused');
-    await refused({ remote: 'ext::sh -c touch% /tmp/x', local: true }, 'git_remote_refused');
+    await refused({ provenance: 'third_party' }, 'git_remote_refused');
+    await refused({ remote: repo.bare, provenance: 'third_party' }, 'git_remote_refused');
+    await refused({ remote: 'git@github.com:acme/widgets.git', provenance: 'third_party' }, 'git_remote_refused');
+    await refused({ remote: 'ext::sh -c touch% /tmp/x', provenance: 'user' }, 'git_remote_refused');
   });
 
   it('a repository over the size cap', async () => {
@@ -88,17 +88,17 @@ describe('bad input to a git source: a clear error with its code, nothing writte
 
   it('a name held by an upload source', async () => {
     await createUploadFromContent(dbh(), db.config, { content: '# Up\n\ntext\n', name: 'acme', version: '2.0.0' });
-    const error = await startGitSource(dbh(), db.config, { remote: repo.url, ref: 'v2.0.0', local: true }).catch((e: unknown) => e);
+    const error = await startGitSource(dbh(), db.config, { remote: repo.url, ref: 'v2.0.0', provenance: 'user' }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'conflict' });
     expect(readdirSync(tmp)).toEqual([]);
     await db.pool.query('DELETE FROM sources');
   });
 
   it('a full commit hash is checked out and named by its short hash; no ref is the default branch', async () => {
-    const job = await startGitSource(dbh(), db.config, { remote: repo.url, ref: head, local: true });
+    const job = await startGitSource(dbh(), db.config, { remote: repo.url, ref: head, provenance: 'user' });
     expect(job).toMatchObject({ name: 'acme', version: head.slice(0, 7), file_count: 2 });
     expect(readdirSync(tmp)).toEqual([]);
-    const defaultBranch = await startGitSource(dbh(), db.config, { remote: repo.url, local: true, name: 'acme-docs', paths: ['docs/index.md'] });
+    const defaultBranch = await startGitSource(dbh(), db.config, { remote: repo.url, provenance: 'user', name: 'acme-docs', paths: ['docs/index.md'] });
     expect(defaultBranch).toMatchObject({ name: 'acme-docs', version: 'main', file_count: 1 });
   });
 });

@@ -60,7 +60,7 @@ afterAll(async () => {
 
 describe('git over smart HTTP (git http-backend on loopback)', () => {
   it('needs a credential: without one, a clear error and nothing written', async () => {
-    const error = await failure(startGitSource(dbh(), db.config, { remote, local: true }));
+    const error = await failure(startGitSource(dbh(), db.config, { remote, provenance: 'user' }));
     expect(error).toMatchObject({ code: 'git_auth_required' });
     expect(error.message).toMatch(/no credential is stored/);
     await nothingWritten();
@@ -68,7 +68,7 @@ describe('git over smart HTTP (git http-backend on loopback)', () => {
 
   it('refuses a stored credential the server rejects, without showing it', async () => {
     const wrong = await addGitCredential(db.pool, { host: `127.0.0.1:${server.port}`, username: 'docdex', token: `${TOKEN}x` });
-    const error = await failure(startGitSource(dbh(), db.config, { remote, local: true }));
+    const error = await failure(startGitSource(dbh(), db.config, { remote, provenance: 'user' }));
     expect(error).toMatchObject({ code: 'git_auth_required' });
     expect(error.message).toMatch(/was refused/);
     await removeGitCredential(db.pool, wrong.id);
@@ -78,21 +78,21 @@ describe('git over smart HTTP (git http-backend on loopback)', () => {
   it('refuses loopback for a REST/MCP caller, unless CRAWL_ALLOW_HOSTS lists it', async () => {
     // The test database's config allow-lists 127.0.0.1 (for crawl tests): this caller's has no allow-list.
     const strict = { ...db.config, outbound: { allowHosts: [] } };
-    const error = await failure(startGitSource(dbh(), strict, { remote, local: false }));
+    const error = await failure(startGitSource(dbh(), strict, { remote, provenance: 'third_party' }));
     expect(error).toMatchObject({ code: 'git_remote_refused' });
     expect(error.message).toMatch(/loopback/);
-    const viaLocalhost = await failure(listRemoteTags(strict, remote.replace('127.0.0.1', 'localhost'), false));
+    const viaLocalhost = await failure(listRemoteTags(strict, remote.replace('127.0.0.1', 'localhost')));
     expect(viaLocalhost).toMatchObject({ code: 'git_remote_refused' });
     await nothingWritten();
     const allowed = { ...db.config, outbound: { allowHosts: parseAllowHosts('127.0.0.1') } };
-    await expect(listRemoteTags(allowed, remote, false)).rejects.toMatchObject({ code: 'git_auth_required' });
+    await expect(listRemoteTags(allowed, remote)).rejects.toMatchObject({ code: 'git_auth_required' });
   });
 
   it('checks out with the stored token, which never appears in a process listing, and indexes the docs', async () => {
     await addGitCredential(db.pool, { host: `127.0.0.1:${server.port}`, username: 'docdex', token: TOKEN });
     server.listings.length = 0;
-    expect(await listRemoteTags(db.config, remote, true, db.pool)).toEqual(['v1.0.0']);
-    const job = await startGitSource(dbh(), db.config, { remote, ref: 'v1.0.0', local: true });
+    expect(await listRemoteTags(db.config, remote, db.pool)).toEqual(['v1.0.0']);
+    const job = await startGitSource(dbh(), db.config, { remote, ref: 'v1.0.0', provenance: 'user' });
     expect(job).toMatchObject({ name: 'acme', version: '1.0.0', source_type: 'git', file_count: 1 });
     expect(server.requests.some((r) => r.authorized)).toBe(true);
     expect(server.listings.length).toBeGreaterThan(0);

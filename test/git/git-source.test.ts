@@ -51,7 +51,7 @@ afterAll(async () => {
 
 describe('git sources', () => {
   it('checks out a tag, queues an upload job of kind git, and the workers make docs and examples searchable with the commit in the URL', async () => {
-    const job = await startGitSource(dbh(), db.config, { remote: repo.url, ref: 'v1.2.3', local: true });
+    const job = await startGitSource(dbh(), db.config, { remote: repo.url, ref: 'v1.2.3', provenance: 'user' });
     expect(job).toMatchObject({ name: 'acme', source_type: 'git', version: '1.2.3', source_name: 'acme' });
     expect(job.file_count).toBe(5);
     const done = await waitForUpload(dbh(), job.id);
@@ -74,7 +74,7 @@ describe('git sources', () => {
     expect(leaked.rowCount).toBe(0);
   });
   it('recrawls a branch at its new head: unchanged blobs skipped, changed files re-extracted, removed files dropped', async () => {
-    const first = await startGitSource(dbh(), db.config, { remote: repo.url, ref: 'main', local: true });
+    const first = await startGitSource(dbh(), db.config, { remote: repo.url, ref: 'main', provenance: 'user' });
     expect(first).toMatchObject({ version: 'main', file_count: 5 });
     await waitForUpload(dbh(), first.id);
     const sourceId = first.source_id!;
@@ -82,7 +82,7 @@ describe('git sources', () => {
     repo.remove(['docs/guide/intro.md']);
     const v2 = await repo.commit('second');
 
-    const again = await recrawlGitSource(dbh(), db.config, sourceId, { local: true });
+    const again = await recrawlGitSource(dbh(), db.config, sourceId, { askedBy: 'user' });
     expect(again).toMatchObject({ source_id: sourceId, version: 'main', file_count: 2 });
     expect(await waitForUpload(dbh(), again.id)).toMatchObject({ status: 'completed', processed_files: 2, failed_files: 0 });
     const search = async (query: string) => (await searchSnippets(db.pool, { query, source: 'acme', version: 'main' })).items;
@@ -97,7 +97,7 @@ describe('git sources', () => {
     const counts = await db.pool.query<{ document_count: number; commit: string }>(`SELECT document_count, crawl_config->'git'->>'commit' AS commit FROM sources WHERE id = $1`, [sourceId]);
     expect(counts.rows[0]).toEqual({ document_count: 5, commit: v2 });
 
-    const unchanged = await recrawlGitSource(dbh(), db.config, sourceId, { local: true });
+    const unchanged = await recrawlGitSource(dbh(), db.config, sourceId, { askedBy: 'user' });
     expect(unchanged).toMatchObject({ status: 'completed', file_count: 0 });
   });
 
@@ -109,7 +109,7 @@ describe('git sources', () => {
     await db.pool.query('DELETE FROM documents WHERE source_id = $1 AND url = $2', [sourceId, url]);
     expect((await searchSnippets(db.pool, { query: 'run_bilby_example', source: 'acme', version: 'main' })).items).toEqual([]);
 
-    const again = await recrawlGitSource(dbh(), db.config, sourceId, { local: true });
+    const again = await recrawlGitSource(dbh(), db.config, sourceId, { askedBy: 'user' });
     expect(again).toMatchObject({ file_count: 1 });
     expect(await waitForUpload(dbh(), again.id)).toMatchObject({ status: 'completed', processed_files: 1 });
     expect((await searchSnippets(db.pool, { query: 'run_bilby_example', source: 'acme', version: 'main' })).items).toHaveLength(1);

@@ -4,7 +4,7 @@ import { isUserError } from '../../src/core/errors.js';
 import { parseProjectConfig } from '../../src/core/project/config-file.js';
 
 describe('.docdex.yml', () => {
-  it('reads every setting; a relative repository path resolves against the project root', () => {
+  it('reads every setting', () => {
     const config = parseProjectConfig(
       [
         'name: shop',
@@ -13,21 +13,31 @@ describe('.docdex.yml', () => {
         'exclude: [lodash, "@types/*"]',
         'sources:',
         '  internal-ui: https://ui.example.com/docs/',
-        '  tools: ../tools@v1.2.0',
         '  sdk: https://github.com/acme/sdk.git@v2.0.0',
       ].join('\n'),
-      '/work/shop',
     );
     expect(config).toMatchObject({ name: 'shop', all: true, include: ['@acme/*'], exclude: ['lodash', '@types/*'] });
-    expect(config.sources.map((s) => `${s.name} ${s.spec.kind} ${s.spec.spec}`)).toEqual([
-      'internal-ui url https://ui.example.com/docs/',
-      'tools git /work/tools@v1.2.0',
-      'sdk git https://github.com/acme/sdk.git@v2.0.0',
-    ]);
+    expect(config.sources.map((s) => `${s.name} ${s.spec.kind} ${s.spec.spec}`)).toEqual(['internal-ui url https://ui.example.com/docs/', 'sdk git https://github.com/acme/sdk.git@v2.0.0']);
   });
 
+  // SECURITY.md, "What the crawler may reach": what a project's lockfiles and `.docdex.yml` name is held to the
+  // remote rules, so a `.docdex.yml` source may not be a local path, file:// or ssh.
+  it.each(['../tools@v1.2.0', './vendor/docs', '/home/someone/private-repo', 'file:///home/someone/private-repo@main', 'git@internal.example:acme/sdk.git', 'ssh://git@internal.example/acme/sdk.git'])(
+    'a source at %s, which would read this machine or use its ssh keys, is project_config_invalid',
+    (spec) => {
+      let caught: unknown;
+      try {
+        parseProjectConfig(`sources:\n  tools: "${spec}"\n`);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toMatchObject({ code: 'project_config_invalid' });
+      expect((caught as Error).message).toMatch(/sources\.tools: a source is a docs URL or an http\(s\) git repository; a local path, file:\/\/ or ssh remote named by a project file is never read/);
+    },
+  );
+
   it('an empty file is the defaults', () => {
-    expect(parseProjectConfig('', '/p')).toEqual({ include: [], exclude: [], sources: [] });
+    expect(parseProjectConfig('')).toEqual({ include: [], exclude: [], sources: [] });
   });
 
   it.each([
@@ -39,7 +49,7 @@ describe('.docdex.yml', () => {
   ])('%j is project_config_invalid saying what is wrong', (text, what) => {
     let caught: unknown;
     try {
-      parseProjectConfig(text, '/p');
+      parseProjectConfig(text);
     } catch (error) {
       caught = error;
     }
@@ -57,7 +67,7 @@ describe('.docdex.yml', () => {
     fc.assert(
       fc.property(text, (t) => {
         try {
-          parseProjectConfig(t, '/p');
+          parseProjectConfig(t);
         } catch (error) {
           if (!isUserError(error) || error.code !== 'project_config_invalid') throw error;
         }

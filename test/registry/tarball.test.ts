@@ -1,49 +1,13 @@
 import os from 'node:os';
-import { createGzip, gzipSync } from 'node:zlib';
-import tar from 'tar-stream';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
 import { fetchTarballReadme } from '../../src/core/registry/index.js';
 import { serveRegistry, failure } from './registry-server.js';
+import { tarball } from './tarball-builder.js';
 import type { RegistryServer } from './registry-server.js';
 
 /** Package tarballs built here (tar-stream + gzip), served on loopback, read back as a stream. */
-
-type Entry = { name: string; content?: string | Buffer; type?: 'file' | 'symlink' | 'directory'; linkname?: string; size?: number; fill?: number };
-
-/** A gzipped tar of `entries`; an entry with `size` and `fill` is that many bytes of `fill`, written in chunks. */
-async function tarball(entries: Entry[], trailing?: Buffer): Promise<Buffer> {
-  const pack = tar.pack();
-  const gzip = createGzip({ level: 1 });
-  const chunks: Buffer[] = [];
-  const done = new Promise<void>((resolve, reject) => {
-    gzip.on('data', (c: Buffer) => chunks.push(c));
-    gzip.on('end', () => resolve());
-    gzip.on('error', reject);
-  });
-  pack.pipe(gzip);
-  for (const entry of entries) {
-    if (entry.size !== undefined) {
-      const sink = pack.entry({ name: entry.name, size: entry.size });
-      const block = Buffer.alloc(1024 * 1024, entry.fill ?? 0);
-      for (let left = entry.size; left > 0; left -= block.length) {
-        if (!sink.write(left >= block.length ? block : block.subarray(0, left))) await new Promise<void>((r) => sink.once('drain', () => r()));
-      }
-      await new Promise<void>((resolve, reject) => sink.end((error?: Error | null) => (error ? reject(error) : resolve())));
-    } else {
-      await new Promise<void>((resolve, reject) =>
-        pack.entry({ name: entry.name, type: entry.type ?? 'file', ...(entry.linkname ? { linkname: entry.linkname } : {}) }, entry.content ?? '', (error) => (error ? reject(error) : resolve())),
-      );
-    }
-  }
-  if (trailing) {
-    // Bytes after the README that are not a tar entry: reading on would fail, so a reader that stops early succeeds.
-    pack.push(trailing);
-  }
-  pack.finalize();
-  await done;
-  return Buffer.concat(chunks);
-}
 
 const README = '# widgets\n\nInstall with `npm install widgets`.\n\n```js\nimport { widget } from "widgets";\n```\n';
 let registry: RegistryServer;
@@ -84,7 +48,8 @@ beforeAll(async () => {
 });
 afterAll(() => registry?.close());
 
-const config = () => loadConfig({ HOME: os.tmpdir(), CRAWL_ALLOW_HOSTS: '127.0.0.1' });
+// The tarballs live on the registry's own origin, as npm's do: trusted as the operator's registry, nothing else allow-listed.
+const config = () => loadConfig({ HOME: os.tmpdir(), NPM_REGISTRY_URL: registry.base, CRAWL_ALLOW_HOSTS: '' });
 const readme = (file: string) => fetchTarballReadme(config(), `${registry.base}/widgets/-/${file}`);
 
 describe('fetchTarballReadme', () => {
@@ -120,8 +85,23 @@ describe('fetchTarballReadme', () => {
 
   it('refuses a URL that is not http(s), and a loopback tarball the policy does not admit', async () => {
     expect((await failure(fetchTarballReadme(config(), 'file:///etc/passwd'))).code).toBe('validation_error');
-    const strict = loadConfig({ HOME: os.tmpdir(), CRAWL_ALLOW_HOSTS: '' });
+    const strict = loadConfig({ HOME: os.tmpdir(), NPM_REGISTRY_URL: 'https://registry.npmjs.org/', CRAWL_ALLOW_HOSTS: '' });
     const refused = await failure(fetchTarballReadme(strict, `${registry.base}/widgets/-/ok.tgz`));
     expect(refused.code).toBe('registry_unavailable');
   });
+
+  // SECURITY.md, "Package registries": trusted at its origin only; a failure off it reads "it could not be read".
+  it("off the registry's origin: another port of its host is refused, and an admitted host's failures all read the same", async () => {
+    const otherPort = new URL(registry.base);
+    otherPort.port = String((Number(otherPort.port) % 65535) + 1);
+    const refused = await failure(fetchTarballReadme(config(), `${otherPort.origin}/widgets/-/ok.tgz`));
+    expect(refused.message).toMatch(/refused: 127\.0\.0\.1 is a loopback address/);
+    // Served by the same server, but reached as another origin (localhost) that CRAWL_ALLOW_HOSTS admits.
+    const admitted = loadConfig({ HOME: os.tmpdir(), NPM_REGISTRY_URL: registry.base, CRAWL_ALLOW_HOSTS: 'localhost' });
+    const elsewhere = (file: string) => failure(fetchTarballReadme(admitted, `${registry.base.replace('127.0.0.1', 'localhost')}/widgets/-/${file}`));
+    for (const error of [await elsewhere('plain.tgz'), await elsewhere('missing.tgz'), await elsewhere('bomb.tgz')]) {
+      expect(error).toMatchObject({ code: 'registry_unavailable' });
+      expect(error.message).toMatch(/is unavailable: it could not be read\.$/);
+    }
+  }, 60_000);
 });

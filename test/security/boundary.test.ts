@@ -223,6 +223,9 @@ describe('MCP auth is decided on the matched route', () => {
   });
 });
 
+// SECURITY.md, "Who may call what": "Uploads never write into a crawled library, nor use a `source_url` on a crawled
+// library's site: the origin and base path it was crawled from, or its domain filter's domain (409). Another port
+// or path of the same host is another site.""
 describe('uploads cannot reach into crawled libraries', () => {
   it('refuses an upload into a crawled source or onto its site with 409, writing nothing', async () => {
     await db.pool.query(`INSERT INTO sources (name, version, kind, base_url, crawl_config) VALUES ('trusted-lib', 'latest', 'crawl', 'https://docs.trusted.example/guide/', $1)`, [
@@ -233,7 +236,10 @@ describe('uploads cannot reach into crawled libraries', () => {
     for (const upload of [
       { name: 'trusted-lib', version: 'latest' },
       { name: 'innocent', source_url: 'https://docs.trusted.example/guide/install.md' },
-      { name: 'innocent', source_url: 'https://www.trusted.example/install.md' },
+      // http and https on the default ports are one site, as for a crawl's scope.
+      { name: 'innocent', source_url: 'http://docs.trusted.example/guide/deep/install.md' },
+      // A directory upload's files go below its source URL: one above the site's folder covers it.
+      { name: 'innocent', source_url: 'https://docs.trusted.example/' },
       { name: 'innocent', source_url: 'https://api.trusted-two.example/x' },
     ]) {
       const res = await send(open.base, 'POST', '/upload/markdown', { 'content-type': 'application/json' }, JSON.stringify({ content, ...upload }));
@@ -241,6 +247,15 @@ describe('uploads cannot reach into crawled libraries', () => {
       expect(JSON.parse(res.body)).toMatchObject({ code: 'conflict', details: [] });
     }
     expect([await countRows('sources'), await countRows('upload_jobs')]).toEqual(before);
+    // Another path, host or port than the site's is not the site (the registrable domain no longer decides).
+    for (const [name, url] of [
+      ['blog-notes', 'https://docs.trusted.example/blog/install.md'],
+      ['www-notes', 'https://www.trusted.example/install.md'],
+      ['port-notes', 'https://docs.trusted.example:8443/guide/install.md'],
+    ]) {
+      const res = await send(open.base, 'POST', '/upload/markdown', { 'content-type': 'application/json' }, JSON.stringify({ content, name, source_url: url }));
+      expect(res.status, url).toBe(202);
+    }
     const own = await send(
       open.base,
       'POST',

@@ -2,11 +2,12 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
+import ipaddr from 'ipaddr.js';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
 import { createScope } from '../../src/core/crawl/scope.js';
-import { admittedAddresses, createOutboundAgent, createOutboundNodeAgent, OUTBOUND_REFUSED, parseAllowHosts, refusalFor, refusalForUrl } from '../../src/core/net/outbound.js';
+import { admittedAddresses, createOutboundAgent, createOutboundNodeAgent, embeddedIPv4, OUTBOUND_REFUSED, parseAllowHosts, refusalFor, refusalForUrl } from '../../src/core/net/outbound.js';
 import type { OutboundPolicy, Resolve } from '../../src/core/net/outbound.js';
 
 /**
@@ -41,8 +42,10 @@ const REFUSED = [
   ['fd12:3456::1', 'unique local'],
   ['fe80::1', 'link-local'],
   ['ff02::1', 'multicast'],
-  ['64:ff9b::7f00:1', 'special-purpose'],
-  ['2002:7f00:1::1', 'special-purpose'],
+  ['64:ff9b::7f00:1', 'loopback address in IPv6 form'],
+  ['2002:7f00:1::1', 'loopback address in IPv6 form'],
+  ['64:ff9b::808:808', 'special-purpose'],
+  ['2002:808:808::1', 'special-purpose'],
 ] as const;
 
 describe('refusalFor: the address ranges', () => {
@@ -76,6 +79,106 @@ describe('refusalFor: the address ranges', () => {
     expect(refusalFor('fd00::5', policy)).toBeNull();
     expect(refusalFor('127.0.0.2', policy)).not.toBeNull();
     expect(refusalFor('192.168.0.1', policy)).not.toBeNull();
+  });
+});
+
+/**
+ * SECURITY.md, "What the crawler may reach": "IPv6 forms that carry an IPv4 address (IPv4-mapped and
+ * IPv4-compatible, IPv4-translated, NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4 `2002::/16`, Teredo
+ * `2001::/32` with its obfuscated client, and ISATAP interface identifiers) are refused whenever the IPv4
+ * address they carry would be." Classifier only: no address here is ever dialled.
+ */
+describe('IPv6 forms that carry an IPv4 address', () => {
+  // Teredo keeps its client's address inverted: ~127.0.0.1 is 80ff:fffe.
+  const LOOPBACK_FORMS = [
+    ['IPv4-compatible', '::7f00:1'],
+    ['IPv4-translated', '::ffff:0:7f00:1'],
+    ['NAT64', '64:ff9b::7f00:1'],
+    ['6to4', '2002:7f00:1::1'],
+    ['Teredo client', '2001:0:808:808:0:0:80ff:fffe'],
+    ['Teredo server', '2001:0:7f00:1:0:0:f7f7:f7f7'],
+    ['ISATAP under a global prefix', '2a00:1450:4001::200:5efe:7f00:1'],
+    ['ISATAP, private form', '2a00:1450:4001::5efe:7f00:1'],
+  ] as const;
+
+  it.each(LOOPBACK_FORMS)('%s %s is judged as 127.0.0.1: refused, and named so', (_form, ip) => {
+    const message = refusalFor(ip, strict);
+    expect(message).toMatch(/^refused: .* a loopback address in IPv6 form \(it carries 127\.0\.0\.1\); add it to CRAWL_ALLOW_HOSTS to crawl internal docs$/);
+    expect(refusalForUrl(`http://[${ip}]:8080/`, strict)).toBe(message);
+  });
+
+  it('refuses the dotted IPv4-compatible spelling, and the local-use NAT64 prefix at each length RFC 6052 allows', () => {
+    expect(refusalFor('::127.0.0.1', strict)).toMatch(/^refused: .*127\.0\.0\.1.* loopback address/);
+    // 64:ff9b:1::/48 is refused whatever it carries; where the operator put the IPv4 address is unknowable, so every place counts.
+    for (const ip of ['64:ff9b:1:7f00:0:100::', '64:ff9b:1:7f:0:1::', '64:ff9b:1:0:7f:0:100::', '64:ff9b:1::7f00:1']) {
+      expect(refusalFor(ip, strict), ip).toMatch(/^refused: /);
+      expect(refusalFor(ip, cli), ip).toMatch(/^refused: /);
+      expect(embeddedIPv4(ipaddr.parse(ip) as ipaddr.IPv6).map(String), ip).toContain('127.0.0.1');
+    }
+  });
+
+  it('carries private, link-local and metadata addresses the same way', () => {
+    expect(refusalFor('::a00:1', strict)).toContain('a private address in IPv6 form (it carries 10.0.0.1)');
+    expect(refusalFor('::a9fe:a9fe', strict)).toContain('(the cloud metadata service) in IPv6 form (it carries 169.254.169.254)');
+    expect(refusalFor('2a00:1450:4001::5efe:c0a8:101', strict)).toContain('it carries 192.168.1.1');
+  });
+
+  it('leaves public addresses that merely look alike, and public IPv4 addresses in the forms that are ordinary unicast, admitted', () => {
+    for (const ip of ['::808:808', '2a00:1450:4001::200:5efe:808:808', '2a00:1450:4001::200e', '2606:4700::1111']) expect(refusalFor(ip, strict), ip).toBeNull();
+    // Tunnels and translators stay refused as special-purpose whatever they carry.
+    for (const ip of ['64:ff9b::808:808', '2002:808:808::1', '2001:0:808:808:0:0:f7f7:f7f7']) expect(refusalFor(ip, strict), ip).toMatch(/special-purpose/);
+  });
+
+  it('gives the CLI loopback, and CRAWL_ALLOW_HOSTS its listed address, in the IPv4-compatible form too', () => {
+    expect(refusalFor('::7f00:1', cli)).toBeNull();
+    expect(refusalFor('::a00:1', cli)).toMatch(/private/);
+    expect(refusalFor('::a00:1', { allow: parseAllowHosts('10.0.0.0/8'), allowLoopback: false })).toBeNull();
+  });
+
+  const v4 = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255));
+  const hex4 = (o: number[]) => [((o[0]! << 8) | o[1]!).toString(16), ((o[2]! << 8) | o[3]!).toString(16)];
+  const inv4 = (o: number[]) => hex4(o.map((b) => 255 - b));
+  const forms: Record<string, (o: number[], extra: string) => string> = {
+    compatible: (o) => `::${hex4(o).join(':')}`,
+    translated: (o) => `::ffff:0:${hex4(o).join(':')}`,
+    nat64: (o) => `64:ff9b::${hex4(o).join(':')}`,
+    nat64LocalUse96: (o) => `64:ff9b:1::${hex4(o).join(':')}`,
+    sixToFour: (o, extra) => `2002:${hex4(o).join(':')}:${extra}::1`,
+    teredoClient: (o, extra) => `2001:0:${extra}:1:0:0:${inv4(o).join(':')}`,
+    teredoServer: (o) => `2001:0:${hex4(o).join(':')}:0:0:f7f7:f7f7`,
+    isatap: (o, extra) => `2a00:1450:${extra}::200:5efe:${hex4(o).join(':')}`,
+  };
+
+  it('property: every form of an IPv4 address the policy refuses is refused, and carries that address', () => {
+    fc.assert(
+      fc.property(
+        v4,
+        fc.constantFrom(...Object.keys(forms)),
+        fc.integer({ min: 1, max: 0xffff }).map((n) => n.toString(16)),
+        (octets, form, extra) => {
+          const dotted = octets.join('.');
+          const ip = forms[form]!(octets, extra);
+          const address = ipaddr.parse(ip) as ipaddr.IPv6;
+          const carried = embeddedIPv4(address).map(String);
+          if (!(form === 'compatible' && /^0\.0\.0\.[01]$/.test(dotted))) expect(carried, ip).toContain(dotted);
+          for (const policy of [strict, cli]) {
+            if (refusalFor(dotted, policy) !== null) expect(refusalFor(ip, policy), ip).toMatch(/^refused: /);
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('property: any IPv6 address admitted under the strict policy carries only admitted IPv4 addresses', () => {
+    fc.assert(
+      fc.property(fc.ipV6(), (ip) => {
+        const address = ipaddr.parse(ip) as ipaddr.IPv6;
+        if (refusalFor(ip, strict) !== null) return;
+        for (const carried of embeddedIPv4(address)) expect(refusalFor(carried.toString(), strict), `${ip} carries ${carried.toString()}`).toBeNull();
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
 

@@ -1,5 +1,4 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +10,8 @@ import { runCli } from '../helpers/cli.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { listen } from '../helpers/listener.js';
+import type { Listener } from '../helpers/listener.js';
 import { docPage, serveSite } from '../helpers/site.js';
 
 /**
@@ -23,34 +24,6 @@ import { docPage, serveSite } from '../helpers/site.js';
 
 const SECRET = 'AWS_SECRET_ACCESS_KEY';
 const secretPage = docPage('Internal secrets', [{ heading: 'Keys', prose: 'internal only', code: `${SECRET} = "wJalrXUtnFEMI/K7MDENG"` }]);
-
-interface Listener {
-  host: string;
-  port: number;
-  url: string;
-  connections: number;
-  paths: string[];
-  close(): Promise<void>;
-}
-
-/** An HTTP listener that counts connections at the TCP level ('connection'), before any request is read. */
-async function listen(host: string, handle: (req: http.IncomingMessage, res: http.ServerResponse, self: Listener) => void): Promise<Listener> {
-  const self = { host, port: 0, url: '', connections: 0, paths: [] as string[] } as Listener;
-  const server = http.createServer((req, res) => {
-    self.paths.push(req.url ?? '');
-    handle(req, res, self);
-  });
-  server.on('connection', () => self.connections++);
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
-  self.port = (server.address() as AddressInfo).port;
-  self.url = `http://${host.includes(':') ? `[${host}]` : host}:${self.port}`;
-  self.close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
-  return self;
-}
 
 const serveSecret = (_req: http.IncomingMessage, res: http.ServerResponse) => {
   res.writeHead(200, { 'content-type': 'text/html' }).end(secretPage);
@@ -173,7 +146,7 @@ describe('with CRAWL_ALLOW_HOSTS empty: REST and MCP never reach loopback', () =
     const closed = await listen('127.0.0.1', serveSecret);
     const port = closed.port;
     await closed.close();
-    const job = await startCrawl(db, db.config, { start_urls: [`http://127.0.0.1:${port}/`], name: 'resumable', max_depth: 0 }, { allowLoopback: true });
+    const job = await startCrawl(db, db.config, { start_urls: [`http://127.0.0.1:${port}/`], name: 'resumable', max_depth: 0 }, { provenance: 'user' });
     await cancelCrawl(db.pool, job.job_id);
     const resumed = await post(daemon.base, `/api/crawl-jobs/${job.job_id}/resume`, {});
     expect(resumed.status).toBe(202);

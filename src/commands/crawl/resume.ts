@@ -16,7 +16,7 @@ export default class CrawlResume extends BaseCommand<typeof CrawlResume> {
   async run(): Promise<CrawlJob> {
     const db = await openDatabase(this.settings, { max: 8, applicationName: 'docdex-crawl' });
     try {
-      const job = await resumeCrawl(db, this.settings, await resolveCrawlJobId(db.pool, this.args.job), { allowLoopback: true });
+      const job = await resumeCrawl(db, this.settings, await resolveCrawlJobId(db.pool, this.args.job), { askedBy: 'user' });
       if (!this.flags.wait) {
         this.log(`Crawl ${job.job_id} of ${job.name} queued again. Follow it with \`docdex crawl status ${job.job_id}\`.`);
         return job;

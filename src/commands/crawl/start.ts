@@ -32,8 +32,8 @@ export default class CrawlStart extends BaseCommand<typeof CrawlStart> {
     parseCrawlRequest(request, { ceiling: this.settings.crawl.maxConcurrent });
     const db = await openDatabase(this.settings, { max: 8, applicationName: 'docdex-crawl' });
     try {
-      // The local user's own crawl: it may reach their localhost docs (never other internal ranges).
-      const job = await startCrawl(db, this.settings, request, { allowLoopback: true });
+      // URLs the local user typed: they may reach their localhost docs (never other internal ranges), on their own site.
+      const job = await startCrawl(db, this.settings, request, { provenance: 'user' });
       if (!f.wait) {
         const workers = await liveWorkers(db.pool);
         this.log(`Crawl of ${job.name} queued: job ${job.job_id}. Follow it with \`docdex crawl status ${job.job_id}\`.`);

@@ -15,8 +15,9 @@ export default class SourcesRecrawl extends BaseCommand<typeof SourcesRecrawl> {
   async run(): Promise<CrawlJob | UploadJob> {
     const db = await openDatabase(this.settings, { max: 4, applicationName: 'docdex-sources' });
     try {
-      // A CLI recrawl is the local user's: it may reach loopback, as `crawl start` does (and a local repository).
-      const started = await recrawlAnySource(db, this.settings, this.args.source, { allowLoopback: true, ...(this.flags.version === undefined ? {} : { version: this.flags.version }) });
+      // The local user asks: start URLs or a repository they typed keep loopback (and a local path), as `crawl start`
+      // has; what a registry, a project file, a pack or an API caller stored stays under the remote rules.
+      const started = await recrawlAnySource(db, this.settings, this.args.source, { askedBy: 'user', ...(this.flags.version === undefined ? {} : { version: this.flags.version }) });
       if (started.kind === 'git') {
         this.log(`Checkout queued: upload job ${started.job.id} (${started.job.file_count} changed files); \`docdex serve\` or \`docdex worker\` processes it.`);
       } else {

@@ -6,6 +6,7 @@ import { request } from 'undici';
 import type { Agent } from 'undici';
 import { createOutboundAgent, isOutboundRefusal } from '../net/outbound.js';
 import type { AllowEntry, OutboundPolicy, Resolve } from '../net/outbound.js';
+import { onTypedSite } from '../net/provenance.js';
 import type { Dispatcher } from 'undici';
 import { normalizeUrl } from './url.js';
 import { sleep } from './sleep.js';
@@ -102,7 +103,11 @@ export interface FetchRequest {
   maxBodyBytes?: number;
   /** Whether to follow a redirect to this URL; a refused one ends as `skipped` without requesting it. */
   allowRedirect?: (url: URL) => boolean;
-  /** The job's policy: a CLI- or TUI-started crawl may reach loopback (never other internal ranges). */
+  /**
+   * The URL asked for is one the local user typed (a CLI- or TUI-started crawl's site, net/provenance.ts): it may
+   * be on loopback (never other internal ranges). The permission covers that URL's site only: a redirect to
+   * another origin was named by the server, and is held to the remote rules.
+   */
   allowLoopback?: boolean;
   /** Response headers (lower-case names) an `ok` outcome returns in `headers` when the response has them. */
   keepHeaders?: readonly string[];
@@ -324,8 +329,10 @@ export class PageFetcher {
     const budget = new PageBudget(s.pageTimeoutMs);
     const redirects: string[] = [];
     const seen = new Set<string>();
-    let url = new URL(rawUrl);
+    const asked = new URL(rawUrl);
+    let url = asked;
     for (let hop = 0; ; hop++) {
+      const hopRequest = req.allowLoopback && !onTypedSite(url, asked) ? { ...req, allowLoopback: false } : req;
       const key = normalizeUrl(url) ?? url.href;
       if (seen.has(key)) return { kind: 'error', url: url.href, message: `redirect loop at ${url.href}`, retryable: false, redirects };
       seen.add(key);
@@ -333,7 +340,7 @@ export class PageFetcher {
         req.signal?.throwIfAborted();
         await req.beforeRequest?.(url, req.signal);
         if (budget.left() <= 0) return budget.exhausted(url, redirects);
-        const step = await budget.time(() => this.attempt(url, req, hop, redirects, budget.left()));
+        const step = await budget.time(() => this.attempt(url, hopRequest, hop, redirects, budget.left()));
         if ('outcome' in step) return step.outcome;
         if ('next' in step) {
           redirects.push(url.href);

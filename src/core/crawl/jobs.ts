@@ -11,6 +11,8 @@ import { parseCrawlRequest, storedCrawlConfig } from '../crawl-request.js';
 import type { CrawlRequest, CrawlRequestInput, RenderMode } from '../crawl-request.js';
 import { findChromium } from '../render/browser.js';
 import { refusalForUrl } from '../net/outbound.js';
+import { typedByUser } from '../net/provenance.js';
+import type { Provenance } from '../net/provenance.js';
 import { assertLlmReady } from '../llm/preflight.js';
 import { dropQueuedEnhancements, LLM_PROGRESS_LATERAL } from '../llm/job-stage.js';
 import { withTransaction } from '../db/transaction.js';
@@ -259,10 +261,12 @@ export interface StartCrawlOptions {
   /** Name detection fetch timeout; tests shrink it. */
   detectTimeoutMs?: number;
   /**
-   * The job's outbound policy: true only for crawls the local user starts (CLI, TUI), which may then reach
-   * loopback; REST and MCP leave it false. Every other internal address needs CRAWL_ALLOW_HOSTS either way.
+   * Who named the start URLs (net/provenance.ts), which sets the job's outbound policy: `user` only for URLs the
+   * local user typed (CLI, TUI), which may then reach loopback; anything else (REST, MCP, a registry's homepage,
+   * a project file, a stored URL asked for again by someone else) is `third_party`, the default. Every other
+   * internal address needs CRAWL_ALLOW_HOSTS either way. Stored with the source, for recrawls.
    */
-  allowLoopback?: boolean;
+  provenance?: Provenance;
 }
 
 /**
@@ -288,7 +292,7 @@ async function nameAndDescription(db: { pool: pg.Pool }, config: Config, request
   if (request.name !== null) return { name: request.name, nameGiven: true, description: metaDescription };
   // Loaded on demand: the extractor and HTTP client are not needed to list or cancel jobs.
   const { detectSite } = await import('./detect.js');
-  const site = await detectSite(db.pool, config, request.start_urls[0]!, { timeoutMs: options.detectTimeoutMs ?? 15_000, allowLoopback: options.allowLoopback ?? false });
+  const site = await detectSite(db.pool, config, request.start_urls[0]!, { timeoutMs: options.detectTimeoutMs ?? 15_000, allowLoopback: typedByUser(options.provenance ?? 'third_party') });
   return { name: site.name, nameGiven: false, description: metaDescription || site.description };
 }
 
@@ -346,7 +350,7 @@ export async function startCrawl(db: { pool: pg.Pool; info: ConnectionInfo }, co
     ceiling: config.crawl.maxConcurrent,
     ...(options.defaultConcurrency === undefined ? {} : { defaultConcurrency: options.defaultConcurrency }),
   });
-  const allowLoopback = options.allowLoopback ?? false;
+  const allowLoopback = typedByUser(options.provenance ?? 'third_party');
   assertStartUrlsAllowed(config, request.start_urls, allowLoopback);
   assertBrowserForRender(config, request);
   const { name, nameGiven, description } = await nameAndDescription(db, config, request, options);
@@ -359,6 +363,7 @@ export async function startCrawl(db: { pool: pg.Pool; info: ConnectionInfo }, co
       baseUrl: request.start_urls[0]!,
       crawlConfig: storedCrawlConfig(request),
       metadata: request.metadata,
+      typedByUser: allowLoopback,
     });
     await assertNoActiveCrawl(client, source);
     return insertCrawlJob(client, source, request, { allowLoopback, llmEnhance: config.llm.enabled });
@@ -431,7 +436,7 @@ async function controllerAlive(pool: pg.Pool, id: string): Promise<boolean> {
  * Completed pages are not fetched again; pages that failed transiently (no answer, 429, 5xx) are retried;
  * claims of dead workers go back to pending. Any worker then adopts the job.
  */
-export async function resumeCrawl(db: { pool: pg.Pool; info?: ConnectionInfo }, config: Config, id: string, options: { allowLoopback?: boolean } = {}): Promise<CrawlJob> {
+export async function resumeCrawl(db: { pool: pg.Pool; info?: ConnectionInfo }, config: Config, id: string, options: { askedBy?: Provenance } = {}): Promise<CrawlJob> {
   await assertLlmReady(config);
   const pool = db.pool;
   const row = await selectJob(pool, id);
@@ -463,12 +468,13 @@ export async function resumeCrawl(db: { pool: pg.Pool; info?: ConnectionInfo }, 
         WHERE job_id = $1 AND status = 'failed' AND (http_status IS NULL OR http_status = 429 OR http_status >= 500)`,
       [row.id],
     );
-    // A resume over REST never widens the policy: a CLI-started job resumed by an API caller loses loopback.
+    // A resume never widens the policy: a CLI-started job resumed by an API caller loses loopback, and a job
+    // whose start URLs a third party named (a registry's homepage) never gains it from a CLI resume.
     await client.query(
       `UPDATE crawl_jobs SET status = 'queued', error = NULL, completed_at = NULL, controller_worker_id = NULL, eta_seconds = NULL,
          heartbeat_at = now(), updated_at = now(), allow_loopback = allow_loopback AND $2
         WHERE id = $1`,
-      [row.id, options.allowLoopback ?? false],
+      [row.id, typedByUser(options.askedBy ?? 'third_party')],
     );
   });
   await wakeWorkers(pool, row.id);

@@ -3,6 +3,8 @@ import type { Config } from '../config.js';
 import { withTransaction } from '../db/transaction.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import { assertLlmReady } from '../llm/preflight.js';
+import { askedAgain, typedByUser } from '../net/provenance.js';
+import type { Provenance } from '../net/provenance.js';
 import { removePageIn } from '../store/pages.js';
 import { getUploadJob, insertUploadJob } from '../upload/jobs.js';
 import type { UploadJob } from '../upload/jobs.js';
@@ -35,8 +37,11 @@ export interface GitSourceRequest {
   name?: string;
   version?: string;
   maxRepoMb?: number;
-  /** CLI only: file://, local paths, ssh, loopback */
-  local: boolean;
+  /**
+   * Who named the remote (net/provenance.ts): only one the local user typed may be a local path, file://, ssh
+   * or on loopback. Stored with the source, for re-checkouts.
+   */
+  provenance: Provenance;
 }
 
 /** One indexed file: its blob (unchanged blob, nothing to do) and the URL its page is stored under. */
@@ -85,6 +90,7 @@ function checkRef(ref: string | undefined): string | undefined {
 
 interface CheckedOut {
   origin: GitOrigin;
+  typedByUser: boolean;
   selected: SelectedFile[];
   read: ReadFiles;
   name: string;
@@ -100,7 +106,7 @@ async function checkoutAndRead(config: Config, pool: pg.Pool, request: GitSource
   const maxRepoMb = checkMaxRepoMb(request.maxRepoMb);
   const name = checkText(request.name, 'name', 200) ?? remote.name;
   return withTempDir(async (tmp) => {
-    const access = await prepareAccess(config, remote, tmp, { local: request.local, pool });
+    const access = await prepareAccess(config, remote, tmp, { local: typedByUser(request.provenance), pool });
     const selection = { ...(paths ? { paths } : {}), ...(examples ? { examples } : {}) };
     const checkout = await checkoutRef(tmp, { remote, ...(ref === undefined ? {} : { ref }), selection, maxBytes: maxRepoMb * 1024 * 1024, access });
     const selected = selectFiles(checkout.tracked, selection, isExampleSource);
@@ -109,7 +115,7 @@ async function checkoutAndRead(config: Config, pool: pg.Pool, request: GitSource
     const files = Object.fromEntries(selected.map((f) => [f.path, { blob: f.blob, url: urlOf(f.path) }]));
     const origin: GitOrigin = { remote: remote.url, ref: ref ?? null, refKind: checkout.ref.kind, commit: checkout.commit, paths: paths ?? null, examples: examples ?? null, maxRepoMb, files };
     const version = checkText(request.version, 'version', 100) ?? versionFromRef(checkout.ref);
-    return { origin, selected, read, name, version };
+    return { origin, typedByUser: typedByUser(request.provenance), selected, read, name, version };
   });
 }
 
@@ -139,13 +145,14 @@ async function lockTarget(client: pg.ClientBase, name: string, version: string):
 async function saveSource(client: pg.ClientBase, target: TargetSource | undefined, checked: CheckedOut): Promise<string> {
   const config = JSON.stringify({ git: checked.origin });
   if (target) {
-    await client.query(`UPDATE sources SET crawl_config = $2, last_crawled_at = now(), updated_at = now() WHERE id = $1`, [target.id, config]);
+    await client.query(`UPDATE sources SET crawl_config = $2, typed_by_user = $3, last_crawled_at = now(), updated_at = now() WHERE id = $1`, [target.id, config, checked.typedByUser]);
     return target.id;
   }
-  const { rows } = await client.query<{ id: string }>(`INSERT INTO sources (name, version, kind, crawl_config, last_crawled_at) VALUES ($1, $2, 'git', $3, now()) RETURNING id`, [
+  const { rows } = await client.query<{ id: string }>(`INSERT INTO sources (name, version, kind, crawl_config, typed_by_user, last_crawled_at) VALUES ($1, $2, 'git', $3, $4, now()) RETURNING id`, [
     checked.name,
     checked.version,
     config,
+    checked.typedByUser,
   ]);
   return rows[0]!.id;
 }
@@ -199,11 +206,12 @@ export async function startGitSource(db: QueueDb, config: Config, request: GitSo
 /**
  * Re-runs a git source's checkout at its stored ref (a branch moves to its new head): files with an unchanged
  * blob are skipped, changed ones re-extracted, removed ones' pages and snippets deleted in the job's
- * transaction. `local` is the CLI's permission, needed again for a local, file:// or ssh remote.
+ * transaction. A local, file:// or ssh remote, or one on loopback, is checked out again only when the local
+ * user typed it and asks again (`askedBy`).
  */
-export async function recrawlGitSource(db: QueueDb, config: Config, sourceId: string, options: { local?: boolean } = {}): Promise<UploadJob> {
-  const { rows } = await db.pool.query<{ name: string; version: string; kind: string; origin: GitOrigin | null }>(
-    `SELECT name, version, kind, crawl_config->'git' AS origin FROM sources WHERE id = $1`,
+export async function recrawlGitSource(db: QueueDb, config: Config, sourceId: string, options: { askedBy?: Provenance } = {}): Promise<UploadJob> {
+  const { rows } = await db.pool.query<{ name: string; version: string; kind: string; origin: GitOrigin | null; typed_by_user: boolean }>(
+    `SELECT name, version, kind, crawl_config->'git' AS origin, typed_by_user FROM sources WHERE id = $1`,
     [sourceId],
   );
   const source = rows[0];
@@ -218,7 +226,7 @@ export async function recrawlGitSource(db: QueueDb, config: Config, sourceId: st
     name: source.name,
     version: source.version,
     maxRepoMb: origin.maxRepoMb,
-    local: options.local ?? false,
+    provenance: askedAgain(source.typed_by_user, options.askedBy ?? 'third_party'),
   };
   const checked = await checkoutAndRead(config, db.pool, request);
   return commitJob(db, config, checked, sourceId);

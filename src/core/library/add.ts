@@ -5,6 +5,7 @@ import type { ErrorCode, UserError } from '../errors.js';
 import { startGitSource } from '../git/index.js';
 import { parseAddRequest } from '../library-spec.js';
 import type { AddRequest, LibrarySpec } from '../library-spec.js';
+import type { Provenance } from '../net/provenance.js';
 import type { QueueDb } from '../upload/queue.js';
 import { addPackage } from './package.js';
 
@@ -12,12 +13,10 @@ import { addPackage } from './package.js';
  * `docdex add <spec>...`, REST `POST /api/libraries` and MCP `add_library`: each spec becomes the jobs that
  * index it, through the producers that already exist (a crawl for a docs site, a git checkout for a
  * repository, both for a package). Specs are independent: one that fails is reported and the others still run.
+ *
+ * Who wrote the specs (`provenance`, net/provenance.ts) carries over to a docs URL or a repository given in a
+ * spec, and to nothing else: what a package's registry names is third-party, however the package was asked for.
  */
-
-export interface AddPermission {
-  /** The CLI's own request: it may read this machine's repositories (paths, file://, ssh keys) and loopback. */
-  local: boolean;
-}
 
 /** Where a job's documents come from (AddedJob.origin); the one list, for the REST and MCP schemas. */
 export const JOB_ORIGIN_KINDS = ['docs_site', 'repository', 'readme'] as const;
@@ -47,7 +46,7 @@ export interface SpecJobs {
   notes: string[];
 }
 
-async function addUrl(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { kind: 'url' }>, request: AddRequest, permission: AddPermission): Promise<SpecJobs> {
+async function addUrl(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { kind: 'url' }>, request: AddRequest, provenance: Provenance): Promise<SpecJobs> {
   const job = await startCrawl(
     db,
     config,
@@ -58,16 +57,16 @@ async function addUrl(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { 
       ...(request.version === undefined ? {} : { version: request.version }),
       ...(request.depth === undefined ? {} : { max_depth: request.depth }),
     },
-    { allowLoopback: permission.local },
+    { provenance },
   );
   return { name: job.name, version: job.version, jobs: [{ type: 'crawl', id: job.job_id, what: `docs site ${spec.url}`, origin: { kind: 'docs_site', url: spec.url } }], notes: [] };
 }
 
-async function addGit(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { kind: 'git' }>, request: AddRequest, permission: AddPermission): Promise<SpecJobs> {
-  // Whether this caller may reach the remote (paths, file:// and ssh are the CLI's) is the git producer's rule.
+async function addGit(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { kind: 'git' }>, request: AddRequest, provenance: Provenance): Promise<SpecJobs> {
+  // Whether the remote may be reached (paths, file:// and ssh are the local user's) is the git producer's rule.
   const job = await startGitSource(db, config, {
     remote: spec.remote,
-    local: permission.local,
+    provenance,
     maxRepoMb: request.maxRepoMb,
     ...(spec.ref === undefined ? {} : { ref: spec.ref }),
     ...(request.path === undefined ? {} : { paths: request.path }),
@@ -83,10 +82,11 @@ async function addGit(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { 
   };
 }
 
-function addSpec(db: QueueDb, config: Config, spec: LibrarySpec, request: AddRequest, permission: AddPermission): Promise<SpecJobs> {
-  if (spec.kind === 'url') return addUrl(db, config, spec, request, permission);
-  if (spec.kind === 'git') return addGit(db, config, spec, request, permission);
-  return addPackage(db, config, spec, request, permission);
+function addSpec(db: QueueDb, config: Config, spec: LibrarySpec, request: AddRequest, provenance: Provenance): Promise<SpecJobs> {
+  if (spec.kind === 'url') return addUrl(db, config, spec, request, provenance);
+  if (spec.kind === 'git') return addGit(db, config, spec, request, provenance);
+  // No provenance: everything a package's registry answers is third-party.
+  return addPackage(db, config, spec, request);
 }
 
 function failure(spec: string, kind: AddOutcome['kind'], error: UserError): AddOutcome {
@@ -96,13 +96,14 @@ function failure(spec: string, kind: AddOutcome['kind'], error: UserError): AddO
 /**
  * Validates the request (a bad request throws, and nothing is written), then queues each spec's jobs in turn.
  * With several specs, a spec's own failure (no such package, an unknown ref) is its outcome; a bug still throws.
+ * `provenance` says who wrote the specs: `user` only for the local user's `docdex add`.
  */
-export async function addLibraries(db: QueueDb, config: Config, input: unknown, permission: AddPermission): Promise<AddOutcome[]> {
+export async function addLibraries(db: QueueDb, config: Config, input: unknown, provenance: Provenance): Promise<AddOutcome[]> {
   const request = parseAddRequest(input);
   const outcomes: AddOutcome[] = [];
   for (const spec of request.specs) {
     try {
-      const added = await addSpec(db, config, spec, request, permission);
+      const added = await addSpec(db, config, spec, request, provenance);
       outcomes.push({ spec: spec.spec, kind: spec.kind, status: 'queued', ...added });
     } catch (error) {
       // One spec: its error is the answer, with its own status and exit code.

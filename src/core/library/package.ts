@@ -8,13 +8,17 @@ import type { ResolvedPackage } from '../registry/index.js';
 import { createUploadFromContent } from '../upload/jobs.js';
 import type { QueueDb } from '../upload/queue.js';
 import { recordPackageOrigin } from '../sources/aliases.js';
-import type { AddedJob, AddPermission, SpecJobs } from './add.js';
+import type { AddedJob, SpecJobs } from './add.js';
 
 /**
  * A package spec: the registry says where the docs of that exact version live. Its repository is indexed at
  * the release's tag (never at another ref: that would be other docs under this version's label), its docs
  * homepage is crawled one link deep, and when neither can be had, the README in the published tarball is
  * indexed instead. The library is named after the package; the repository's name becomes an alias.
+ *
+ * The repository, homepage, documentation and tarball URLs are written by the package's author and served by
+ * the registry: they are third-party (net/provenance.ts) whoever asked for the package, so nothing here takes
+ * the caller's permission. The registry requests themselves are the operator's (registry/http.ts).
  */
 
 type PackageSpec = Extract<LibrarySpec, { kind: 'package' }>;
@@ -29,12 +33,12 @@ function reason(error: unknown): string {
 }
 
 /** The repository at the release's tag, or why it could not be used (a note, not a failure). */
-async function repositoryJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id: Identity, request: AddRequest, permission: AddPermission): Promise<AddedJob | string> {
+async function repositoryJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id: Identity, request: AddRequest): Promise<AddedJob | string> {
   const repo = pkg.repository;
   if (!repo) return 'the registry names no repository';
   let tags: string[];
   try {
-    tags = await listRemoteTags(config, repo.url, permission.local, db.pool);
+    tags = await listRemoteTags(config, repo.url, db.pool);
   } catch (error) {
     return `its repository ${repo.url} cannot be read (${reason(error)})`;
   }
@@ -45,7 +49,7 @@ async function repositoryJob(db: QueueDb, config: Config, pkg: ResolvedPackage, 
     const job = await startGitSource(db, config, {
       remote: repo.url,
       ref: tag,
-      local: permission.local,
+      provenance: 'third_party',
       maxRepoMb: request.maxRepoMb,
       name: id.name,
       version: id.version,
@@ -60,11 +64,11 @@ async function repositoryJob(db: QueueDb, config: Config, pkg: ResolvedPackage, 
 }
 
 /** The docs site, when the registry names one apart from the repository. */
-async function homepageJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id: Identity, request: AddRequest, permission: AddPermission): Promise<AddedJob | string | null> {
+async function homepageJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id: Identity, request: AddRequest): Promise<AddedJob | string | null> {
   const site = pkg.documentation ?? pkg.homepage;
   if (site === undefined) return null;
   try {
-    const job = await startCrawl(db, config, { start_urls: [site], name: id.name, version: id.version, max_depth: request.depth ?? 1, ...request.crawl }, { allowLoopback: permission.local });
+    const job = await startCrawl(db, config, { start_urls: [site], name: id.name, version: id.version, max_depth: request.depth ?? 1, ...request.crawl }, { provenance: 'third_party' });
     return { type: 'crawl', id: job.job_id, what: `docs site ${site}`, origin: { kind: 'docs_site', url: site } };
   } catch (error) {
     if (!isUserError(error)) throw error;
@@ -78,7 +82,15 @@ async function readmeJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id: 
   try {
     const readme = await fetchTarballReadme(config, pkg.tarball);
     if (!readme) return 'its package archive holds no README';
-    const job = await createUploadFromContent(db, config, { content: readme.content, filename: readme.filename, name: id.name, version: id.version, sourceUrl: pkg.tarball });
+    const job = await createUploadFromContent(db, config, {
+      content: readme.content,
+      filename: readme.filename,
+      name: id.name,
+      version: id.version,
+      sourceUrl: pkg.tarball,
+      // Read from that URL just now, not claimed: a crawl of a page on the registry's host must not block it.
+      sourceUrlFetched: true,
+    });
     return { type: 'upload', id: job.id, what: `the README in ${pkg.ecosystem} package ${pkg.name}@${pkg.version}`, origin: { kind: 'readme', url: pkg.tarball } };
   } catch (error) {
     if (!isUserError(error)) throw error;
@@ -86,7 +98,7 @@ async function readmeJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id: 
   }
 }
 
-export async function addPackage(db: QueueDb, config: Config, spec: PackageSpec, request: AddRequest, permission: AddPermission): Promise<SpecJobs> {
+export async function addPackage(db: QueueDb, config: Config, spec: PackageSpec, request: AddRequest): Promise<SpecJobs> {
   const pkg = await resolvePackage(config, { ecosystem: spec.ecosystem, name: spec.name, ...(spec.version === undefined ? {} : { version: spec.version }) });
   const id: Identity = { name: request.name ?? pkg.name, version: request.version ?? pkg.version };
   const jobs: AddedJob[] = [];
@@ -96,11 +108,11 @@ export async function addPackage(db: QueueDb, config: Config, spec: PackageSpec,
     if (typeof result === 'string') notes.push(result);
     else jobs.push(result);
   };
-  const repo = await repositoryJob(db, config, pkg, id, request, permission);
+  const repo = await repositoryJob(db, config, pkg, id, request);
   take(repo);
   // The README before the docs site: an upload may not add pages to a crawled library, while a crawl may join one.
   if (typeof repo === 'string') take(await readmeJob(db, config, pkg, id));
-  take(await homepageJob(db, config, pkg, id, request, permission));
+  take(await homepageJob(db, config, pkg, id, request));
   if (jobs.length === 0) {
     throw new UserError(`Nothing to index for ${spec.spec} (${pkg.name}@${pkg.version}): ${notes.join('; ')}.`, {
       code: 'nothing_to_index',

@@ -103,6 +103,42 @@ function effectiveAddress(address: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipa
   return address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress() ? address.toIPv4Address() : address;
 }
 
+function ipv4From(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+}
+
+function inRange(parts: readonly number[], prefix: readonly number[]): boolean {
+  return prefix.every((part, i) => parts[i] === part);
+}
+
+/**
+ * The IPv4 addresses an IPv6 address carries, in every form that tunnels or translates to them, so each can be
+ * judged as the IPv4 address it leads to:
+ * - IPv4-compatible `::a.b.c.d` (deprecated; `::` and `::1` are themselves), IPv4-translated `::ffff:0:a.b.c.d`;
+ * - NAT64 `64:ff9b::/96`, and the local-use `64:ff9b:1::/48` at each place RFC 6052 allows for its prefix lengths;
+ * - 6to4 `2002:AABB:CCDD::/48`;
+ * - Teredo `2001:0:SSSS:SSSS:…:CCCC:CCCC`: the server and the client (stored inverted);
+ * - an ISATAP interface identifier `…:0:5efe:a.b.c.d` (or `200:5efe`) under any prefix.
+ * IPv4-mapped addresses are converted whole by effectiveAddress. Never throws.
+ */
+export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] {
+  const p = address.parts;
+  const found: ipaddr.IPv4[] = [];
+  if (inRange(p, [0, 0, 0, 0, 0, 0]) && (p[6] !== 0 || p[7]! > 1)) found.push(ipv4From(p[6]!, p[7]!));
+  if (inRange(p, [0, 0, 0, 0, 0xffff, 0])) found.push(ipv4From(p[6]!, p[7]!));
+  if (inRange(p, [0x64, 0xff9b, 0, 0, 0, 0])) found.push(ipv4From(p[6]!, p[7]!));
+  if (inRange(p, [0x64, 0xff9b, 1])) {
+    // RFC 6052 at prefix lengths /96, /64, /56 and /48; bits 64..71 (the "u" octet) are never part of the address.
+    const [p3, p4, p5, p6, p7] = [p[3]!, p[4]!, p[5]!, p[6]!, p[7]!];
+    found.push(ipv4From(p6, p7), ipv4From(((p4 & 0xff) << 8) | (p5 >> 8), ((p5 & 0xff) << 8) | (p6 >> 8)));
+    found.push(ipv4From(((p3 & 0xff) << 8) | (p4 & 0xff), p5), ipv4From(p3, ((p4 & 0xff) << 8) | (p5 >> 8)));
+  }
+  if (p[0] === 0x2002) found.push(ipv4From(p[1]!, p[2]!));
+  if (p[0] === 0x2001 && p[1] === 0) found.push(ipv4From(p[2]!, p[3]!), ipv4From(~p[6]! & 0xffff, ~p[7]! & 0xffff));
+  if ((p[4]! & 0xfcff) === 0 && p[5] === 0x5efe) found.push(ipv4From(p[6]!, p[7]!));
+  return found;
+}
+
 function inAllowList(address: ipaddr.IPv4 | ipaddr.IPv6, allow: readonly AllowEntry[]): boolean {
   return allow.some((entry) => entry.kind === 'cidr' && entry.cidr[0].kind() === address.kind() && address.match(entry.cidr));
 }
@@ -128,14 +164,24 @@ export function refusalFor(ip: string, policy: OutboundPolicy, host?: string): s
   const parsed = parseAddress(stripBrackets(ip));
   if (!parsed) return `refused: ${JSON.stringify(ip.slice(0, 100))} is not an IP address`;
   const address = effectiveAddress(parsed);
+  const shown = address.toString();
+  const subject = host && normalizeName(stripBrackets(host)) !== shown && net.isIP(stripBrackets(host)) === 0 ? `${host} resolves to ${shown},` : `${shown} is`;
+  // An IPv6 form that leads to an IPv4 address is refused when that address would be, whatever its own range.
+  for (const carried of address instanceof ipaddr.IPv6 ? embeddedIPv4(address) : []) {
+    const kind = refusedKind(carried, policy);
+    if (kind !== null) return `refused: ${subject} ${kind} in IPv6 form (it carries ${carried.toString()}); add it to CRAWL_ALLOW_HOSTS to crawl internal docs`;
+  }
+  const kind = refusedKind(address, policy);
+  return kind === null ? null : `refused: ${subject} ${kind}; add it to CRAWL_ALLOW_HOSTS to crawl internal docs`;
+}
+
+/** What kind of address `address` is when `policy` refuses it, or null when it may be dialled. */
+function refusedKind(address: ipaddr.IPv4 | ipaddr.IPv6, policy: OutboundPolicy): string | null {
   const range = address.range();
   if (range === 'unicast' || inAllowList(address, policy.allow)) return null;
   if (range === 'loopback' && policy.allowLoopback) return null;
-  let kind = RANGE_NAMES[range] ?? `a special-purpose address (${range})`;
-  if (address.toString() === '169.254.169.254') kind += ' (the cloud metadata service)';
-  const shown = address.toString();
-  const subject = host && normalizeName(stripBrackets(host)) !== shown && net.isIP(stripBrackets(host)) === 0 ? `${host} resolves to ${shown},` : `${shown} is`;
-  return `refused: ${subject} ${kind}; add it to CRAWL_ALLOW_HOSTS to crawl internal docs`;
+  const kind = RANGE_NAMES[range] ?? `a special-purpose address (${range})`;
+  return address.toString() === '169.254.169.254' ? `${kind} (the cloud metadata service)` : kind;
 }
 
 /** Names that always mean this machine, whatever a resolver says (RFC 6761). */

@@ -30,6 +30,7 @@ export async function findSourceForUpdate(client: pg.ClientBase, name: string, v
   return rows[0]?.id;
 }
 
+/** A new source from a pack: its URLs are the pack's word, so `typed_by_user` keeps its default, false (net/provenance.ts). */
 export async function insertSource(client: pg.ClientBase, source: PackSource, name: string, version: string, aliases: string[]): Promise<string> {
   const { rows } = await client.query<{ id: string }>(
     `INSERT INTO sources (name, version, description, base_url, kind, crawl_config, metadata, aliases, last_crawled_at)

@@ -8,6 +8,7 @@ import { request } from 'undici';
 import { UserError } from '../errors.js';
 import { createOutboundAgent, isOutboundRefusal } from '../net/outbound.js';
 import type { OutboundPolicy } from '../net/outbound.js';
+import { onTypedSite } from '../net/provenance.js';
 import { exportPack } from './export.js';
 import type { ExportOptions, ExportSummary } from './export.js';
 import { importPack } from './import.js';
@@ -37,13 +38,18 @@ function isUrl(location: string): boolean {
   return /^https?:\/\//i.test(location);
 }
 
-/** The pack's bytes from a URL, through the outbound policy, following redirects, capped at `maxBytes`. */
+/**
+ * The pack's bytes from a URL, through the outbound policy, following redirects, capped at `maxBytes`. A CLI's
+ * loopback permission covers the URL typed (its site) only: a redirect elsewhere is the server's word.
+ */
 async function download(url: string, policy: OutboundPolicy, maxBytes: number): Promise<Readable> {
-  const dispatcher = createOutboundAgent(policy, { timeout: 10_000 });
+  const typed = createOutboundAgent(policy, { timeout: 10_000 });
+  const elsewhere = createOutboundAgent({ ...policy, allowLoopback: false }, { timeout: 10_000 });
   let current = url;
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     let response;
     try {
+      const dispatcher = onTypedSite(new URL(current), new URL(url)) ? typed : elsewhere;
       response = await request(current, { dispatcher, headersTimeout: 30_000, bodyTimeout: 60_000 });
     } catch (error) {
       if (isOutboundRefusal(error))

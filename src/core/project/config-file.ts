@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { isUserError, UserError } from '../errors.js';
@@ -8,8 +7,8 @@ import { readManifestFile } from './manifests/npm.js';
 
 /**
  * `.docdex.yml` in a project's root: the settings `docdex sync` would otherwise take as flags (`all`,
- * `include`, `exclude`), the project's name, and extra sources (a docs URL or a git spec per library, as
- * `docdex add` takes them). Flags given on the command line add to these.
+ * `include`, `exclude`), the project's name, and extra sources (a docs URL or an http(s) git spec per library,
+ * as `docdex add` takes them). Flags given on the command line add to these.
  */
 
 export const PROJECT_CONFIG_FILE = '.docdex.yml';
@@ -47,8 +46,12 @@ function invalid(what: string): UserError {
   return new UserError(`${PROJECT_CONFIG_FILE} is not valid: ${what.slice(0, 300)}.`, { code: 'project_config_invalid' });
 }
 
-/** A spec as written, with a repository path relative to the project resolved against its root. */
-function sourceSpec(name: string, text: string, root: string): ExtraSource {
+/**
+ * A spec as written: a docs URL or an http(s) git repository. The file is third-party text (a cloned project's),
+ * so its sources are held to the remote rules (net/provenance.ts): a local path, file:// or ssh remote would
+ * have docdex read this machine's repositories, or use the user's ssh keys, on the word of a project file.
+ */
+function sourceSpec(name: string, text: string): ExtraSource {
   let spec: LibrarySpec;
   try {
     spec = parseLibrarySpec(text);
@@ -57,15 +60,16 @@ function sourceSpec(name: string, text: string, root: string): ExtraSource {
     throw invalid(`sources.${name}: ${error.message.replace(/\.$/, '')}`);
   }
   if (spec.kind === 'package') throw invalid(`sources.${name}: a source is a docs URL or a git repository; packages come from the manifests`);
-  if (spec.kind === 'git' && spec.transport === 'local') {
-    const remote = path.resolve(root, spec.remote);
-    spec = { ...spec, remote, spec: spec.ref === undefined ? remote : `${remote}@${spec.ref}` };
+  if (spec.kind === 'git' && spec.transport !== 'https' && spec.transport !== 'http') {
+    throw invalid(
+      `sources.${name}: a source is a docs URL or an http(s) git repository; a local path, file:// or ssh remote named by a project file is never read (index it yourself: docdex add ${spec.spec.slice(0, 200)})`,
+    );
   }
   return { name, spec };
 }
 
-/** Parses a `.docdex.yml` text; `root` resolves relative repository paths. Bad text: `project_config_invalid`. */
-export function parseProjectConfig(text: string, root: string): ProjectConfigFile {
+/** Parses a `.docdex.yml` text. Bad text: `project_config_invalid`. */
+export function parseProjectConfig(text: string): ProjectConfigFile {
   let doc: unknown;
   try {
     doc = parseYaml(text, { maxAliasCount: 100, logLevel: 'error' });
@@ -78,7 +82,7 @@ export function parseProjectConfig(text: string, root: string): ProjectConfigFil
     throw invalid(`${issue.path.join('.') || 'the file'}: ${issue.message}`);
   }
   const { sources = {}, include = [], exclude = [], ...rest } = parsed.data;
-  return { ...rest, include, exclude, sources: Object.entries(sources).map(([name, spec]) => sourceSpec(name, spec, root)) };
+  return { ...rest, include, exclude, sources: Object.entries(sources).map(([name, spec]) => sourceSpec(name, spec)) };
 }
 
 /** The project's `.docdex.yml`, or the empty settings when it has none. */
@@ -90,5 +94,5 @@ export async function readProjectConfig(root: string): Promise<ProjectConfigFile
     if (isUserError(error)) throw invalid(error.message.replace(/^.*?: /, '').replace(/\.$/, ''));
     throw error;
   }
-  return text === null ? { include: [], exclude: [], sources: [] } : parseProjectConfig(text, root);
+  return text === null ? { include: [], exclude: [], sources: [] } : parseProjectConfig(text);
 }

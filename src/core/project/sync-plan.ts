@@ -76,8 +76,6 @@ export interface PlanInput {
   root: string | null;
   dependencies: ManifestReadResult;
   options: SyncOptions;
-  /** The CLI's own request: a registry mirror on loopback may be asked. */
-  local?: boolean;
 }
 
 const RESOLVE_CONCURRENCY = 4;
@@ -101,13 +99,13 @@ function reasonOf(error: unknown): string {
   throw error;
 }
 
-/** A dependency with only a range: the newest release that satisfies it, from its registry. */
-async function resolveVersion(config: Config, dep: ProjectDependency, local: boolean): Promise<{ version: string } | { reason: string }> {
+/** A dependency with only a range: the newest release that satisfies it, from its registry (registry/http.ts trusts it). */
+async function resolveVersion(config: Config, dep: ProjectDependency): Promise<{ version: string } | { reason: string }> {
   if (dep.version !== null) return { version: dep.version };
   if (dep.ecosystem === 'go') return { reason: 'go.mod names no exact version for it' };
   try {
     const range = dep.range === null || dep.range === '' || dep.range === '*' ? undefined : dep.range;
-    const resolved = await resolvePackage(config, { ecosystem: dep.ecosystem, name: dep.name, ...(range === undefined ? {} : { version: range }) }, { allowLoopback: local });
+    const resolved = await resolvePackage(config, { ecosystem: dep.ecosystem, name: dep.name, ...(range === undefined ? {} : { version: range }) });
     return { version: resolved.version };
   } catch (error) {
     return { reason: reasonOf(error) };
@@ -170,7 +168,7 @@ function extraLibrary(source: ExtraSource): PlannedLibrary {
  */
 export async function planProjectSync(pool: pg.Pool, config: Config, input: PlanInput): Promise<SyncPlan> {
   const selected = selectDependencies(input.dependencies.dependencies, input.options);
-  const resolved = await mapLimited(selected, RESOLVE_CONCURRENCY, (dep) => resolveVersion(config, dep, input.local === true));
+  const resolved = await mapLimited(selected, RESOLVE_CONCURRENCY, (dep) => resolveVersion(config, dep));
   const libraries = [...selected.map((dep, i) => packageLibrary(dep, resolved[i]!)), ...(input.options.sources ?? []).map(extraLibrary)];
   const indexed = await listIndexedVersions(
     pool,

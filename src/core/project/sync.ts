@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { withTransaction } from '../db/transaction.js';
 import { isUserError, UserError } from '../errors.js';
 import { addLibraries } from '../library/add.js';
-import type { AddedJob, AddOutcome, AddPermission } from '../library/add.js';
+import type { AddedJob, AddOutcome } from '../library/add.js';
 import type { QueueDb } from '../upload/queue.js';
 import { readProjectConfig } from './config-file.js';
 import { readProjectDependencies } from './manifests/index.js';
@@ -17,6 +17,10 @@ import type { ProjectLibraryEntry, ProjectRecord } from './store.js';
  * `docdex sync [DIR]`, MCP `sync_project` and REST `POST /api/projects/sync`: a project's manifests read,
  * planned (`sync-plan.ts`), each missing library queued through `addLibraries` (the one way anything is
  * indexed), and the project recorded with its libraries in one transaction.
+ *
+ * Everything a project's files name (packages, `.docdex.yml` sources) is third-party text, whoever runs sync: a
+ * cloned project's files are someone else's (net/provenance.ts). So sync takes no permission from its caller,
+ * and what it queues is held to the remote rules.
  */
 
 export type { PlannedLibrary, SyncOptions, SyncPlan } from './sync-plan.js';
@@ -40,7 +44,6 @@ export interface SyncRequest {
   /** Settings given by the caller; `.docdex.yml`'s are added to them. */
   options?: SyncOptions;
   dryRun?: boolean;
-  permission: AddPermission;
 }
 
 /** The project directory, real and absolute; anything else is a clear error before a file is read. */
@@ -54,7 +57,7 @@ export async function resolveProjectRoot(dir: string): Promise<string> {
 }
 
 /** The manifests and `.docdex.yml` of a project directory, merged with the caller's settings. */
-export async function readProjectForSync(root: string, options: SyncOptions = {}): Promise<Omit<PlanInput, 'local'>> {
+export async function readProjectForSync(root: string, options: SyncOptions = {}): Promise<PlanInput> {
   const file = await readProjectConfig(root);
   const dependencies = await readProjectDependencies(root);
   return {
@@ -76,9 +79,9 @@ function addInput(library: PlannedLibrary): { specs: string[]; name?: string } {
 }
 
 /** Queues one library; its failure (no repository, docs or README; a registry refusing) makes it unresolved. */
-async function queueLibrary(db: QueueDb, config: Config, library: PlannedLibrary, permission: AddPermission): Promise<AddOutcome | null> {
+async function queueLibrary(db: QueueDb, config: Config, library: PlannedLibrary): Promise<AddOutcome | null> {
   try {
-    const [outcome] = await addLibraries(db, config, addInput(library), permission);
+    const [outcome] = await addLibraries(db, config, addInput(library), 'third_party');
     if (outcome?.status !== 'queued') return null;
     library.state = 'queued';
     library.reason = null;
@@ -122,9 +125,9 @@ async function recordProject(db: QueueDb, plan: SyncPlan): Promise<ProjectRecord
  * the project is recorded.
  * Already-indexed versions are never queued again.
  */
-export async function syncProject(db: QueueDb, config: Config, plan: SyncPlan, permission: AddPermission): Promise<SyncResult> {
+export async function syncProject(db: QueueDb, config: Config, plan: SyncPlan): Promise<SyncResult> {
   const wanted = plan.libraries.filter((l) => needsQueueing(l.state));
-  const outcomes = await mapLimited(wanted, QUEUE_CONCURRENCY, (library) => queueLibrary(db, config, library, permission));
+  const outcomes = await mapLimited(wanted, QUEUE_CONCURRENCY, (library) => queueLibrary(db, config, library));
   const added = outcomes.filter((o): o is AddOutcome => o !== null);
   const project = await recordProject(db, plan);
   const jobs = added.flatMap((o) => (o.status === 'queued' ? o.jobs.map((job) => ({ ...job, library: o.version ? `${o.name}@${o.version}` : o.name })) : []));
@@ -135,9 +138,9 @@ export async function syncProject(db: QueueDb, config: Config, plan: SyncPlan, p
 export async function syncProjectDirectory(db: QueueDb, config: Config, request: SyncRequest): Promise<SyncResult> {
   const root = await resolveProjectRoot(request.dir);
   const input = await readProjectForSync(root, request.options);
-  const plan = await planProjectSync(db.pool, config, { ...input, local: request.permission.local });
+  const plan = await planProjectSync(db.pool, config, input);
   if (request.dryRun === true) return { ...plan, project_id: null, dry_run: true, added: [], jobs: [] };
-  return syncProject(db, config, plan, request.permission);
+  return syncProject(db, config, plan);
 }
 
 /**

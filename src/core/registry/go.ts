@@ -2,7 +2,7 @@ import semver from 'semver';
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { aliasesFor } from './aliases.js';
-import { displayUrl, getRegistryJson, openRegistryUrl, readCapped } from './http.js';
+import { displayUrl, getRegistryJson, openRegistryUrl, readCapped, unusableAnswer } from './http.js';
 import { badRegistryAnswer, packageNotFound, versionNotFound } from './problems.js';
 import { normaliseDirectory, normaliseRepositoryUrl } from './repository-url.js';
 import type { RepositoryLocation } from './repository-url.js';
@@ -68,8 +68,11 @@ async function listVersions(config: RegistryConfig, module: string, options: Reg
   const url = proxyUrl(config, module, '@v/list');
   const response = await openRegistryUrl(config, url, 'text/plain', options);
   try {
+    const ok = response.status >= 200 && response.status < 300;
+    // Off the proxy's own origin (a redirect), any other status is the one generic reason (http.ts).
+    if (!ok && !response.trusted) throw unusableAnswer(response, `it answered HTTP ${response.status}`);
     if (response.status === 404 || response.status === 410) return undefined;
-    if (response.status < 200 || response.status >= 300) throw badRegistryAnswer(displayUrl(url), `it answered HTTP ${response.status}`);
+    if (!ok) throw badRegistryAnswer(displayUrl(url), `it answered HTTP ${response.status}`);
     const text = (await readCapped(response, MAX_LIST_BYTES)).toString('utf8');
     return text
       .split('\n')

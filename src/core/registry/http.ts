@@ -1,17 +1,21 @@
 import { request } from 'undici';
-import type { Dispatcher } from 'undici';
-import { createOutboundAgent } from '../net/outbound.js';
+import type { Agent, Dispatcher } from 'undici';
+import { createOutboundAgent, isOutboundRefusal } from '../net/outbound.js';
 import type { AllowEntry } from '../net/outbound.js';
 import { npmRegistryBase } from './npm-registry-url.js';
+import { UserError } from '../errors.js';
 import { badRegistryAnswer, registryUnavailable } from './problems.js';
 import type { RegistryConfig, RegistryRequestOptions } from './types.js';
 
 /**
  * Registry requests: every connection through the one outbound policy (net/outbound.ts), each redirect hop
  * included, with a connect, header, idle-body and overall deadline, and a cap on the bytes read. The registries
- * themselves (NPM_REGISTRY_URL or npm's own configuration, PYPI_URL, CRATES_URL, GO_PROXY_URL) are the operator's choice,
- * as a CRAWL_ALLOW_HOSTS entry is: a private registry or mirror on an internal address works. Anything else
- * they point to (a tarball on another host, a redirect elsewhere) is held to the policy.
+ * themselves (NPM_REGISTRY_URL or npm's own configuration, PYPI_URL, CRATES_URL, GO_PROXY_URL) are the operator's
+ * choice, as a CRAWL_ALLOW_HOSTS entry is: a private registry or mirror on an internal address works. The trust
+ * is for the registry's origin (scheme, host and port) only: another port of its host is another service, and
+ * anything a registry points to (a tarball elsewhere, a redirect) is held to the policy like any address. A
+ * request off the registries' origins that fails says so in one generic reason, whatever failed (no connection,
+ * a status, a broken body), so a registry's answer cannot make docdex tell an open port from a closed one.
  */
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -27,6 +31,8 @@ export interface RegistryResponse {
   status: number;
   /** The URL that answered, after redirects. */
   url: string;
+  /** The answer came from a configured registry's own origin: its failures may be told in detail. */
+  trusted: boolean;
   body: Dispatcher.ResponseData['body'];
   /** Releases the connection pool; call once the body is read or abandoned. */
   close(): Promise<void>;
@@ -62,35 +68,76 @@ function nextHop(current: string, location: string | string[] | undefined): stri
   }
 }
 
-function hostEntry(base: string): AllowEntry[] {
+/** The one reason a failed request off the registries' origins gives: no connection, a status and a bad body alike. */
+export const UNREADABLE = 'it could not be read';
+
+function originOf(url: string): string | undefined {
   try {
-    return [{ kind: 'host', name: new URL(base).hostname.toLowerCase() }];
+    return new URL(url).origin;
   } catch {
-    return [];
+    return undefined;
   }
 }
 
-/** The hosts of the registries the settings name: allowed for registry requests wherever they resolve. */
-async function configuredRegistryHosts(config: RegistryConfig): Promise<AllowEntry[]> {
-  return [await npmRegistryBase(config), config.registry.pypiUrl, config.registry.cratesUrl, config.registry.goProxyUrl].flatMap(hostEntry);
+/** The origins of the registries the settings name: trusted for registry requests wherever they resolve. */
+async function configuredRegistryOrigins(config: RegistryConfig): Promise<Set<string>> {
+  const bases = [await npmRegistryBase(config), config.registry.pypiUrl, config.registry.cratesUrl, config.registry.goProxyUrl];
+  return new Set(bases.flatMap((base) => originOf(base) ?? []));
+}
+
+/**
+ * One dispatcher per origin trusted (its host allow-listed; only requests to that origin are ever given to it)
+ * and one under the plain policy for everything else, all torn down together.
+ */
+function dispatchers(config: RegistryConfig, trusted: ReadonlySet<string>): { forUrl(url: string): Agent; destroy(): Promise<void> } {
+  const agents = new Map<string, Agent>();
+  const agentFor = (key: string, allow: readonly AllowEntry[]): Agent => {
+    let agent = agents.get(key);
+    if (!agent) {
+      agent = createOutboundAgent({ allow, allowLoopback: false }, { timeout: CONNECT_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, bodyTimeout: BODY_IDLE_TIMEOUT_MS });
+      agents.set(key, agent);
+    }
+    return agent;
+  };
+  return {
+    forUrl(url) {
+      const origin = originOf(url);
+      if (origin === undefined || !trusted.has(origin)) return agentFor('', config.outbound.allowHosts);
+      return agentFor(origin, [...config.outbound.allowHosts, { kind: 'host', name: new URL(origin).hostname.toLowerCase() }]);
+    },
+    // destroy, not close: a body abandoned early (a README found, a cap passed) must not hold the pool open.
+    destroy: async () => {
+      await Promise.all([...agents.values()].map((agent) => agent.destroy().catch(() => undefined)));
+    },
+  };
+}
+
+/**
+ * An answer docdex cannot use: bad_gateway with the reason from a registry's origin; off it, the one generic
+ * registry_unavailable, since saying what was wrong would say that something answered.
+ */
+export function unusableAnswer(response: Pick<RegistryResponse, 'url' | 'trusted'>, reason: string): UserError {
+  return response.trusted ? badRegistryAnswer(displayUrl(response.url), reason) : registryUnavailable(displayUrl(response.url), UNREADABLE);
+}
+
+/** Why a request failed, as the caller may be told: in detail on a registry's origin or for a policy refusal, else generic. */
+function failureReason(trusted: boolean, error: unknown): string {
+  return trusted || isOutboundRefusal(error) ? describeFailure(error) : UNREADABLE;
 }
 
 /** GET `url`, following redirects; throws registry_unavailable when it cannot be reached. */
 export async function openRegistryUrl(config: RegistryConfig, url: string, accept: string, options: RegistryRequestOptions = {}): Promise<RegistryResponse> {
-  const dispatcher = createOutboundAgent(
-    { allow: [...config.outbound.allowHosts, ...(await configuredRegistryHosts(config))], allowLoopback: options.allowLoopback ?? false },
-    { timeout: CONNECT_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, bodyTimeout: BODY_IDLE_TIMEOUT_MS },
-  );
-  // destroy, not close: a body abandoned early (a README found, a cap passed) must not hold the pool open.
-  const close = () => dispatcher.destroy().catch(() => undefined);
+  const trustedOrigins = await configuredRegistryOrigins(config);
+  const agents = dispatchers(config, trustedOrigins);
+  const close = () => agents.destroy();
   const deadline = AbortSignal.timeout(OVERALL_TIMEOUT_MS);
   const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
   let current = url;
   try {
     for (let hop = 0; ; hop++) {
-      const response = await request(current, { method: 'GET', dispatcher, signal, headers: { accept, 'user-agent': USER_AGENT } });
+      const response = await request(current, { method: 'GET', dispatcher: agents.forUrl(current), signal, headers: { accept, 'user-agent': USER_AGENT } });
       const location = REDIRECTS.has(response.statusCode) ? nextHop(current, response.headers.location) : undefined;
-      if (location === undefined) return { status: response.statusCode, url: current, body: response.body, close };
+      if (location === undefined) return { status: response.statusCode, url: current, trusted: trustedOrigins.has(originOf(current) ?? ''), body: response.body, close };
       await response.body.dump();
       if (hop >= MAX_REDIRECTS) throw badRegistryAnswer(displayUrl(url), `more than ${MAX_REDIRECTS} redirects`);
       current = location;
@@ -98,7 +145,7 @@ export async function openRegistryUrl(config: RegistryConfig, url: string, accep
   } catch (error) {
     await close();
     if ((error as { code?: string }).code === 'bad_gateway') throw error;
-    throw registryUnavailable(displayUrl(current), describeFailure(error), error);
+    throw registryUnavailable(displayUrl(current), failureReason(trustedOrigins.has(originOf(current) ?? ''), error), error);
   }
 }
 
@@ -111,21 +158,26 @@ export async function readCapped(response: RegistryResponse, maxBytes: number): 
       total += chunk.length;
       if (total > maxBytes) {
         response.body.destroy();
-        throw badRegistryAnswer(displayUrl(response.url), `the answer is larger than ${Math.round(maxBytes / 1024 / 1024)} MiB`);
+        throw unusableAnswer(response, `the answer is larger than ${Math.round(maxBytes / 1024 / 1024)} MiB`);
       }
       chunks.push(chunk);
     }
   } catch (error) {
-    if ((error as { code?: string }).code === 'bad_gateway') throw error;
-    throw registryUnavailable(displayUrl(response.url), describeFailure(error), error);
+    if (error instanceof UserError) throw error;
+    throw registryUnavailable(displayUrl(response.url), failureReason(response.trusted, error), error);
   }
   return Buffer.concat(chunks);
 }
 
-/** Throws for statuses that mean the registry is down or refuses us; 2xx, 404 and 410 are the caller's. */
+/**
+ * Throws for statuses that mean the registry is down or refuses us; 2xx, and on a registry's own origin 404 and
+ * 410, are the caller's. Off it, any other status is the one generic reason.
+ */
 function assertUsableStatus(response: RegistryResponse): void {
   const { status } = response;
-  if ((status >= 200 && status < 300) || status === 404 || status === 410) return;
+  if (status >= 200 && status < 300) return;
+  if (!response.trusted) throw registryUnavailable(displayUrl(response.url), UNREADABLE);
+  if (status === 404 || status === 410) return;
   const reason = status === 401 || status === 403 ? `it refused access (HTTP ${status}); docdex sends no registry credentials` : `it answered HTTP ${status}`;
   throw registryUnavailable(displayUrl(response.url), reason);
 }
@@ -150,7 +202,7 @@ export async function getRegistryJson(config: RegistryConfig, url: string, maxBy
     try {
       return { status: response.status, url: response.url, json: JSON.parse(bytes.toString('utf8')) as unknown };
     } catch {
-      throw badRegistryAnswer(displayUrl(response.url), 'the answer is not JSON');
+      throw unusableAnswer(response, 'the answer is not JSON');
     }
   } finally {
     await response.close();

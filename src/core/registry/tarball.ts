@@ -3,8 +3,9 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { UserError, ValidationError } from '../errors.js';
-import { displayUrl, openRegistryUrl } from './http.js';
-import { badRegistryAnswer, registryUnavailable } from './problems.js';
+import { displayUrl, openRegistryUrl, UNREADABLE, unusableAnswer } from './http.js';
+import type { RegistryResponse } from './http.js';
+import { registryUnavailable } from './problems.js';
 import type { RegistryConfig, RegistryRequestOptions } from './types.js';
 
 /**
@@ -69,12 +70,12 @@ async function findReadme(extract: tar.Extract): Promise<{ filename: string; con
   return undefined;
 }
 
-function unpackFailure(url: string, error: unknown): UserError {
+function unpackFailure(response: RegistryResponse, error: unknown): UserError {
   if (error instanceof UserError) return error;
-  if (error instanceof CapExceeded) return badRegistryAnswer(url, error.message);
+  if (error instanceof CapExceeded) return unusableAnswer(response, error.message);
   const code = (error as { code?: string }).code ?? '';
-  if (code.startsWith('Z_') || /gzip|header|tar/i.test((error as Error).message ?? '')) return badRegistryAnswer(url, 'the tarball is not a gzip-compressed tar archive');
-  return registryUnavailable(url, (error as Error).message ?? String(error), error);
+  if (code.startsWith('Z_') || /gzip|header|tar/i.test((error as Error).message ?? '')) return unusableAnswer(response, 'the tarball is not a gzip-compressed tar archive');
+  return registryUnavailable(displayUrl(response.url), response.trusted ? ((error as Error).message ?? String(error)) : UNREADABLE, error);
 }
 
 /**
@@ -89,8 +90,12 @@ export async function fetchTarballReadme(config: RegistryConfig, tarballUrl: str
   const shown = displayUrl(tarballUrl);
   const response = await openRegistryUrl(config, tarballUrl, 'application/octet-stream', options);
   try {
-    if (response.status === 404 || response.status === 410) throw new UserError(`The package tarball ${shown} does not exist (HTTP ${response.status}).`, { code: 'package_not_found' });
-    if (response.status < 200 || response.status >= 300) throw registryUnavailable(shown, `it answered HTTP ${response.status}`);
+    // Off the registry's origin, a status would tell that something answers there: one generic reason instead.
+    if (response.status < 200 || response.status >= 300) {
+      if (!response.trusted) throw registryUnavailable(shown, UNREADABLE);
+      if (response.status === 404 || response.status === 410) throw new UserError(`The package tarball ${shown} does not exist (HTTP ${response.status}).`, { code: 'package_not_found' });
+      throw registryUnavailable(shown, `it answered HTTP ${response.status}`);
+    }
     const extract = tar.extract();
     let failure: unknown;
     pipeline(response.body as Readable, byteCap(MAX_DOWNLOAD_BYTES, 'tarball'), createGunzip(), byteCap(MAX_UNPACKED_BYTES, 'unpacked tarball'), extract, (error) => {
@@ -99,7 +104,7 @@ export async function fetchTarballReadme(config: RegistryConfig, tarballUrl: str
     try {
       return await findReadme(extract);
     } catch (error) {
-      throw unpackFailure(shown, failure ?? error);
+      throw unpackFailure(response, failure ?? error);
     }
   } finally {
     await response.close();

@@ -36,7 +36,5 @@ export interface ResolvedPackage {
 export type RegistryConfig = Pick<Config, 'registry' | 'outbound'>;
 
 export interface RegistryRequestOptions {
-  /** The CLI's loopback permission (a registry mirror on localhost); REST and MCP never set it. */
-  allowLoopback?: boolean;
   signal?: AbortSignal;
 }

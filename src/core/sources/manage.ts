@@ -183,7 +183,10 @@ export async function updateSource(pool: pg.Pool, ref: string, update: SourceUpd
       await client.query(
         `UPDATE sources SET
            name = COALESCE($2, name), version = COALESCE($3, version), description = COALESCE($4, description),
-           base_url = CASE WHEN $5 THEN $6 ELSE base_url END, crawl_config = $7, updated_at = now()
+           base_url = CASE WHEN $5 THEN $6 ELSE base_url END, crawl_config = $7, updated_at = now(),
+           -- A recrawl starts from the base URL when no start URLs are stored: whoever set it named it (net/provenance.ts).
+           typed_by_user = typed_by_user AND NOT ($5 AND NOT CASE WHEN jsonb_typeof($7::jsonb->'start_urls') = 'array'
+                                                                  THEN jsonb_array_length($7::jsonb->'start_urls') > 0 ELSE false END)
          WHERE id = $1`,
         [id, update.name?.trim() ?? null, update.version?.trim() ?? null, update.description ?? null, update.baseUrl !== undefined, update.baseUrl ?? null, JSON.stringify(config)],
       );

@@ -14,7 +14,7 @@ function parse(url: string): URL | null {
 }
 
 /** The directory part of a URL's path, always ending in '/': "/docs/3/index.html" gives "/docs/3/". */
-function directoryOf(pathname: string): string {
+export function directoryOf(pathname: string): string {
   return pathname.slice(0, pathname.lastIndexOf('/') + 1) || '/';
 }
 

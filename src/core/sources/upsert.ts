@@ -23,6 +23,8 @@ export interface SourceForCrawl {
   baseUrl: string;
   crawlConfig: SourceCrawlConfig;
   metadata: Record<string, unknown>;
+  /** The local user typed the start URLs (net/provenance.ts): stored with them, for recrawls. */
+  typedByUser: boolean;
 }
 
 export interface UpsertedSource {
@@ -50,11 +52,11 @@ async function lockSourceByName(client: pg.ClientBase, name: string, version: st
 /** Inserts a new source; null when another transaction created that name meanwhile. */
 async function insertSource(client: pg.ClientBase, source: SourceForCrawl): Promise<UpsertedSource | null> {
   const { rows } = await client.query<UpsertedSource>(
-    `INSERT INTO sources (name, version, description, base_url, kind, crawl_config, metadata)
-     VALUES ($1, $2, $3, $4, 'crawl', $5, $6)
+    `INSERT INTO sources (name, version, description, base_url, kind, crawl_config, metadata, typed_by_user)
+     VALUES ($1, $2, $3, $4, 'crawl', $5, $6, $7)
      ON CONFLICT (name, version) DO NOTHING
      RETURNING id, name, version, description, true AS created`,
-    [source.name, source.version, source.description, source.baseUrl, JSON.stringify(source.crawlConfig), JSON.stringify(source.metadata)],
+    [source.name, source.version, source.description, source.baseUrl, JSON.stringify(source.crawlConfig), JSON.stringify(source.metadata), source.typedByUser],
   );
   return rows[0] ?? null;
 }
@@ -63,7 +65,8 @@ async function insertSource(client: pg.ClientBase, source: SourceForCrawl): Prom
  * Updates a joined source. The base URL stays (it already covers the same site, and another site's crawl
  * must not move it). For the same site the crawl's configuration replaces the stored one; for another site
  * (joined by its given name) the start URLs are added to the stored ones so a recrawl fetches both, and the
- * description is only filled in when there is none.
+ * description is only filled in when there is none. The source's URLs count as typed by the user only when all
+ * of them were: this crawl's replace the stored ones only for the same site of a source without a repository.
  */
 async function updateJoinedSource(client: pg.ClientBase, existing: ExistingSource, source: SourceForCrawl, sameSite: boolean): Promise<UpsertedSource> {
   const startUrls = sameSite ? source.crawlConfig.start_urls : [...new Set([...(existing.crawl_config.start_urls ?? []), ...source.crawlConfig.start_urls])];
@@ -74,10 +77,11 @@ async function updateJoinedSource(client: pg.ClientBase, existing: ExistingSourc
        -- A git source joined by name (a package's docs site beside its repository) keeps its checkout origin.
        crawl_config = $4::jsonb || CASE WHEN crawl_config ? 'git' THEN jsonb_build_object('git', crawl_config->'git') ELSE '{}'::jsonb END,
        metadata = metadata || $6,
+       typed_by_user = $7 AND (($5 AND NOT crawl_config ? 'git') OR typed_by_user),
        updated_at = now()
      WHERE id = $1
      RETURNING id, name, version, description, false AS created`,
-    [existing.id, source.description, source.baseUrl, JSON.stringify({ ...source.crawlConfig, start_urls: startUrls }), sameSite, JSON.stringify(source.metadata)],
+    [existing.id, source.description, source.baseUrl, JSON.stringify({ ...source.crawlConfig, start_urls: startUrls }), sameSite, JSON.stringify(source.metadata), source.typedByUser],
   );
   return rows[0]!;
 }

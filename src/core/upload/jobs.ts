@@ -9,6 +9,7 @@ import { isUuid } from '../sources/resolve.js';
 import { checkSourceUrl, contentFileName, decodeUpload, MAX_FILE_BYTES, scanPaths } from './files.js';
 import type { FileProblem, SkippedFile, UploadFileInput } from './files.js';
 import { assertUploadTargetAllowed } from './guard.js';
+import type { UploadTarget } from './guard.js';
 import { queueFiles, withBoss } from './queue.js';
 import type { QueueDb } from './queue.js';
 import { assertLlmReady } from '../llm/preflight.js';
@@ -102,10 +103,7 @@ function checkVersion(version: string | undefined): string {
   return v;
 }
 
-interface NewUpload {
-  name: string;
-  version: string;
-  sourceUrl: string | undefined;
+interface NewUpload extends UploadTarget {
   files: UploadFileInput[];
   errors: FileProblem[];
   skipped: SkippedFile[];
@@ -211,6 +209,8 @@ export interface UploadContentRequest {
   /** The uploaded file's name (POST /upload/file); its extension picks the format. */
   filename?: string;
   version?: string;
+  /** A producer's own: docdex read `content` from `sourceUrl` itself (a registry's tarball), see UploadTarget. */
+  sourceUrlFetched?: boolean;
 }
 
 const CONTENT_EXTENSIONS = /\.(md|markdown|mdx|txt|rst|adoc)$/i;
@@ -247,6 +247,7 @@ export async function createUploadFromContent(db: QueueDb, config: Config, reque
     name,
     version: checkVersion(request.version),
     sourceUrl,
+    sourceUrlFetched: request.sourceUrlFetched === true,
     files: [{ path: fileName, url, content: body, sizeBytes: Buffer.byteLength(body, 'utf8') }],
     errors: [],
     skipped: [],

@@ -61,6 +61,6 @@ export function registerLibraryRoutes(app: FastifyInstance, deps: DaemonDeps): v
       },
       validatorCompiler: addRequestValidator,
     },
-    async (request, reply) => reply.status(202).send({ items: await addLibraries(deps.db, deps.config, request.body as AddRequestInput, { local: false }) }),
+    async (request, reply) => reply.status(202).send({ items: await addLibraries(deps.db, deps.config, request.body as AddRequestInput, 'third_party') }),
   );
 }

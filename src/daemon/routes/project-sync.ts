@@ -62,7 +62,7 @@ export function registerProjectSyncRoutes(app: FastifyInstance, deps: DaemonDeps
     },
     async (request, reply) => {
       const { project, dry_run: dryRun, ...options } = request.body;
-      const result = await syncRecordedProject(deps.db, deps.config, project, { options, dryRun: dryRun === true, permission: { local: false } });
+      const result = await syncRecordedProject(deps.db, deps.config, project, { options, dryRun: dryRun === true });
       return reply.status(202).send(result);
     },
   );

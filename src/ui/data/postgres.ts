@@ -111,7 +111,7 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
     },
     async recrawlSource(id) {
       // The dashboard is the local user's, like the CLI: its crawls may reach loopback.
-      const recrawl = await recrawlAnySource(db, config, id, { allowLoopback: true });
+      const recrawl = await recrawlAnySource(db, config, id, { askedBy: 'user' });
       return started(recrawl.job.id);
     },
     async sourceSnippets(id, { limit }) {
@@ -140,7 +140,7 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
       await cancelCrawl(pool, id);
     },
     async resumeCrawl(id) {
-      const job = await resumeCrawl(db, config, id, { allowLoopback: true });
+      const job = await resumeCrawl(db, config, id, { askedBy: 'user' });
       return started(job.id);
     },
     async search({ query, source, language, limit }) {

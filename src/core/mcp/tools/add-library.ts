@@ -69,7 +69,7 @@ function structured({ outcome, plans }: PlannedOutcome): z.output<typeof outputS
 
 export async function addLibrary(deps: McpDeps, args: Record<string, unknown>): Promise<ToolOutput> {
   // Never this machine's repositories or SSH keys: an MCP client is not the local user.
-  const outcomes = await addLibraries(deps, deps.config, args, { local: false });
+  const outcomes = await addLibraries(deps, deps.config, args, 'third_party');
   const planned: PlannedOutcome[] = [];
   for (const outcome of outcomes) planned.push(await withPlans(deps, outcome));
   const queued = outcomes.filter((o) => o.status === 'queued');

@@ -31,12 +31,11 @@ function libraryLine(l: SyncResult['libraries'][number]): string {
 
 /** Over stdio a missing `project` means the working directory; over HTTP only a recorded project is synced. */
 function runSync(deps: McpDeps, project: string | undefined): Promise<SyncResult> {
-  const request = { permission: { local: false } };
-  if (project !== undefined) return syncRecordedProject(deps, deps.config, project, request);
+  if (project !== undefined) return syncRecordedProject(deps, deps.config, project, {});
   if (deps.localProjectDir === undefined) {
     throw new UserError('Name the project to sync: over HTTP, sync_project syncs only a project recorded by `docdex sync`.', { code: 'validation_error', hint: 'Pass project with its name or id.' });
   }
-  return syncProjectDirectory(deps, deps.config, { ...request, dir: deps.localProjectDir });
+  return syncProjectDirectory(deps, deps.config, { dir: deps.localProjectDir });
 }
 
 export async function syncProjectTool(deps: McpDeps, args: z.output<typeof inputSchema>): Promise<ToolOutput> {
