@@ -187,10 +187,15 @@ export function createFakeData(
       calls.push(['search', request]);
       if (options.searchDelayMs) await new Promise((r) => setTimeout(r, options.searchDelayMs));
       const q = request.query.toLowerCase();
-      return snippets.filter(
+      const hits = snippets.filter(
         (s) =>
-          (s.title.toLowerCase().includes(q) || s.code.toLowerCase().includes(q)) && (!request.source || s.sourceName === request.source) && (!request.language || s.language === request.language),
+          (s.title.toLowerCase().includes(q) || s.code.toLowerCase().includes(q)) &&
+          (!request.source || s.sourceName.startsWith(request.source)) &&
+          (!request.language || s.language === request.language),
       );
+      // A source filter that is only the start of a name stands for the closest match, as the real search says.
+      const library = request.source ? hits.find((s) => s.sourceName !== request.source) : undefined;
+      return library ? { hits, closest: { requested: request.source!, name: library.sourceName, version: library.sourceVersion } } : { hits };
     },
     async subscribe(onEvent, onError) {
       guard();

@@ -35,6 +35,12 @@ export interface SnippetHit {
   sourceVersion: string;
 }
 
+export interface SearchHits {
+  hits: SnippetHit[];
+  /** Set when the source filter names no library exactly: the closest match, which was searched instead. */
+  closest?: { requested: string; name: string; version: string };
+}
+
 export interface SearchRequest {
   query: string;
   source?: string;
@@ -83,6 +89,6 @@ export interface DashboardData {
   /** Crawl jobs only: core has no way to stop or restart an upload. */
   cancelCrawl(id: string): Promise<void>;
   resumeCrawl(id: string): Promise<JobStarted>;
-  search(request: SearchRequest): Promise<SnippetHit[]>;
+  search(request: SearchRequest): Promise<SearchHits>;
   subscribe(onEvent: (event: JobEvent) => void, onError: (error: Error) => void): Promise<EventSubscription>;
 }
