@@ -282,14 +282,25 @@ function assertStartUrlsAllowed(config: Config, startUrls: string[], allowLoopba
   }
 }
 
-/** The request's name, or the one detected from its start page, and the description for the source. */
-async function nameAndDescription(db: { pool: pg.Pool }, config: Config, request: CrawlRequest, options: StartCrawlOptions): Promise<{ name: string; nameGiven: boolean; description: string }> {
+interface SourceIdentity {
+  name: string;
+  nameGiven: boolean;
+  version: string;
+  description: string;
+}
+
+/**
+ * The request's name and version, or, when it gives no name, the site's own from its start page (a given
+ * version still wins), and the description for the source. A request that names its library is not fetched
+ * for a version: the start page is the crawl's to fetch, under robots.txt.
+ */
+async function identityOf(db: { pool: pg.Pool }, config: Config, request: CrawlRequest, options: StartCrawlOptions): Promise<SourceIdentity> {
   const metaDescription = typeof request.metadata.description === 'string' ? request.metadata.description.trim() : '';
-  if (request.name !== null) return { name: request.name, nameGiven: true, description: metaDescription };
+  if (request.name !== null) return { name: request.name, nameGiven: true, version: request.version ?? '', description: metaDescription };
   // Loaded on demand: the extractor and HTTP client are not needed to list or cancel jobs.
   const { detectSite } = await import('./detect.js');
   const site = await detectSite(db.pool, config, request.start_urls[0]!, { timeoutMs: options.detectTimeoutMs ?? 15_000, allowLoopback: options.allowLoopback ?? false });
-  return { name: site.name, nameGiven: false, description: metaDescription || site.description };
+  return { name: site.name, nameGiven: false, version: request.version ?? site.version, description: metaDescription || site.description };
 }
 
 async function assertNoActiveCrawl(client: pg.ClientBase, source: UpsertedSource): Promise<void> {
@@ -313,7 +324,7 @@ async function insertCrawlJob(client: pg.ClientBase, source: UpsertedSource, req
       source.name,
       request.start_urls,
       request.max_depth,
-      request.version,
+      source.version,
       request.domain_filter,
       request.url_patterns,
       request.exclude_patterns,
@@ -334,7 +345,7 @@ async function insertCrawlJob(client: pg.ClientBase, source: UpsertedSource, req
 }
 
 /**
- * Validates the request (nothing is written when it is invalid), detects the name from the start page when
+ * Validates the request (nothing is written when it is invalid), detects the name and version from the start page when
  * none is given, creates or joins the source (see sources/upsert.ts), and queues the job with its start URLs
  * in the frontier. One source has at most one active crawl: a second start while one is queued or running is
  * a conflict.
@@ -349,12 +360,12 @@ export async function startCrawl(db: { pool: pg.Pool; info: ConnectionInfo }, co
   const allowLoopback = options.allowLoopback ?? false;
   assertStartUrlsAllowed(config, request.start_urls, allowLoopback);
   assertBrowserForRender(config, request);
-  const { name, nameGiven, description } = await nameAndDescription(db, config, request, options);
+  const { name, nameGiven, version, description } = await identityOf(db, config, request, options);
   const jobId = await withTransaction(db.pool, async (client) => {
     const source = await upsertSourceForCrawl(client, {
       name,
       nameGiven,
-      version: request.version,
+      version,
       description,
       baseUrl: request.start_urls[0]!,
       crawlConfig: storedCrawlConfig(request),
