@@ -269,7 +269,7 @@ export interface StartCrawlOptions {
  * Start URLs the outbound policy refuses on sight (an internal IP literal, localhost) are refused before
  * anything is written; names are judged when the crawler connects, which is the real guarantee.
  */
-function assertStartUrlsAllowed(config: Config, startUrls: string[], allowLoopback: boolean): void {
+export function assertStartUrlsAllowed(config: Config, startUrls: readonly string[], allowLoopback: boolean): void {
   const policy = { allow: config.outbound.allowHosts, allowLoopback };
   for (const url of startUrls) {
     const refusal = refusalForUrl(url, policy);

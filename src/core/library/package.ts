@@ -8,6 +8,7 @@ import type { ResolvedPackage } from '../registry/index.js';
 import { createUploadFromContent } from '../upload/jobs.js';
 import type { QueueDb } from '../upload/queue.js';
 import { recordPackageOrigin } from '../sources/aliases.js';
+import { findIndexedLibrary } from '../sources/indexed.js';
 import type { AddedJob, AddPermission, SpecJobs } from './add.js';
 
 /**
@@ -89,6 +90,8 @@ async function readmeJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id: 
 export async function addPackage(db: QueueDb, config: Config, spec: PackageSpec, request: AddRequest, permission: AddPermission): Promise<SpecJobs> {
   const pkg = await resolvePackage(config, { ecosystem: spec.ecosystem, name: spec.name, ...(spec.version === undefined ? {} : { version: spec.version }) });
   const id: Identity = { name: request.name ?? pkg.name, version: request.version ?? pkg.version };
+  const indexed = request.refresh ? null : await findIndexedLibrary(db.pool, id.name, id.version);
+  if (indexed) return { name: indexed.name, version: indexed.version, jobs: [], notes: [], indexed };
   const jobs: AddedJob[] = [];
   const notes: string[] = [];
   const take = (result: AddedJob | string | null) => {
