@@ -2,6 +2,7 @@ import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { createOutboundAgent } from '../net/outbound.js';
 import type { AllowEntry } from '../net/outbound.js';
+import { networkFailure } from '../net/network-error.js';
 import { npmRegistryBase } from './npm-registry-url.js';
 import { badRegistryAnswer, registryUnavailable } from './problems.js';
 import type { RegistryConfig, RegistryRequestOptions } from './types.js';
@@ -46,6 +47,8 @@ export function displayUrl(raw: string): string {
 }
 
 function describeFailure(error: unknown): string {
+  const network = networkFailure(error);
+  if (network !== null) return network;
   const e = error as { message?: string; code?: string; cause?: { message?: string } } | null;
   const message = e?.cause?.message ?? e?.message ?? String(error);
   return message.slice(0, 300);
@@ -68,6 +71,27 @@ function hostEntry(base: string): AllowEntry[] {
   } catch {
     return [];
   }
+}
+
+function hostnameOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The setting that chose the registry `url` is on (PYPI_URL for pypi.org by default), for the hint of a failure. */
+async function registrySetting(config: RegistryConfig, url: string): Promise<string | undefined> {
+  const host = hostnameOf(url);
+  if (host === undefined) return undefined;
+  const settings: Array<[string, string]> = [
+    ['NPM_REGISTRY_URL', await npmRegistryBase(config)],
+    ['PYPI_URL', config.registry.pypiUrl],
+    ['CRATES_URL', config.registry.cratesUrl],
+    ['GO_PROXY_URL', config.registry.goProxyUrl],
+  ];
+  return settings.find(([, base]) => hostnameOf(base) === host)?.[0];
 }
 
 /** The hosts of the registries the settings name: allowed for registry requests wherever they resolve. */
@@ -98,7 +122,7 @@ export async function openRegistryUrl(config: RegistryConfig, url: string, accep
   } catch (error) {
     await close();
     if ((error as { code?: string }).code === 'bad_gateway') throw error;
-    throw registryUnavailable(displayUrl(current), describeFailure(error), error);
+    throw registryUnavailable(displayUrl(current), describeFailure(error), error, await registrySetting(config, current));
   }
 }
 
