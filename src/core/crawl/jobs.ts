@@ -222,6 +222,8 @@ export async function getCrawlJob(pool: pg.Pool, id: string): Promise<CrawlJob> 
 export interface ListCrawlJobsOptions {
   status?: CrawlJobStatus | CrawlJobStatus[];
   sourceId?: string;
+  /** Only jobs of these sources (every version of a library); with sourceId too, both must hold. */
+  sourceIds?: readonly string[];
   limit?: number;
   offset?: number;
 }
@@ -231,19 +233,21 @@ export async function listCrawlJobs(pool: pg.Pool, options: ListCrawlJobsOptions
   const offset = Math.max(0, options.offset ?? 0);
   const statuses = options.status === undefined ? null : Array.isArray(options.status) ? options.status : [options.status];
   if (options.sourceId !== undefined && !UUID.test(options.sourceId)) return { items: [], total: 0, limit, offset };
+  if (options.sourceIds !== undefined && !options.sourceIds.every((id) => UUID.test(id))) return { items: [], total: 0, limit, offset };
+  const sourceIds = options.sourceIds === undefined ? null : [...options.sourceIds];
   const { rows } = await pool.query<CrawlJobRow & { total: number }>(
     `SELECT j.*, llm.*, count(*) OVER ()::int AS total FROM crawl_jobs j ${LLM_PROGRESS_LATERAL}
-      WHERE ($1::text[] IS NULL OR j.status = ANY($1::text[])) AND ($2::uuid IS NULL OR j.source_id = $2)
+      WHERE ($1::text[] IS NULL OR j.status = ANY($1::text[])) AND ($2::uuid IS NULL OR j.source_id = $2) AND ($5::uuid[] IS NULL OR j.source_id = ANY($5::uuid[]))
       ORDER BY j.created_at DESC, j.id
       LIMIT $3 OFFSET $4`,
-    [statuses, options.sourceId ?? null, limit, offset],
+    [statuses, options.sourceId ?? null, limit, offset, sourceIds],
   );
   let total = rows[0]?.total ?? 0;
   if (rows.length === 0 && offset > 0) {
-    const c = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM crawl_jobs WHERE ($1::text[] IS NULL OR status = ANY($1::text[])) AND ($2::uuid IS NULL OR source_id = $2)`, [
-      statuses,
-      options.sourceId ?? null,
-    ]);
+    const c = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM crawl_jobs WHERE ($1::text[] IS NULL OR status = ANY($1::text[])) AND ($2::uuid IS NULL OR source_id = $2) AND ($3::uuid[] IS NULL OR source_id = ANY($3::uuid[]))`,
+      [statuses, options.sourceId ?? null, sourceIds],
+    );
     total = c.rows[0]!.n;
   }
   return { items: rows.map(toCrawlJob), total, limit, offset };
