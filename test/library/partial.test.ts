@@ -81,11 +81,14 @@ describe('partial success', () => {
 
   it('add again: an indexed version is not fetched again; --refresh fetches it, and --json carries every reason', async () => {
     const before = tarballHits('zodlike');
+    const asked = registry.hits.length;
     const again = await add(['npm:zodlike@3.23.8', '--wait', '--json']);
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.json!.libraries[0]).toMatchObject({ status: 'indexed', name: 'zodlike', version: '3.23.8', jobs: [] });
     expect(again.json!.results![0]).toMatchObject({ library: 'zodlike@3.23.8', state: 'indexed', document_count: 1, warnings: [] });
     expect(tarballHits('zodlike')).toBe(before);
+    // An exact version that is indexed asks nothing of the registry either.
+    expect(registry.hits.length).toBe(asked);
     const text = await add(['npm:zodlike@3.23.8']);
     expect(text.stdout).toContain('zodlike@3.23.8: already indexed (1 document, ');
     expect(text.stdout).toContain('nothing fetched. --refresh fetches it again.');

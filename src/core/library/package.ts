@@ -88,6 +88,9 @@ async function readmeJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id: 
 }
 
 export async function addPackage(db: QueueDb, config: Config, spec: PackageSpec, request: AddRequest, permission: AddPermission): Promise<SpecJobs> {
+  // An exact version already indexed asks nothing of the registry either (a range never equals a stored version).
+  const known = request.refresh || spec.version === undefined ? null : await findIndexedLibrary(db.pool, request.name ?? spec.name, request.version ?? spec.version);
+  if (known) return { name: known.name, version: known.version, jobs: [], notes: [], indexed: known };
   const pkg = await resolvePackage(config, { ecosystem: spec.ecosystem, name: spec.name, ...(spec.version === undefined ? {} : { version: spec.version }) });
   const id: Identity = { name: request.name ?? pkg.name, version: request.version ?? pkg.version };
   const indexed = request.refresh ? null : await findIndexedLibrary(db.pool, id.name, id.version);
