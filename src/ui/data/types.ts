@@ -86,7 +86,7 @@ export interface DashboardData {
   jobs(options: { limit: number }): Promise<JobProgressView[]>;
   /** The latest failed pages (crawl) or files (upload) of a job, newest first. */
   jobErrors(job: Pick<JobProgressView, 'id' | 'kind'>, options: { limit: number }): Promise<JobErrorRow[]>;
-  /** Crawl jobs only: core has no way to stop or restart an upload. */
+  /** Crawl jobs only: the dashboard points to `docdex jobs cancel|resume` for upload jobs. */
   cancelCrawl(id: string): Promise<void>;
   resumeCrawl(id: string): Promise<JobStarted>;
   search(request: SearchRequest): Promise<SearchHits>;
