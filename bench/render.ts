@@ -183,7 +183,7 @@ async function healthWhileBrowserStarts(db: Awaited<ReturnType<typeof scratchDat
     const idleUntil = performance.now() + 10_000;
     const idle = await pollHealth(daemon.url, async () => performance.now() > idleUntil);
     const config = loadConfig(env);
-    const job = await startCrawl(db, config, { name: 'render-health', start_urls: [startUrl], max_depth: 0, render: 'always' }, { allowLoopback: true });
+    const job = await startCrawl(db, config, { name: 'render-health', start_urls: [startUrl], max_depth: 0, render: 'always' }, { provenance: 'user' });
     const status = async () => (await db.pool.query<{ status: string }>('SELECT status FROM crawl_jobs WHERE id = $1', [job.job_id])).rows[0]!.status;
     const launch = await pollHealth(daemon.url, async () => ['completed', 'failed', 'cancelled'].includes(await status()));
     return [

@@ -19,6 +19,7 @@ function flagFields(): Array<{ name: AddFieldName; flag: string }> {
 function fieldFlag(name: AddFieldName) {
   const field = ADD_FIELDS[name];
   const type = fieldFacts(field.schema).type;
+  if (type === 'boolean') return Flags.boolean({ description: field.description });
   if (type === 'integer' || type === 'number') return Flags.integer({ description: field.description });
   if (type === 'array') return Flags.string({ description: `${field.description.replace(/\.$/, '')} (repeatable or comma-separated).`, multiple: true });
   return Flags.string({ description: field.description });

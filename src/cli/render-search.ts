@@ -1,4 +1,4 @@
-import type { SearchResponse } from '../core/search/search.js';
+import type { SearchedLibrary, SearchResponse } from '../core/search/search.js';
 import { ansi, highlight } from './highlight.js';
 
 // A result shows the start of its code; the whole snippet is one `--json` or `GET /snippets/{id}` away.
@@ -18,6 +18,11 @@ function flagLine(flags: string[], passage: string | undefined): string {
   return `   ! ${names}: ${JSON.stringify(oneLine.length > 200 ? `${oneLine.slice(0, 197)}...` : oneLine)}`;
 }
 
+/** Said whenever `--source` named no library exactly: which one was searched in its place. */
+export function closestLibraryLine(library: SearchedLibrary): string {
+  return `No library is named "${library.requested}"; searched the closest match, ${library.name}${library.version ? `@${library.version}` : ''}.`;
+}
+
 function withheldLine(n: number): string {
   return `${n} result${n === 1 ? '' : 's'} withheld as possible prompt injection (DOCDEX_SCREENING=strict).`;
 }
@@ -29,6 +34,7 @@ function withheldLine(n: number): string {
 export function renderSearch(result: SearchResponse, options: { colour: boolean; atVersion?: boolean }): string {
   const c = options.colour ? ansi : { bold: String, dim: String, underline: String, cyan: String, green: String, yellow: String, magenta: String, gray: String };
   const out: string[] = [];
+  if (result.library && !result.library.exact) out.push(c.yellow(closestLibraryLine(result.library)));
   if (result.corrected?.length) out.push(c.dim(`Also searched for: ${result.corrected.map((x) => `${x.from} → ${x.to}`).join(', ')}`));
   if (result.items.length === 0) {
     if (result.withheld) out.push(withheldLine(result.withheld));

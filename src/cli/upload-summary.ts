@@ -6,5 +6,6 @@ import { plural } from './plural.js';
 export function uploadSummaryLine(job: UploadJob): string {
   const library = `${job.source_name ?? job.name}${job.version ? `@${job.version}` : ''}`;
   const llm = job.llm_enhance && job.llm_pages_total > 0 ? `; ${llmProgressText(job)}` : '';
-  return `${job.status === 'completed' ? 'Indexed' : 'Failed'}: ${job.processed_files - job.failed_files} of ${plural(job.file_count, 'file')}, ${plural(job.snippets_extracted, 'snippet')}, into ${library}${llm} (job ${job.id}).`;
+  const outcome = job.status === 'completed' ? 'Indexed' : job.status === 'cancelled' ? 'Cancelled' : 'Failed';
+  return `${outcome}: ${job.processed_files - job.failed_files} of ${plural(job.file_count, 'file')}, ${plural(job.snippets_extracted, 'snippet')}, into ${library}${llm} (job ${job.id}).`;
 }

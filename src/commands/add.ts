@@ -4,18 +4,23 @@ import { addRequestFlags, addRequestFromFlags } from '../cli/add-flags.js';
 import { openDatabase } from '../core/db/connect.js';
 import { addLibraries } from '../core/library/add.js';
 import type { AddOutcome } from '../core/library/add.js';
+import { libraryResults } from '../core/library/results.js';
+import type { FinishedJob, LibraryResult } from '../core/library/results.js';
+import { outcomeLines, resultLine, warningLines } from '../cli/add-render.js';
 import { parseAddRequest } from '../core/library-spec.js';
 
 export interface AddResult {
   libraries: AddOutcome[];
-  /** With --wait: how each job ended. */
-  finished?: Array<{ type: 'crawl' | 'upload'; id: string; status: string }>;
+  /** With --wait: how each job ended, with the reason of those that did not complete. */
+  finished?: FinishedJob[];
+  /** With --wait: what each library holds now (indexed, nothing_to_search, not_indexed) and its warnings. */
+  results?: LibraryResult[];
 }
 
 export default class Add extends BaseCommand<typeof Add> {
   static override summary = 'Index a library: a docs site, a git repository at a ref, or a package at the version your project uses.';
   static override description =
-    'Each spec becomes its own jobs. A docs URL is crawled (as `crawl start`). A git repository (https://host/org/repo.git, git@host:org/repo.git, file:///path or ./path, with @tag, @branch or @commit) is checked out shallowly and its docs folders, README and examples are indexed, each linked to the file at that commit. A package (npm:, pypi:, crates:, go:, with a version or range; the latest release without one) is resolved through its registry: its repository at the release tag, its docs site one link deep, or its published README. Versions sit side by side: search with --source name@version or a range. Without --wait the jobs are queued for `docdex serve` or `docdex worker`.';
+    'Each spec becomes its own jobs. A docs URL is crawled (as `crawl start`). A git repository (https://host/org/repo.git, git@host:org/repo.git, file:///path or ./path, with @tag, @branch or @commit) is checked out shallowly and its docs folders, README and examples are indexed, each linked to the file at that commit. A package (npm:, pypi:, crates:, go:, with a version or range; the latest release without one) is resolved through its registry: its repository at the release tag, its docs site one link deep, or its published README. Versions sit side by side: search with --source name@version or a range. Without --wait the jobs are queued for `docdex serve` or `docdex worker`. A version already indexed (the same package version, docs URL or repository ref) is left as it is and nothing is fetched; --refresh fetches it again.';
   static override examples = [
     '<%= config.bin %> add npm:semver@7.6.3 --wait',
     '<%= config.bin %> add https://github.com/acme/widgets@v2.1.0 --path docs',
@@ -26,7 +31,11 @@ export default class Add extends BaseCommand<typeof Add> {
   static override args = { spec: Args.string({ description: 'What to index (several may be given): a docs URL, a git repository[@ref], or npm:|pypi:|crates:|go:name[@version].', required: true }) };
   static override flags = {
     ...addRequestFlags(),
-    wait: Flags.boolean({ description: 'Run the jobs here (sharing them with any running worker) and wait until they are done.', default: false }),
+    wait: Flags.boolean({
+      description:
+        'Run the jobs here (sharing them with any running worker) and wait until they are done. Exit 0 when every library holds docs (a failed origin is a warning), 1 when one is left without.',
+      default: false,
+    }),
   };
 
   async run(): Promise<AddResult> {
@@ -47,7 +56,16 @@ export default class Add extends BaseCommand<typeof Add> {
         log: (line) => this.log(line),
         warn: (line) => this.logToStderr(line),
       });
-      return { libraries, finished };
+      const results = await libraryResults(db.pool, libraries, finished);
+      if (!this.jsonEnabled()) {
+        for (const result of results) {
+          this.log(resultLine(result));
+          for (const line of warningLines(result)) this.logToStderr(line);
+        }
+      }
+      // A library counts as indexed when any of its origins stored documents; 1 only when one is left without.
+      if (results.some((r) => r.state === 'not_indexed') && process.exitCode !== 130) process.exitCode = 1;
+      return { libraries, finished, results };
     } finally {
       await db.close();
     }
@@ -59,8 +77,6 @@ export default class Add extends BaseCommand<typeof Add> {
       if (outcome.error.hint) this.logToStderr(`Hint: ${outcome.error.hint}`);
       return;
     }
-    const label = outcome.version ? `${outcome.name}@${outcome.version}` : outcome.name;
-    for (const job of outcome.jobs) this.log(`${label}: ${job.what} queued (${job.type} job ${job.id}).`);
-    for (const note of outcome.notes) this.log(`${label}: note: ${note}.`);
+    for (const line of outcomeLines(outcome)) this.log(line);
   }
 }

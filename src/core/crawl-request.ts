@@ -156,7 +156,7 @@ const globList = z.array(glob).max(100);
 export const CRAWL_FIELDS = {
   name: {
     schema: z.string().trim().min(1).max(200).optional(),
-    description: 'Library name; detected from the start page when absent.',
+    description: "Library name; detected from the start page when absent (the site's common name: python, node, postgresql).",
     stored: false,
     example: 'fastapi',
   },
@@ -174,7 +174,7 @@ export const CRAWL_FIELDS = {
   },
   version: {
     schema: z.string().trim().max(100).optional(),
-    description: 'Version of the documented library; crawls of different versions are kept apart.',
+    description: 'Version of the documented library; crawls of different versions are kept apart. Detected from the start page with the name when both are absent.',
     stored: false,
     example: '0.110',
   },
@@ -306,8 +306,10 @@ export function requestFromStored(stored: Record<string, unknown>): Pick<CrawlRe
 
 /** A validated request with every default applied. */
 export type CrawlRequest = Omit<z.output<typeof crawlRequestSchema>, 'name' | 'version' | 'domain_filter'> & {
+  /** Null when not given: then detected from the start page. */
   name: string | null;
-  version: string;
+  /** Null when not given: then the site's own when the name is detected too, else ''. */
+  version: string | null;
   domain_filter: string | null;
 };
 
@@ -341,7 +343,7 @@ export function parseCrawlRequest(input: unknown, options: ParseOptions = {}): C
     ...r,
     name: r.name ?? null,
     start_urls: [...new Set(r.start_urls)],
-    version: r.version ?? '',
+    version: r.version ?? null,
     domain_filter: r.domain_filter ?? null,
     max_concurrent_crawls: Math.min(requested, ceiling),
   };

@@ -195,6 +195,11 @@ export const ADD_FIELDS = {
     description: "Link depth of a docs site's crawl (URLs: as crawl start; a package's docs homepage: default 1).",
     flag: 'depth',
   },
+  refresh: {
+    schema: z.boolean().optional(),
+    description: 'Fetch a version again although it is already indexed (by default an indexed version is left as it is and nothing is fetched).',
+    flag: 'refresh',
+  },
   // A docs site's crawl (a URL spec, a package's docs homepage) takes these crawl request fields as they are.
   render: { schema: CRAWL_FIELDS.render.schema.optional(), description: CRAWL_FIELDS.render.description, flag: 'render' },
   prefer_markdown: { schema: CRAWL_FIELDS.prefer_markdown.schema.optional(), description: CRAWL_FIELDS.prefer_markdown.description, flag: 'prefer-markdown' },
@@ -216,6 +221,8 @@ export interface AddRequest {
   examples?: string[];
   maxRepoMb: number;
   depth?: number;
+  /** Fetch again a version that is already indexed. */
+  refresh: boolean;
   /** What a docs site's crawl takes beside its start URL, name, version and depth. */
   crawl: { render?: 'auto' | 'always' | 'never'; prefer_markdown?: 'auto' | 'never' };
 }
@@ -239,6 +246,7 @@ export function parseAddRequest(input: unknown): AddRequest {
   return {
     specs,
     maxRepoMb: r.max_repo_mb ?? DEFAULT_MAX_REPO_MB,
+    refresh: r.refresh === true,
     crawl: { ...(r.render === undefined ? {} : { render: r.render }), ...(r.prefer_markdown === undefined ? {} : { prefer_markdown: r.prefer_markdown }) },
     ...(r.name === undefined ? {} : { name: r.name }),
     ...(r.version === undefined ? {} : { version: r.version }),

@@ -63,7 +63,7 @@ describe('crawl CLI', () => {
     expect(String(cancel.stderr)).toMatch(/already completed/);
     const missing = await runCli(['crawl', 'status', '00000000-0000-0000-0000-000000000000'], { env: db.env });
     expect(missing.exitCode).toBe(1);
-    expect(String(missing.stderr)).toMatch(/No crawl job/);
+    expect(String(missing.stderr)).toMatch(/No job .*: no crawl or upload job has that id/);
   });
 
   it('crawl status lists the failed pages; crawl list has a header row', async () => {

@@ -218,16 +218,23 @@ describe('sources and names', () => {
   it('detects the name from og:site_name, the <title> suffix or the host, and the description', async () => {
     const og = await site({ '/': { body: docPage({ title: 'Home', head: '<meta property="og:site_name" content="Widget Docs">', description: 'Widgets for everyone.' }) } });
     const a = await crawlToEnd(db, db.config, { start_urls: [og.url('/')], max_depth: 0 });
-    expect(a.name).toBe('Widget Docs');
+    expect(a.name).toBe('widget');
     const src = await db.pool.query<{ name: string; description: string; base_url: string; crawl_config: Record<string, unknown> }>(
       'SELECT name, description, base_url, crawl_config FROM sources WHERE id = $1',
       [a.source_id],
     );
-    expect(src.rows[0]).toMatchObject({ name: 'Widget Docs', description: 'Widgets for everyone.', base_url: og.url('/') });
+    expect(src.rows[0]).toMatchObject({ name: 'widget', description: 'Widgets for everyone.', base_url: og.url('/') });
     expect(src.rows[0]!.crawl_config).toMatchObject({ start_urls: [og.url('/')], max_depth: 0, max_concurrent_crawls: 3 });
 
+    // The name and version from the title (issue #49): gizmo@2.1, described by the site's own title; a given
+    // version wins over the site's, and a given name is taken as it is, without a version.
     const titled = await site({ '/': { body: docPage({ title: 'json', siteName: 'Gizmo 2.1 documentation' }) } });
-    expect((await crawlToEnd(db, db.config, { start_urls: [titled.url('/')], max_depth: 0 })).name).toBe('Gizmo 2.1 documentation');
+    const gizmo = await crawlToEnd(db, db.config, { start_urls: [titled.url('/')], max_depth: 0 });
+    expect(gizmo).toMatchObject({ name: 'gizmo', version: '2.1' });
+    const described = await db.pool.query<{ description: string }>('SELECT description FROM sources WHERE id = $1', [gizmo.source_id]);
+    expect(described.rows[0]!.description).toBe('Gizmo 2.1 documentation');
+    expect(await crawlToEnd(db, db.config, { start_urls: [titled.url('/')], max_depth: 0, version: '2.1.7' })).toMatchObject({ name: 'gizmo', version: '2.1.7' });
+    expect(await crawlToEnd(db, db.config, { start_urls: [titled.url('/')], max_depth: 0, name: 'Gizmo docs' })).toMatchObject({ name: 'Gizmo docs', version: '' });
 
     const bare = await site({ '/': { body: '<html><body><pre><code>x</code></pre></body></html>' } });
     expect((await crawlToEnd(db, db.config, { start_urls: [bare.url('/', 'localhost')], max_depth: 0 })).name).toBe('localhost');

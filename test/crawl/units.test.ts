@@ -78,7 +78,7 @@ describe('robots.txt', () => {
 describe('crawl request', () => {
   it('applies defaults and caps concurrency at MAX_CONCURRENT_CRAWLS', () => {
     const r = parseCrawlRequest({ start_urls: ['https://x.org/'] });
-    expect(r).toMatchObject({ name: null, max_depth: 1, max_concurrent_crawls: 3, version: '', url_patterns: [], metadata: {} });
+    expect(r).toMatchObject({ name: null, max_depth: 1, max_concurrent_crawls: 3, version: null, url_patterns: [], metadata: {} });
     expect(parseCrawlRequest({ start_urls: ['https://x.org/'] }, { defaultConcurrency: 20, ceiling: 5 }).max_concurrent_crawls).toBe(5);
     expect(parseCrawlRequest({ start_urls: ['https://x.org/'], max_concurrent_crawls: 20 }).max_concurrent_crawls).toBe(20);
     expect(parseCrawlRequest({ start_urls: ['https://x.org/'], domain_filter: 'https://Docs.X.org/path' }).domain_filter).toBe('docs.x.org');

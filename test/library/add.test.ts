@@ -14,6 +14,7 @@ import type { GitHttpServer } from '../helpers/git-http.js';
 import { createTestRepo } from '../helpers/git-repo.js';
 import type { TestRepo } from '../helpers/git-repo.js';
 import { connectMcpClient } from '../helpers/mcp.js';
+import { npmRegistryReachable } from '../helpers/npm.js';
 
 /**
  * `docdex add`, the front door: a git repository through file:// and through git http-backend on loopback,
@@ -163,16 +164,6 @@ describe('docdex add', () => {
   }, 120_000);
 });
 
-/** The real npm registry, as `add` finds it (npm's own configuration). Skips only when it cannot be reached. */
-async function npmRegistryReachable(): Promise<string | null> {
-  try {
-    const response = await fetch('https://registry.npmjs.org/is-number', { signal: AbortSignal.timeout(15_000) });
-    await response.body?.cancel();
-    return response.ok ? null : `it answered HTTP ${response.status}`;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
 const npmUnreachable = await npmRegistryReachable();
 if (npmUnreachable) console.warn(`Skipping docdex add npm:…: registry.npmjs.org is unreachable (${npmUnreachable})`);
 

@@ -63,3 +63,4 @@ export async function failure(promise: Promise<unknown>): Promise<UserError> {
   expect(error).toBeInstanceOf(UserError);
   return error as UserError;
 }
+

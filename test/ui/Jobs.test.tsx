@@ -175,18 +175,18 @@ describe('Jobs screen with uploads', () => {
     expect(data.calls).toContainEqual(['jobErrors', 'u1', 'upload']);
   });
 
-  it('says that an upload cannot be cancelled or resumed, and does neither', async () => {
+  it('says how to cancel or resume an upload from a shell, and does neither here', async () => {
     const data = createFakeData({ jobs: [UPLOAD, job({ id: 'u2', kind: 'upload', name: 'manual', status: 'failed', createdAt: '2025-06-01T11:00:00Z' })] });
     view = renderWithProviders(screen, { data });
     await vi.waitFor(() => expect(view!.lastFrame()).toContain('notes'));
     // The help bar offers only what works on the selected row.
     expect(lines(view.lastFrame()).at(-1)).toMatch(/^↑↓ select {2}g refresh/);
     await view.type('c');
-    await vi.waitFor(() => expect(view!.lastFrame()).toContain('✖ notes is an upload; uploads cannot be cancelled or resumed from here.'));
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('✖ notes is an upload; from a shell: docdex jobs cancel u1 (or jobs resume).'));
     await view.type(KEYS.down);
     await vi.waitFor(() => expect(lines(view!.lastFrame()).find((l) => l.startsWith('›'))).toMatch(/manual/));
     await view.type('r');
-    await vi.waitFor(() => expect(view!.lastFrame()).toContain('✖ manual is an upload; uploads cannot be cancelled or resumed from here.'));
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('✖ manual is an upload; from a shell: docdex jobs cancel u2 (or jobs resume).'));
     await tick(50);
     expect(data.calls.some((c) => c[0] === 'cancelCrawl' || c[0] === 'resumeCrawl')).toBe(false);
   });

@@ -41,6 +41,13 @@ describe('Search screen', () => {
     expect(view.lastFrame()).toMatch(/source: react▏?/);
   });
 
+  it('names the library it searched when the source filter is not an exact name', async () => {
+    const data = createFakeData();
+    view = renderWithProviders(screen, { data });
+    await view.type('use', KEYS.right, 'rea');
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('in react, the closest match to "rea"'));
+  });
+
   it('shows the full snippet with its URL on Enter, and goes back on Esc', async () => {
     view = renderWithProviders(screen);
     await view.type('fastapi');

@@ -112,10 +112,10 @@ describe('createDashboardData', () => {
   });
 
   it('searches and lists a source’s snippets', async () => {
-    const hits = await data.search({ query: 'dashboard_probe', limit: 10 });
+    const { hits } = await data.search({ query: 'dashboard_probe', limit: 10 });
     expect(hits[0]).toMatchObject({ title: 'Example 0', language: 'python', sourceName: 'alpha', sourceVersion: '1.0', url: 'http://127.0.0.1:9/docs/a#intro' });
     expect(hits[0]!.code).toContain('def dashboard_probe()');
-    expect(await data.search({ query: 'dashboard_probe', language: 'javascript', limit: 10 })).toEqual([]);
+    expect(await data.search({ query: 'dashboard_probe', language: 'javascript', limit: 10 })).toEqual({ hits: [] });
     const snippets = await data.sourceSnippets(sourceId, { limit: 50 });
     expect(snippets.map((s) => s.title)).toEqual(['Example 0', 'Example 1']);
   });

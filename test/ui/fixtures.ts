@@ -40,7 +40,7 @@ export const STATS: DashboardStats = {
     { language: 'bash', snippets: 200 },
     { language: 'sql', snippets: 62 },
   ],
-  jobs: { crawl: { queued: 0, running: 1, completed: 5, failed: 1, cancelled: 2 }, upload: { queued: 0, processing: 0, completed: 1, failed: 0 } },
+  jobs: { crawl: { queued: 0, running: 1, completed: 5, failed: 1, cancelled: 2 }, upload: { queued: 0, processing: 0, completed: 1, failed: 0, cancelled: 0 } },
   recentJobs: [
     { id: 'j1', kind: 'crawl', name: 'fastapi', status: 'running', pages: 10, snippets: 45, created_at: '2025-06-01T11:59:00Z', completed_at: null },
     { id: 'u1', kind: 'upload', name: 'notes', status: 'completed', pages: 3, snippets: 12, created_at: '2025-06-01T10:00:00Z', completed_at: '2025-06-01T10:00:05Z' },
@@ -187,10 +187,15 @@ export function createFakeData(
       calls.push(['search', request]);
       if (options.searchDelayMs) await new Promise((r) => setTimeout(r, options.searchDelayMs));
       const q = request.query.toLowerCase();
-      return snippets.filter(
+      const hits = snippets.filter(
         (s) =>
-          (s.title.toLowerCase().includes(q) || s.code.toLowerCase().includes(q)) && (!request.source || s.sourceName === request.source) && (!request.language || s.language === request.language),
+          (s.title.toLowerCase().includes(q) || s.code.toLowerCase().includes(q)) &&
+          (!request.source || s.sourceName.startsWith(request.source)) &&
+          (!request.language || s.language === request.language),
       );
+      // A source filter that is only the start of a name stands for the closest match, as the real search says.
+      const library = request.source ? hits.find((s) => s.sourceName !== request.source) : undefined;
+      return library ? { hits, closest: { requested: request.source!, name: library.sourceName, version: library.sourceVersion } } : { hits };
     },
     async subscribe(onEvent, onError) {
       guard();

@@ -3,6 +3,7 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { CRAWL_JOB_STATUSES, listCrawlJobs } from '../../core/crawl/jobs.js';
 import type { CrawlJob, CrawlJobStatus } from '../../core/crawl/jobs.js';
 import { openDatabase } from '../../core/db/connect.js';
+import { sourceIdsOf } from '../../core/jobs/jobs.js';
 import { plural } from '../../cli/plural.js';
 
 export default class CrawlList extends BaseCommand<typeof CrawlList> {
@@ -10,7 +11,7 @@ export default class CrawlList extends BaseCommand<typeof CrawlList> {
   static override examples = ['<%= config.bin %> crawl list', '<%= config.bin %> crawl list --status running --json'];
   static override flags = {
     status: Flags.string({ description: 'Only jobs in this state.', options: [...CRAWL_JOB_STATUSES] }),
-    source: Flags.string({ description: 'Only jobs of this source id.' }),
+    source: Flags.string({ description: 'Only jobs of this library: a name (every version), name@version, or a source id.' }),
     limit: Flags.integer({ char: 'n', description: 'Jobs per page (1-500).', default: 20, min: 1, max: 500 }),
     offset: Flags.integer({ description: 'Skip this many jobs.', default: 0, min: 0 }),
   };
@@ -22,7 +23,7 @@ export default class CrawlList extends BaseCommand<typeof CrawlList> {
         limit: this.flags.limit,
         offset: this.flags.offset,
         ...(this.flags.status === undefined ? {} : { status: this.flags.status as CrawlJobStatus }),
-        ...(this.flags.source === undefined ? {} : { sourceId: this.flags.source }),
+        ...(this.flags.source === undefined ? {} : { sourceIds: await sourceIdsOf(db.pool, this.flags.source) }),
       });
       if (page.items.length === 0) {
         this.log(page.total === 0 ? 'No crawl jobs.' : 'No more crawl jobs.');

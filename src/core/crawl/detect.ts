@@ -6,7 +6,10 @@ import { confirmHostRequest, waitForHostSlot } from './politeness.js';
 import { hostKey } from './url.js';
 
 export interface DetectedSite {
+  /** The site's common name (python, node), else its host. */
   name: string;
+  /** The version the site states, '' when none. */
+  version: string;
   description: string;
 }
 
@@ -16,13 +19,14 @@ export function nameFromHost(url: string): string {
 }
 
 /**
- * The name of a crawl request that has none, from its start page: og:site_name, else the <title> suffix
- * ("json — Python 3.13 documentation" gives "Python 3.13 documentation"), else the host. The page's meta
- * description comes along for the source. A start page that cannot be fetched still gives the host, so
- * a request is never refused for a name.
+ * The name and version of a crawl request that lacks them, from its start page (extract/site-identity.ts:
+ * "json — Python 3.13 documentation" gives python@3.13, "Index | Node.js v18.20.4 Documentation"
+ * node@18.20.4), else the host and no version. The page's meta description, else the site's own title, comes
+ * along for the source. A start page that cannot be fetched still gives the host, so a request is never
+ * refused for a name.
  */
 export async function detectSite(pool: pg.Pool, config: Config, url: string, options: { timeoutMs?: number; allowLoopback?: boolean } = {}): Promise<DetectedSite> {
-  const fallback = { name: nameFromHost(url), description: '' };
+  const fallback = { name: nameFromHost(url), version: '', description: '' };
   const timeoutMs = options.timeoutMs ?? 15_000;
   const fetcher = new PageFetcher({
     maxRetries: 0,
@@ -41,8 +45,8 @@ export async function detectSite(pool: pg.Pool, config: Config, url: string, opt
     });
     if (result.kind !== 'ok') return fallback;
     const { page } = extractDocument({ url: result.url, contentType: result.contentType, body: result.body });
-    const name = page.siteName?.trim().slice(0, 200);
-    return { name: name || fallback.name, description: page.description.trim() };
+    const site = page.site;
+    return { name: site?.name || fallback.name, version: site?.version ?? '', description: page.description.trim() || (site?.title ?? '') };
   } catch {
     return fallback;
   } finally {

@@ -224,6 +224,8 @@ export async function getCrawlJob(pool: pg.Pool, id: string): Promise<CrawlJob> 
 export interface ListCrawlJobsOptions {
   status?: CrawlJobStatus | CrawlJobStatus[];
   sourceId?: string;
+  /** Only jobs of these sources (every version of a library); with sourceId too, both must hold. */
+  sourceIds?: readonly string[];
   limit?: number;
   offset?: number;
 }
@@ -233,19 +235,21 @@ export async function listCrawlJobs(pool: pg.Pool, options: ListCrawlJobsOptions
   const offset = Math.max(0, options.offset ?? 0);
   const statuses = options.status === undefined ? null : Array.isArray(options.status) ? options.status : [options.status];
   if (options.sourceId !== undefined && !UUID.test(options.sourceId)) return { items: [], total: 0, limit, offset };
+  if (options.sourceIds !== undefined && !options.sourceIds.every((id) => UUID.test(id))) return { items: [], total: 0, limit, offset };
+  const sourceIds = options.sourceIds === undefined ? null : [...options.sourceIds];
   const { rows } = await pool.query<CrawlJobRow & { total: number }>(
     `SELECT j.*, llm.*, count(*) OVER ()::int AS total FROM crawl_jobs j ${LLM_PROGRESS_LATERAL}
-      WHERE ($1::text[] IS NULL OR j.status = ANY($1::text[])) AND ($2::uuid IS NULL OR j.source_id = $2)
+      WHERE ($1::text[] IS NULL OR j.status = ANY($1::text[])) AND ($2::uuid IS NULL OR j.source_id = $2) AND ($5::uuid[] IS NULL OR j.source_id = ANY($5::uuid[]))
       ORDER BY j.created_at DESC, j.id
       LIMIT $3 OFFSET $4`,
-    [statuses, options.sourceId ?? null, limit, offset],
+    [statuses, options.sourceId ?? null, limit, offset, sourceIds],
   );
   let total = rows[0]?.total ?? 0;
   if (rows.length === 0 && offset > 0) {
-    const c = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM crawl_jobs WHERE ($1::text[] IS NULL OR status = ANY($1::text[])) AND ($2::uuid IS NULL OR source_id = $2)`, [
-      statuses,
-      options.sourceId ?? null,
-    ]);
+    const c = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM crawl_jobs WHERE ($1::text[] IS NULL OR status = ANY($1::text[])) AND ($2::uuid IS NULL OR source_id = $2) AND ($3::uuid[] IS NULL OR source_id = ANY($3::uuid[]))`,
+      [statuses, options.sourceId ?? null, sourceIds],
+    );
     total = c.rows[0]!.n;
   }
   return { items: rows.map(toCrawlJob), total, limit, offset };
@@ -273,7 +277,7 @@ export interface StartCrawlOptions {
  * Start URLs the outbound policy refuses on sight (an internal IP literal, localhost) are refused before
  * anything is written; names are judged when the crawler connects, which is the real guarantee.
  */
-function assertStartUrlsAllowed(config: Config, startUrls: string[], allowLoopback: boolean): void {
+export function assertStartUrlsAllowed(config: Config, startUrls: readonly string[], allowLoopback: boolean): void {
   const policy = { allow: config.outbound.allowHosts, allowLoopback };
   for (const url of startUrls) {
     const refusal = refusalForUrl(url, policy);
@@ -286,14 +290,25 @@ function assertStartUrlsAllowed(config: Config, startUrls: string[], allowLoopba
   }
 }
 
-/** The request's name, or the one detected from its start page, and the description for the source. */
-async function nameAndDescription(db: { pool: pg.Pool }, config: Config, request: CrawlRequest, options: StartCrawlOptions): Promise<{ name: string; nameGiven: boolean; description: string }> {
+interface SourceIdentity {
+  name: string;
+  nameGiven: boolean;
+  version: string;
+  description: string;
+}
+
+/**
+ * The request's name and version, or, when it gives no name, the site's own from its start page (a given
+ * version still wins), and the description for the source. A request that names its library is not fetched
+ * for a version: the start page is the crawl's to fetch, under robots.txt.
+ */
+async function identityOf(db: { pool: pg.Pool }, config: Config, request: CrawlRequest, options: StartCrawlOptions): Promise<SourceIdentity> {
   const metaDescription = typeof request.metadata.description === 'string' ? request.metadata.description.trim() : '';
-  if (request.name !== null) return { name: request.name, nameGiven: true, description: metaDescription };
+  if (request.name !== null) return { name: request.name, nameGiven: true, version: request.version ?? '', description: metaDescription };
   // Loaded on demand: the extractor and HTTP client are not needed to list or cancel jobs.
   const { detectSite } = await import('./detect.js');
   const site = await detectSite(db.pool, config, request.start_urls[0]!, { timeoutMs: options.detectTimeoutMs ?? 15_000, allowLoopback: typedByUser(options.provenance ?? 'third_party') });
-  return { name: site.name, nameGiven: false, description: metaDescription || site.description };
+  return { name: site.name, nameGiven: false, version: request.version ?? site.version, description: metaDescription || site.description };
 }
 
 async function assertNoActiveCrawl(client: pg.ClientBase, source: UpsertedSource): Promise<void> {
@@ -317,7 +332,7 @@ async function insertCrawlJob(client: pg.ClientBase, source: UpsertedSource, req
       source.name,
       request.start_urls,
       request.max_depth,
-      request.version,
+      source.version,
       request.domain_filter,
       request.url_patterns,
       request.exclude_patterns,
@@ -338,7 +353,7 @@ async function insertCrawlJob(client: pg.ClientBase, source: UpsertedSource, req
 }
 
 /**
- * Validates the request (nothing is written when it is invalid), detects the name from the start page when
+ * Validates the request (nothing is written when it is invalid), detects the name and version from the start page when
  * none is given, creates or joins the source (see sources/upsert.ts), and queues the job with its start URLs
  * in the frontier. One source has at most one active crawl: a second start while one is queued or running is
  * a conflict.
@@ -353,12 +368,12 @@ export async function startCrawl(db: { pool: pg.Pool; info: ConnectionInfo }, co
   const allowLoopback = typedByUser(options.provenance ?? 'third_party');
   assertStartUrlsAllowed(config, request.start_urls, allowLoopback);
   assertBrowserForRender(config, request);
-  const { name, nameGiven, description } = await nameAndDescription(db, config, request, options);
+  const { name, nameGiven, version, description } = await identityOf(db, config, request, options);
   const jobId = await withTransaction(db.pool, async (client) => {
     const source = await upsertSourceForCrawl(client, {
       name,
       nameGiven,
-      version: request.version,
+      version,
       description,
       baseUrl: request.start_urls[0]!,
       crawlConfig: storedCrawlConfig(request),

@@ -174,12 +174,16 @@ export interface HtmlTree {
   title: HElement | null;
   metas: Array<Record<string, string>>;
   linkTags: Array<Record<string, string>>;
+  /** Titles of the first few links to the site's home page (`rel="home"`, DocBook's `accesskey="h"`): they name the site. */
+  homeTitles: string[];
   baseHref: string | null;
   /** role=tab elements and labels, for tab-label lookup. */
   tabs: HElement[];
   /** Text of the document's HTML comments with letters in them, up to MAX_COMMENT_TEXT characters in all. */
   comments: string[];
 }
+
+const MAX_HOME_TITLES = 3;
 
 /** How much comment text a tree keeps for screening. */
 export const MAX_COMMENT_TEXT = 64 * 1024;
@@ -329,6 +333,7 @@ class TreeBuilder implements HtmlSink {
       h1s: [],
       title: null,
       metas: [],
+      homeTitles: [],
       linkTags: [],
       baseHref: null,
       tabs: [],
@@ -426,6 +431,7 @@ class TreeBuilder implements HtmlSink {
       case 'a':
         if (attrs.href) tree.hrefs.push(attrs.href);
         if (attrs.role === 'tab') tree.tabs.push(el);
+        if (attrs.title && tree.homeTitles.length < MAX_HOME_TITLES && (attrs.accesskey === 'h' || /(?:^|\s)home(?:\s|$)/i.test(attrs.rel ?? ''))) tree.homeTitles.push(attrs.title);
         break;
       case 'pre':
       case 'programlisting':

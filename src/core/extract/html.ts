@@ -4,6 +4,7 @@ import { concealedText } from './html-concealed.js';
 import { chooseMainRoot } from './html-main.js';
 import { HtmlMarkdownRenderer, markdownWithCode } from './html-markdown.js';
 import { buildTree, type HElement, type HtmlTree, isAncestor, textOf } from './html-tree.js';
+import { siteIdentity } from './site-identity.js';
 import { fence, finaliseSnippets, type RawBlock } from './snippet.js';
 import type { ExtractedPage, ExtractResult, SkippedBlock } from './types.js';
 import { collapseSpaces } from './whitespace.js';
@@ -105,6 +106,22 @@ function metaContent(tree: HtmlTree, key: string): string | null {
   return null;
 }
 
+/** Contents of the `<meta>` tags whose name or property says version (`docsearch:version`, `nodejs.org:node-version`). */
+function versionMetas(tree: HtmlTree): string[] {
+  return tree.metas.filter((m) => /(?:^|[:._-])version$/i.test(m.name ?? m.property ?? '') && m.content !== undefined).map((m) => m.content!);
+}
+
+/** Titles of the page's OpenSearch description links, which name the whole site. */
+function openSearchTitles(tree: HtmlTree): string[] {
+  return tree.linkTags.filter((l) => (l.type ?? '').toLowerCase() === 'application/opensearchdescription+xml' && l.title).map((l) => l.title!);
+}
+
+/** Titles of the links to the site's home page, `<link rel="home|start">` first, then the page's own. */
+function homeTitles(tree: HtmlTree): string[] {
+  const linked = tree.linkTags.filter((l) => /(?:^|\s)(?:home|start)(?:\s|$)/i.test(l.rel ?? '') && l.title).map((l) => l.title!);
+  return [...linked, ...tree.homeTitles];
+}
+
 function collapse(s: string): string {
   return collapseSpaces(s).trim();
 }
@@ -166,6 +183,15 @@ export function extractHtml(text: string, url: string, contentHash: string): Ext
     title,
     description: collapse(metaContent(tree, 'description') ?? metaContent(tree, 'og:description') ?? ''),
     siteName: ogSite !== null && ogSite.trim().length > 0 ? collapse(ogSite) : split.site,
+    site: siteIdentity({
+      title: titleText,
+      siteName: ogSite ?? metaContent(tree, 'application-name'),
+      generator: metaContent(tree, 'generator'),
+      versions: versionMetas(tree),
+      searchTitles: openSearchTitles(tree),
+      homeTitles: homeTitles(tree),
+      url,
+    }),
     canonicalUrl,
     links,
     noFollow: /\b(?:nofollow|none)\b/.test(robots),

@@ -89,7 +89,7 @@ function sniffFormat(text: string): PageFormat {
 function emptyResult(url: string, contentHash: string, format: PageFormat, error: string): ExtractResult {
   return {
     error,
-    page: { url, title: '', description: '', siteName: null, canonicalUrl: null, links: [], noFollow: false, markdown: '', contentHash, format },
+    page: { url, title: '', description: '', siteName: null, site: null, canonicalUrl: null, links: [], noFollow: false, markdown: '', contentHash, format },
     snippets: [],
     skipped: [],
     origins: [],

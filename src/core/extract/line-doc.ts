@@ -70,6 +70,7 @@ export class LineDocument {
       title,
       description: this.description,
       siteName: null,
+      site: null,
       canonicalUrl: null,
       links: [],
       noFollow: false,

@@ -1,3 +1,5 @@
+import type { SiteIdentity } from './site-identity.js';
+
 // The extraction engine's public records. index.ts re-exports these; other
 // modules code against them, so fields are only ever added, never changed.
 
@@ -44,6 +46,8 @@ export interface ExtractedPage {
   description: string;
   /** og:site_name, else the <title> suffix after ' — ', ' - ', ' | ', else null. */
   siteName: string | null;
+  /** HTML: the library and version the site says it documents (site-identity.ts); null for other formats. */
+  site: SiteIdentity | null;
   /** Absolute rel=canonical. */
   canonicalUrl: string | null;
   /** Absolute http(s) URLs of every <a href> in the whole document, fragments stripped, deduplicated, in order. */

@@ -50,7 +50,12 @@ async function admitted(config: Config, remote: Remote, options: AccessOptions):
     return addresses[0]!;
   } catch (error) {
     if (error instanceof OutboundRefusedError) throw new UserError(`${remote.host}: ${error.message}.`, { code: 'git_remote_refused' });
-    throw new UserError(`${remote.host}: the host cannot be resolved.`, { code: 'git_repo_not_found', cause: error });
+    // A name that does not resolve is a network matter: the code's default hint (a stored credential) does not fit it.
+    throw new UserError(`${remote.host}: the host cannot be resolved.`, {
+      code: 'git_repo_not_found',
+      hint: `Check the host name in the repository URL, and that this machine's DNS resolves ${remote.host} (a host only a VPN or proxy reaches needs it running).`,
+      cause: error,
+    });
   }
 }
 

@@ -1,10 +1,14 @@
 import type { Config } from '../config.js';
-import { startCrawl } from '../crawl/jobs.js';
+import { assertStartUrlsAllowed, startCrawl } from '../crawl/jobs.js';
 import { isUserError } from '../errors.js';
 import type { ErrorCode, UserError } from '../errors.js';
 import { startGitSource } from '../git/index.js';
+import { assertRemoteAllowed, parseRemote } from '../git/remote.js';
+import { findIndexedOrigin } from '../sources/indexed.js';
+import type { IndexedLibrary } from '../sources/indexed.js';
 import { parseAddRequest } from '../library-spec.js';
 import type { AddRequest, LibrarySpec } from '../library-spec.js';
+import { typedByUser } from '../net/provenance.js';
 import type { Provenance } from '../net/provenance.js';
 import type { QueueDb } from '../upload/queue.js';
 import { addPackage } from './package.js';
@@ -16,6 +20,7 @@ import { addPackage } from './package.js';
  *
  * Who wrote the specs (`provenance`, net/provenance.ts) carries over to a docs URL or a repository given in a
  * spec, and to nothing else: what a package's registry names is third-party, however the package was asked for.
+ * A version already indexed from the same origin is left alone, and nothing is fetched, unless `refresh`.
  */
 
 /** Where a job's documents come from (AddedJob.origin); the one list, for the REST and MCP schemas. */
@@ -34,19 +39,35 @@ export interface AddedJob {
   origin?: { kind: (typeof JOB_ORIGIN_KINDS)[number]; url: string };
 }
 
+/**
+ * What became of a spec: its jobs were queued; it was already indexed, so nothing was fetched (`refresh`
+ * fetches it again); or it failed. The one list, for the REST and MCP schemas.
+ */
+export const ADD_STATUSES = ['queued', 'indexed', 'failed'] as const;
+
 export type AddOutcome =
   | { spec: string; kind: LibrarySpec['kind']; status: 'queued'; name: string; version: string; jobs: AddedJob[]; notes: string[] }
+  | ({ spec: string; kind: LibrarySpec['kind']; status: 'indexed'; jobs: []; notes: string[] } & IndexedLibrary)
   | { spec: string; kind: LibrarySpec['kind'] | 'invalid'; status: 'failed'; error: { code: ErrorCode; message: string; hint?: string } };
 
-/** One spec's jobs, or the UserError that says why it cannot be indexed. */
+/** One spec's jobs, or the UserError that says why it cannot be indexed; `indexed` when it already is. */
 export interface SpecJobs {
   name: string;
   version: string;
   jobs: AddedJob[];
   notes: string[];
+  indexed?: IndexedLibrary;
+}
+
+function alreadyIndexed(library: IndexedLibrary): SpecJobs {
+  return { name: library.name, version: library.version, jobs: [], notes: [], indexed: library };
 }
 
 async function addUrl(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { kind: 'url' }>, request: AddRequest, provenance: Provenance): Promise<SpecJobs> {
+  // The caller's permission first: what it may not fetch it is refused, indexed or not (REST keeps its 403).
+  assertStartUrlsAllowed(config, [spec.url], typedByUser(provenance));
+  const indexed = request.refresh ? null : await findIndexedOrigin(db.pool, { kind: 'url', url: spec.url }, request);
+  if (indexed) return alreadyIndexed(indexed);
   const job = await startCrawl(
     db,
     config,
@@ -63,6 +84,13 @@ async function addUrl(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { 
 }
 
 async function addGit(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { kind: 'git' }>, request: AddRequest, provenance: Provenance): Promise<SpecJobs> {
+  if (!request.refresh) {
+    // The caller's permission first, as for a URL: a local repository stays the local user's even when it is indexed.
+    const remote = parseRemote(spec.remote);
+    assertRemoteAllowed(remote, typedByUser(provenance));
+    const indexed = await findIndexedOrigin(db.pool, { kind: 'git', remote: remote.url, ref: spec.ref ?? null }, request);
+    if (indexed) return alreadyIndexed(indexed);
+  }
   // Whether the remote may be reached (paths, file:// and ssh are the local user's) is the git producer's rule.
   const job = await startGitSource(db, config, {
     remote: spec.remote,
@@ -103,8 +131,8 @@ export async function addLibraries(db: QueueDb, config: Config, input: unknown, 
   const outcomes: AddOutcome[] = [];
   for (const spec of request.specs) {
     try {
-      const added = await addSpec(db, config, spec, request, provenance);
-      outcomes.push({ spec: spec.spec, kind: spec.kind, status: 'queued', ...added });
+      const { indexed, ...added } = await addSpec(db, config, spec, request, provenance);
+      outcomes.push(indexed ? { spec: spec.spec, kind: spec.kind, status: 'indexed', jobs: [], notes: added.notes, ...indexed } : { spec: spec.spec, kind: spec.kind, status: 'queued', ...added });
     } catch (error) {
       // One spec: its error is the answer, with its own status and exit code.
       if (!isUserError(error) || request.specs.length === 1) throw error;

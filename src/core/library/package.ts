@@ -8,6 +8,7 @@ import type { ResolvedPackage } from '../registry/index.js';
 import { createUploadFromContent } from '../upload/jobs.js';
 import type { QueueDb } from '../upload/queue.js';
 import { recordPackageOrigin } from '../sources/aliases.js';
+import { findIndexedLibrary } from '../sources/indexed.js';
 import type { AddedJob, SpecJobs } from './add.js';
 
 /**
@@ -99,8 +100,13 @@ async function readmeJob(db: QueueDb, config: Config, pkg: ResolvedPackage, id: 
 }
 
 export async function addPackage(db: QueueDb, config: Config, spec: PackageSpec, request: AddRequest): Promise<SpecJobs> {
+  // An exact version already indexed asks nothing of the registry either (a range never equals a stored version).
+  const known = request.refresh || spec.version === undefined ? null : await findIndexedLibrary(db.pool, request.name ?? spec.name, request.version ?? spec.version);
+  if (known) return { name: known.name, version: known.version, jobs: [], notes: [], indexed: known };
   const pkg = await resolvePackage(config, { ecosystem: spec.ecosystem, name: spec.name, ...(spec.version === undefined ? {} : { version: spec.version }) });
   const id: Identity = { name: request.name ?? pkg.name, version: request.version ?? pkg.version };
+  const indexed = request.refresh ? null : await findIndexedLibrary(db.pool, id.name, id.version);
+  if (indexed) return { name: indexed.name, version: indexed.version, jobs: [], notes: [], indexed };
   const jobs: AddedJob[] = [];
   const notes: string[] = [];
   const take = (result: AddedJob | string | null) => {

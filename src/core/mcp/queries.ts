@@ -18,7 +18,7 @@ export interface LibraryRow {
   snippet_count: number;
   document_count: number;
   last_crawled_at: Date | null;
-  /** 1 for an exact name match (case and punctuation ignored), else a pg_trgm similarity below 1. */
+  /** How well the name matches the query, 0 to 1, in the bands of sources/match.ts MATCH_SCORES (1: exact). */
   score: number;
 }
 

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type pg from 'pg';
 import { UserError, ValidationError } from '../errors.js';
-import { findProject, listProjectLibraries, listProjects, sourceState } from './store.js';
+import { sourceState } from '../sources/indexed.js';
+import { findProject, listProjectLibraries, listProjects } from './store.js';
 import type { ProjectEcosystem, ProjectLibraryRow, ProjectRecord } from './store.js';
 
 /**

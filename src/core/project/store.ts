@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { NEWEST_JOB_FAILURE_SQL } from '../sources/indexed.js';
 
 /**
  * The project records `docdex sync` keeps (migration 027): a project (its root directory, or only a name) and
@@ -42,24 +43,6 @@ export interface ProjectLibraryRow extends ProjectLibraryEntry {
   failure: string | null;
   /** Other indexed versions of the same library (never answered in its place). */
   other_versions: string[];
-}
-
-/**
- * For source `s` with no documents: why, when its newest job (crawl, git or README) failed or was cancelled,
- * else NULL. Such a source is not `indexing`: nothing will fill it unless it is queued again.
- */
-const NEWEST_JOB_FAILURE_SQL = `CASE WHEN coalesce(s.document_count, 0) = 0 THEN (
-    SELECT CASE WHEN j.status = 'cancelled' THEN coalesce(j.error, 'its indexing job was cancelled') ELSE coalesce(j.error, 'its indexing job failed') END
-      FROM (SELECT c.status, c.error, c.created_at FROM crawl_jobs c WHERE c.source_id = s.id
-            UNION ALL
-            SELECT u.status::text, u.error, u.created_at FROM upload_jobs u WHERE u.source_id = s.id
-            ORDER BY created_at DESC LIMIT 1) j
-     WHERE j.status IN ('failed', 'cancelled')) END`;
-
-/** What the index holds of a source of the wanted version: documents, none yet, or none after its job failed. */
-export function sourceState(source: { document_count: number; failure: string | null }): 'indexed' | 'indexing' | 'failed' {
-  if (Number(source.document_count) > 0) return 'indexed';
-  return source.failure !== null ? 'failed' : 'indexing';
 }
 
 const PROJECT_COLUMNS = 'id, name, root, created_at, synced_at';
@@ -145,31 +128,4 @@ export async function listProjectLibraries(pool: pg.Pool | pg.ClientBase, projec
 export async function pruneProjectLibraries(client: pg.Pool | pg.ClientBase, projectId: string): Promise<number> {
   const { rowCount } = await client.query('DELETE FROM project_libraries WHERE project_id = $1 AND NOT in_use', [projectId]);
   return rowCount ?? 0;
-}
-
-/** An indexed source that answers to a library name (its name or an alias), at one version. */
-export interface IndexedVersion {
-  source_id: string;
-  version: string;
-  document_count: number;
-  /** As ProjectLibraryRow's. */
-  failure: string | null;
-}
-
-/**
- * Every indexed version of each name (matched as `listProjectLibraries` matches: the source's name or an
- * alias, case-insensitively), keyed by the lower-cased name asked. What a sync plan reads before anything is
- * recorded.
- */
-export async function listIndexedVersions(pool: pg.Pool | pg.ClientBase, names: readonly string[]): Promise<Map<string, IndexedVersion[]>> {
-  const { rows } = await pool.query<IndexedVersion & { wanted: string }>(
-    `SELECT q.wanted, s.id AS source_id, s.version, coalesce(s.document_count, 0)::int AS document_count, ${NEWEST_JOB_FAILURE_SQL} AS failure
-       FROM (SELECT DISTINCT lower(n) AS wanted FROM unnest($1::text[]) n) q
-       JOIN sources s ON lower(s.name) = q.wanted OR q.wanted = ANY (SELECT lower(a) FROM unnest(s.aliases) a)
-      ORDER BY q.wanted, s.version`,
-    [names],
-  );
-  const byName = new Map<string, IndexedVersion[]>();
-  for (const { wanted, ...row } of rows) byName.set(wanted, [...(byName.get(wanted) ?? []), row]);
-  return byName;
 }

@@ -4,8 +4,9 @@ import { resolvePackage } from '../registry/index.js';
 import type { Config } from '../config.js';
 import type { ExtraSource } from './config-file.js';
 import type { ManifestReadResult, ProjectDependency, SkippedDependency } from './dependency.js';
-import { listIndexedVersions, sourceState } from './store.js';
-import type { IndexedVersion, ProjectEcosystem } from './store.js';
+import { listIndexedVersions, sourceState } from '../sources/indexed.js';
+import type { IndexedVersion } from '../sources/indexed.js';
+import type { ProjectEcosystem } from './store.js';
 import type pg from 'pg';
 
 /**
@@ -44,7 +45,12 @@ export interface PlannedLibrary {
   state: LibraryState;
   other_versions: string[];
   reason: string | null;
+  /** The next step for an `unresolved` library, when its error gave one (a registry's setting, a credential). */
+  hint: string | null;
   source_id: string | null;
+  /** What the source of exactly this version holds (0 without one): an indexed library without snippets has nothing to search. */
+  document_count: number;
+  snippet_count: number;
 }
 
 export interface SyncOptions {
@@ -94,21 +100,22 @@ export function selectDependencies(dependencies: readonly ProjectDependency[], o
   return [...chosen.values()];
 }
 
-function reasonOf(error: unknown): string {
-  if (isUserError(error)) return error.message.replace(/\.$/, '');
+/** Why a library cannot be indexed, and what to do about it, from a UserError; anything else is a bug. */
+export function unresolvedBy(error: unknown): { reason: string; hint: string | null } {
+  if (isUserError(error)) return { reason: error.message.replace(/\.$/, ''), hint: error.hint ?? null };
   throw error;
 }
 
 /** A dependency with only a range: the newest release that satisfies it, from its registry (registry/http.ts trusts it). */
-async function resolveVersion(config: Config, dep: ProjectDependency): Promise<{ version: string } | { reason: string }> {
+async function resolveVersion(config: Config, dep: ProjectDependency): Promise<{ version: string } | { reason: string; hint: string | null }> {
   if (dep.version !== null) return { version: dep.version };
-  if (dep.ecosystem === 'go') return { reason: 'go.mod names no exact version for it' };
+  if (dep.ecosystem === 'go') return { reason: 'go.mod names no exact version for it', hint: null };
   try {
     const range = dep.range === null || dep.range === '' || dep.range === '*' ? undefined : dep.range;
     const resolved = await resolvePackage(config, { ecosystem: dep.ecosystem, name: dep.name, ...(range === undefined ? {} : { version: range }) });
     return { version: resolved.version };
   } catch (error) {
-    return { reason: reasonOf(error) };
+    return unresolvedBy(error);
   }
 }
 
@@ -126,22 +133,32 @@ export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (
   return results;
 }
 
-function stateOf(version: string | null, indexed: readonly IndexedVersion[]): Pick<PlannedLibrary, 'state' | 'other_versions' | 'source_id' | 'reason'> {
+type IndexState = Pick<PlannedLibrary, 'state' | 'other_versions' | 'source_id' | 'reason' | 'document_count' | 'snippet_count'>;
+
+function stateOf(version: string | null, indexed: readonly IndexedVersion[]): IndexState {
   const exact = version === null ? indexed[indexed.length - 1] : indexed.find((v) => v.version === version);
   const others = indexed.filter((v) => v !== exact).map((v) => v.version);
   if (exact) {
     const state = sourceState(exact);
-    return { state, other_versions: others, source_id: exact.source_id, reason: state === 'failed' ? exact.failure : null };
+    return {
+      state,
+      other_versions: others,
+      source_id: exact.source_id,
+      reason: state === 'failed' ? exact.failure : null,
+      document_count: exact.document_count,
+      snippet_count: exact.snippet_count,
+    };
   }
-  return { state: others.length > 0 ? 'other_versions' : 'missing', other_versions: others, source_id: null, reason: null };
+  return { state: others.length > 0 ? 'other_versions' : 'missing', other_versions: others, source_id: null, reason: null, document_count: 0, snippet_count: 0 };
 }
 
-function packageLibrary(dep: ProjectDependency, resolved: { version: string } | { reason: string }): PlannedLibrary {
+function packageLibrary(dep: ProjectDependency, resolved: { version: string } | { reason: string; hint: string | null }): PlannedLibrary {
   const version = 'version' in resolved ? resolved.version : dep.version;
   const base = { ecosystem: dep.ecosystem, name: dep.name, version, range: dep.range, direct: dep.direct, manifest: dep.manifest };
   const spec = `${dep.ecosystem}:${dep.name}${version === null ? '' : `@${version}`}`;
-  if ('reason' in resolved) return { ...base, spec, state: 'unresolved', other_versions: [], reason: resolved.reason, source_id: null };
-  return { ...base, spec, state: 'missing', other_versions: [], reason: null, source_id: null };
+  const none = { other_versions: [], source_id: null, document_count: 0, snippet_count: 0 };
+  if ('reason' in resolved) return { ...base, spec, state: 'unresolved', reason: resolved.reason, hint: resolved.hint, ...none };
+  return { ...base, spec, state: 'missing', reason: null, hint: null, ...none };
 }
 
 function extraLibrary(source: ExtraSource): PlannedLibrary {
@@ -157,7 +174,10 @@ function extraLibrary(source: ExtraSource): PlannedLibrary {
     state: 'missing',
     other_versions: [],
     reason: null,
+    hint: null,
     source_id: null,
+    document_count: 0,
+    snippet_count: 0,
   };
 }
 

@@ -2,13 +2,13 @@ import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { withTransaction } from '../db/transaction.js';
-import { isUserError, UserError } from '../errors.js';
+import { UserError } from '../errors.js';
 import { addLibraries } from '../library/add.js';
 import type { AddedJob, AddOutcome } from '../library/add.js';
 import type { QueueDb } from '../upload/queue.js';
 import { readProjectConfig } from './config-file.js';
 import { readProjectDependencies } from './manifests/index.js';
-import { mapLimited, needsQueueing, planProjectSync } from './sync-plan.js';
+import { mapLimited, needsQueueing, planProjectSync, unresolvedBy } from './sync-plan.js';
 import type { PlanInput, PlannedLibrary, SyncOptions, SyncPlan } from './sync-plan.js';
 import { findProject, pruneProjectLibraries, recordProjectLibraries, upsertProject } from './store.js';
 import type { ProjectLibraryEntry, ProjectRecord } from './store.js';
@@ -82,15 +82,25 @@ function addInput(library: PlannedLibrary): { specs: string[]; name?: string } {
 async function queueLibrary(db: QueueDb, config: Config, library: PlannedLibrary): Promise<AddOutcome | null> {
   try {
     const [outcome] = await addLibraries(db, config, addInput(library), 'third_party');
+    if (outcome?.status === 'indexed') {
+      // Indexed under another spelling or alias than the plan looked for: nothing to fetch.
+      Object.assign(library, {
+        state: 'indexed',
+        reason: null,
+        source_id: outcome.source_id,
+        document_count: outcome.document_count,
+        snippet_count: outcome.snippet_count,
+        version: library.version ?? outcome.version,
+      });
+      return null;
+    }
     if (outcome?.status !== 'queued') return null;
     library.state = 'queued';
     library.reason = null;
     library.version ??= outcome.version;
     return outcome;
   } catch (error) {
-    if (!isUserError(error)) throw error;
-    library.state = 'unresolved';
-    library.reason = error.message.replace(/\.$/, '');
+    Object.assign(library, { state: 'unresolved', ...unresolvedBy(error) });
     return null;
   }
 }

@@ -29,6 +29,17 @@ export async function deleteQueuedJobsInGroups(db: Db, queue: string, groupIds: 
 }
 
 /**
+ * Deletes the queued (created or retry) jobs of `queue` whose data field `field` is `value` (the file jobs of
+ * one upload); returns how many. Those jobs carry no group, and `deleteJob` takes ids that only a scan of the
+ * queue would find.
+ */
+export async function deleteQueuedJobsWithData(db: Db, queue: string, field: string, value: string): Promise<number> {
+  if (!(await bossJobTableExists(db))) return 0;
+  const deleted = await db.query(`DELETE FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND data->>$2 = $3 AND state IN ('created', 'retry')`, [queue, field, value]);
+  return deleted.rowCount ?? 0;
+}
+
+/**
  * The values of one data field of the live (created, retry or active) jobs of `queue` in the given groups, e.g.
  * the pages an LLM job is queued or running for. `findJobs` filters by data but not by group or state, so it
  * would read every finished job of the queue too. Empty when pg-boss never ran here.

@@ -2,6 +2,7 @@ import { request } from 'undici';
 import type { Agent, Dispatcher } from 'undici';
 import { createOutboundAgent, isOutboundRefusal } from '../net/outbound.js';
 import type { AllowEntry } from '../net/outbound.js';
+import { networkFailure } from '../net/network-error.js';
 import { npmRegistryBase } from './npm-registry-url.js';
 import { UserError } from '../errors.js';
 import { badRegistryAnswer, registryUnavailable } from './problems.js';
@@ -52,6 +53,8 @@ export function displayUrl(raw: string): string {
 }
 
 function describeFailure(error: unknown): string {
+  const network = networkFailure(error);
+  if (network !== null) return network;
   const e = error as { message?: string; code?: string; cause?: { message?: string } } | null;
   const message = e?.cause?.message ?? e?.message ?? String(error);
   return message.slice(0, 300);
@@ -125,6 +128,27 @@ function failureReason(trusted: boolean, error: unknown): string {
   return trusted || isOutboundRefusal(error) ? describeFailure(error) : UNREADABLE;
 }
 
+function hostnameOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The setting that chose the registry `url` is on (PYPI_URL for pypi.org by default), for the hint of a failure. */
+async function registrySetting(config: RegistryConfig, url: string): Promise<string | undefined> {
+  const host = hostnameOf(url);
+  if (host === undefined) return undefined;
+  const settings: Array<[string, string]> = [
+    ['NPM_REGISTRY_URL', await npmRegistryBase(config)],
+    ['PYPI_URL', config.registry.pypiUrl],
+    ['CRATES_URL', config.registry.cratesUrl],
+    ['GO_PROXY_URL', config.registry.goProxyUrl],
+  ];
+  return settings.find(([, base]) => hostnameOf(base) === host)?.[0];
+}
+
 /** GET `url`, following redirects; throws registry_unavailable when it cannot be reached. */
 export async function openRegistryUrl(config: RegistryConfig, url: string, accept: string, options: RegistryRequestOptions = {}): Promise<RegistryResponse> {
   const trustedOrigins = await configuredRegistryOrigins(config);
@@ -145,7 +169,8 @@ export async function openRegistryUrl(config: RegistryConfig, url: string, accep
   } catch (error) {
     await close();
     if ((error as { code?: string }).code === 'bad_gateway') throw error;
-    throw registryUnavailable(displayUrl(current), failureReason(trustedOrigins.has(originOf(current) ?? ''), error), error);
+    const trusted = trustedOrigins.has(originOf(current) ?? '');
+    throw registryUnavailable(displayUrl(current), failureReason(trusted, error), error, trusted ? await registrySetting(config, current) : undefined);
   }
 }
 

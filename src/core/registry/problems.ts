@@ -30,14 +30,18 @@ export function versionNotFound(ecosystem: Ecosystem, name: string, requested: s
   });
 }
 
-/** The registry could not be reached, refused by the outbound policy, or answered with a server error. */
-export function registryUnavailable(url: string, reason: string, cause?: unknown): UserError {
+/**
+ * The registry could not be reached, refused by the outbound policy, or answered with a server error.
+ * `setting` names the setting that chose it (PYPI_URL), when it is a configured registry.
+ */
+export function registryUnavailable(url: string, reason: string, cause?: unknown, setting?: string): UserError {
   const refused = isOutboundRefusal(cause);
+  const choose = setting
+    ? `${setting} chooses this registry: point it at a mirror this machine can reach, or retry when the network is back.`
+    : 'Retry in a moment; NPM_REGISTRY_URL, PYPI_URL, CRATES_URL and GO_PROXY_URL choose the registries.';
   return new UserError(`The package registry at ${url} is unavailable: ${reason}.`, {
     code: 'registry_unavailable',
-    hint: refused
-      ? 'List the registry host in CRAWL_ALLOW_HOSTS if it is meant to be reached at that address.'
-      : 'Retry in a moment; NPM_REGISTRY_URL, PYPI_URL, CRATES_URL and GO_PROXY_URL choose the registries.',
+    hint: refused ? 'List the registry host in CRAWL_ALLOW_HOSTS if it is meant to be reached at that address.' : choose,
     ...(cause === undefined ? {} : { cause }),
     details: [{ path: 'registry', message: reason, url }],
   });

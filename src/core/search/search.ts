@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { ValidationError } from '../errors.js';
 import { normalizeLanguage } from '../extract/language.js';
+import { parseLibraryRef } from '../library-ref.js';
 import { resolveLibrary } from '../sources/resolve.js';
 import { termCodeness } from './codeness.js';
 import { buildTsQueries, checkQueryLength, compoundPattern, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
@@ -73,6 +74,18 @@ export interface SearchResponse {
   fallback: boolean;
   /** DOCDEX_SCREENING=strict: how many results of this page were withheld as possible prompt injection. */
   withheld?: number;
+  /** The library `source` named, when one was given: which one was searched, and whether its name was exact. */
+  library?: SearchedLibrary;
+}
+
+export interface SearchedLibrary {
+  id: string;
+  name: string;
+  version: string;
+  /** The name as asked for. */
+  requested: string;
+  /** False when no library is named so and the closest match (sources/match.ts) was searched instead. */
+  exact: boolean;
 }
 
 export const DEFAULT_LIMIT = 10;
@@ -107,6 +120,7 @@ const PAGE_RANK_NORMALISATION = 2;
 interface Filters {
   sourceIds: string[] | null;
   language: string | null;
+  library: SearchedLibrary | null;
 }
 
 function checkOptions(options: SearchOptions): { limit: number; offset: number } {
@@ -132,15 +146,19 @@ function checkSourceIds(ids: readonly string[] | undefined): string[] | null {
 async function resolveFilters(pool: Db, options: SearchOptions): Promise<Filters> {
   const only = checkSourceIds(options.sourceIds);
   let sourceIds: string[] | null = null;
+  let library: SearchedLibrary | null = null;
   if (options.source !== undefined && options.source.trim() !== '') {
-    sourceIds = [(await resolveLibrary(pool, options.source, options.version)).id];
+    const ref = parseLibraryRef(options.source);
+    const resolved = await resolveLibrary(pool, ref, options.version);
+    library = { id: resolved.id, name: resolved.name, version: resolved.version, requested: ref.kind === 'id' ? ref.id : ref.name, exact: !resolved.fuzzy };
+    sourceIds = [resolved.id];
   } else if (options.version !== undefined && options.version !== '') {
     const { rows } = await pool.query<{ id: string }>('SELECT id FROM sources WHERE version = $1', [options.version]);
     sourceIds = rows.map((r) => r.id);
   }
   if (only !== null) sourceIds = sourceIds === null ? only : sourceIds.filter((id) => only.includes(id.toLowerCase()));
   const language = options.language?.trim() ? normalizeLanguage(options.language) : null;
-  return { sourceIds, language };
+  return { sourceIds, language, library };
 }
 
 /**
@@ -212,7 +230,7 @@ export function matchShare(parsed: ParsedQuery, stats: WordStats, corrected: Rea
 const SCAN_SHARE = 0.05;
 const SCAN_SHARE_LANGUAGE_ONLY = 0.25;
 
-export function scanAllTerms(share: number, filters: { sourceIds: string[] | null; language: string | null }): boolean {
+export function scanAllTerms(share: number, filters: Pick<Filters, 'sourceIds' | 'language'>): boolean {
   return share >= (filters.language !== null && filters.sourceIds === null ? SCAN_SHARE_LANGUAGE_ONLY : SCAN_SHARE);
 }
 
@@ -713,5 +731,14 @@ async function searchOn(db: pg.ClientBase, pool: pg.Pool, options: SearchOptions
     }
   }
   const screened = applyScreening(items, options.screening);
-  return { items: screened.items, total, limit, offset, ...(corrected.length > 0 ? { corrected } : {}), fallback, ...(screened.withheld > 0 ? { withheld: screened.withheld } : {}) };
+  return {
+    items: screened.items,
+    total,
+    limit,
+    offset,
+    ...(corrected.length > 0 ? { corrected } : {}),
+    fallback,
+    ...(screened.withheld > 0 ? { withheld: screened.withheld } : {}),
+    ...(filters.library === null ? {} : { library: filters.library }),
+  };
 }

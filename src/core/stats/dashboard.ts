@@ -19,7 +19,7 @@ export interface DashboardStats {
 }
 
 type JobState = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
-type UploadState = 'queued' | 'processing' | 'completed' | 'failed';
+type UploadState = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
 
 export async function dashboardStats(pool: pg.Pool, options: { recent?: number; top?: number } = {}): Promise<DashboardStats> {
   const [totals, languages, crawlStates, uploadStates, recent, top] = await Promise.all([
@@ -45,7 +45,7 @@ export async function dashboardStats(pool: pg.Pool, options: { recent?: number; 
   ]);
   const crawl: Record<JobState, number> = { queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
   for (const r of crawlStates.rows) crawl[r.status] = r.n;
-  const upload: Record<UploadState, number> = { queued: 0, processing: 0, completed: 0, failed: 0 };
+  const upload: Record<UploadState, number> = { queued: 0, processing: 0, completed: 0, failed: 0, cancelled: 0 };
   for (const r of uploadStates.rows) upload[r.status] = r.n;
   const t = totals.rows[0]!;
   return {

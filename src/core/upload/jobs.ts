@@ -19,10 +19,10 @@ import { withTransaction } from '../db/transaction.js';
 /**
  * Upload jobs: created with their files (bodies stored in upload_files) and queue entries in ONE transaction,
  * then processed file by file by any worker (worker.ts). queued → processing → completed | failed; a job
- * fails only when every file failed.
+ * fails only when every file failed. A cancelled job keeps its unprocessed files pending (control.ts).
  */
 
-export type UploadStatus = 'queued' | 'processing' | 'enhancing' | 'completed' | 'failed';
+export type UploadStatus = 'queued' | 'processing' | 'enhancing' | 'completed' | 'failed' | 'cancelled';
 
 export interface UploadJob {
   id: string;
@@ -257,11 +257,11 @@ export async function createUploadFromContent(db: QueueDb, config: Config, reque
 
 /** Enhancing is not finished: the job completes once the LLM stage is through with its pages. */
 function isFinished(job: UploadJob): boolean {
-  return job.status === 'completed' || job.status === 'failed';
+  return job.status === 'completed' || job.status === 'failed' || job.status === 'cancelled';
 }
 
 /**
- * Resolves with the final job once it is completed or failed. Progress comes from NOTIFY events (any worker,
+ * Resolves with the final job once it is completed, failed or cancelled. Progress comes from NOTIFY events (any worker,
  * any machine); the job row is also polled, because a notification sent while the listener was connecting
  * is lost.
  */

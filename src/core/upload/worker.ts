@@ -46,12 +46,14 @@ async function finishFile(client: pg.ClientBase, jobId: string, file: FinishedFi
        snippets_extracted = snippets_extracted + $3,
        file_errors = CASE WHEN $4::text IS NULL THEN file_errors
                           ELSE file_errors || jsonb_build_array(jsonb_build_object('path', $5::text, 'error', $4::text)) END,
-       status = CASE WHEN processed_files + 1 < file_count THEN 'processing'
+       status = CASE WHEN status = 'cancelled' THEN status
+                     WHEN processed_files + 1 < file_count THEN 'processing'
                      WHEN failed_files + $2 >= file_count THEN 'failed'
                      WHEN llm_enhance AND EXISTS (SELECT 1 FROM llm_pages_pending($1)) THEN 'enhancing' ELSE 'completed' END,
        error = CASE WHEN processed_files + 1 >= file_count AND failed_files + $2 >= file_count THEN 'every file failed' ELSE error END,
        started_at = COALESCE(started_at, now()),
-       completed_at = CASE WHEN processed_files + 1 >= file_count
+       completed_at = CASE WHEN status = 'cancelled' THEN completed_at
+                           WHEN processed_files + 1 >= file_count
                             AND NOT (llm_enhance AND failed_files + $2 < file_count AND EXISTS (SELECT 1 FROM llm_pages_pending($1)))
                            THEN now() ELSE completed_at END,
        updated_at = now()
@@ -121,7 +123,8 @@ function isTransient(error: unknown): boolean {
   return /^(08|40|53|57)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code);
 }
 
-export type FileOutcome = 'done' | 'failed' | 'already-processed';
+/** `cancelled`: its job was cancelled, so the file stays pending for a resume. */
+export type FileOutcome = 'done' | 'failed' | 'already-processed' | 'cancelled';
 
 export interface ProcessHooks {
   /** What follows each committed page (core/pipeline/stages.ts). Default: none. */
@@ -134,13 +137,23 @@ export interface ProcessHooks {
 
 /** Processes one stored upload file. Idempotent: a file already done or failed is left alone. */
 export async function processUploadFile(pool: pg.Pool, fileId: number, hooks: ProcessHooks = {}): Promise<FileOutcome> {
-  const { rows } = await pool.query<{ job_id: string; path: string; url: string; content: string | null; content_type: string | null; status: string; source_id: string | null }>(
-    `SELECT f.job_id, f.path, f.url, f.content, f.content_type, f.status, j.source_id
+  const { rows } = await pool.query<{
+    job_id: string;
+    path: string;
+    url: string;
+    content: string | null;
+    content_type: string | null;
+    status: string;
+    source_id: string | null;
+    job_status: string;
+  }>(
+    `SELECT f.job_id, f.path, f.url, f.content, f.content_type, f.status, j.source_id, j.status AS job_status
        FROM upload_files f JOIN upload_jobs j ON j.id = f.job_id WHERE f.id = $1`,
     [fileId],
   );
   const file = rows[0];
   if (!file || file.status !== 'pending') return 'already-processed';
+  if (file.job_status === 'cancelled') return 'cancelled';
   const started = await pool.query<{ file_count: number; processed_files: number; failed_files: number; snippets_extracted: number }>(
     `UPDATE upload_jobs SET status = 'processing', started_at = COALESCE(started_at, now()), updated_at = now()
       WHERE id = $1 AND status = 'queued' RETURNING file_count, processed_files, failed_files, snippets_extracted`,

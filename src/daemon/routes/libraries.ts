@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ERROR_CODE_NAMES } from '../../core/errors.js';
-import { addLibraries, JOB_ORIGIN_KINDS } from '../../core/library/add.js';
+import { ADD_STATUSES, addLibraries, JOB_ORIGIN_KINDS } from '../../core/library/add.js';
 import { addRequestSchema, parseAddRequest } from '../../core/library-spec.js';
 import type { AddRequestInput } from '../../core/library-spec.js';
 import type { DaemonDeps } from '../app.js';
@@ -35,9 +35,14 @@ const AddOutcome = z
   .object({
     spec: z.string(),
     kind: z.enum(['url', 'git', 'package', 'invalid']),
-    status: z.enum(['queued', 'failed']),
+    status: z
+      .enum(ADD_STATUSES)
+      .describe('queued: its jobs run in the background; indexed: that version was already indexed and nothing was fetched (refresh: true fetches it again); failed: see error'),
     name: z.string().optional(),
     version: z.string().optional(),
+    source_id: z.string().optional().describe('indexed: the source that holds it'),
+    document_count: z.number().optional(),
+    snippet_count: z.number().optional(),
     jobs: z.array(AddedJob).optional(),
     notes: z.array(z.string()).optional().describe('What could not be indexed and why (a package whose repository has no tag for its version, …)'),
     error: z.object({ code: z.enum(ERROR_CODE_NAMES), message: z.string(), hint: z.string().optional() }).optional(),
@@ -54,7 +59,7 @@ export function registerLibraryRoutes(app: FastifyInstance, deps: DaemonDeps): v
       schema: {
         summary: 'Index libraries: docs URLs, git repositories (https) or packages (npm:, pypi:, crates:, go:); one job each, in the background',
         description:
-          "One spec that cannot be indexed answers with its error and status; with several, each item says queued or failed. Repositories on the server's disk or over SSH are refused here (CLI only).",
+          "One spec that cannot be indexed answers with its error and status; with several, each item says queued, indexed (already; nothing fetched) or failed. Repositories on the server's disk or over SSH are refused here (CLI only).",
         tags: ['libraries'],
         body: AddRequestBody,
         response: { 202: AddResponse, 403: ErrorBody, 404: ErrorBody, 422: ErrorBody, 503: ErrorBody },

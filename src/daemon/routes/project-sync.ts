@@ -30,7 +30,10 @@ const SyncedLibrary = z.object({
   state: z.enum(LIBRARY_STATES),
   other_versions: z.array(z.string()),
   reason: z.string().nullable(),
+  hint: z.string().nullable().describe('unresolved: what to do about it, when known (e.g. the registry setting to point at a mirror)'),
   spec: z.string(),
+  document_count: z.number().describe('What the source of exactly this version holds; an indexed library with no snippets has nothing to search'),
+  snippet_count: z.number(),
 });
 
 const SyncResponse = z

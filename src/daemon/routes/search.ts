@@ -66,6 +66,16 @@ const SearchResponse = z
       .describe('Typo corrections applied'),
     fallback: z.boolean(),
     withheld: z.number().optional().describe('DOCDEX_SCREENING=strict: results of this page withheld as possible prompt injection'),
+    library: z
+      .object({
+        id: z.string(),
+        name: z.string(),
+        version: z.string(),
+        requested: z.string().describe('The source as asked for'),
+        exact: z.boolean().describe('false: no library is named so, and this closest match was searched instead'),
+      })
+      .optional()
+      .describe('With source: the library that was searched'),
   })
   .meta({ id: 'SearchResponse' });
 

@@ -12,7 +12,9 @@ export const UploadJobSchema = z
     name: z.string(),
     source_type: z.string(),
     source_id: z.string().nullable(),
-    status: z.enum(['queued', 'processing', 'enhancing', 'completed', 'failed']).describe('enhancing: the files are stored and the LLM is enhancing their snippets (LLM enhancement on)'),
+    status: z
+      .enum(['queued', 'processing', 'enhancing', 'completed', 'failed', 'cancelled'])
+      .describe('enhancing: the files are stored and the LLM is enhancing their snippets (LLM enhancement on); cancelled: `docdex jobs cancel`, resumable'),
     file_count: z.number(),
     processed_files: z.number(),
     failed_files: z.number(),

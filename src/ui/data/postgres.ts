@@ -145,7 +145,7 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
     },
     async search({ query, source, language, limit }) {
       const result = await searchSnippets(pool, { query, limit, screening: config.screening, ...(source ? { source } : {}), ...(language ? { language } : {}) });
-      return result.items.map((r) => ({
+      const hits = result.items.map((r) => ({
         id: r.id,
         title: r.title,
         description: r.description,
@@ -155,6 +155,8 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
         sourceName: r.source_name,
         sourceVersion: r.version,
       }));
+      const library = result.library;
+      return library && !library.exact ? { hits, closest: { requested: library.requested, name: library.name, version: library.version } } : { hits };
     },
     subscribe: (onEvent, onError) => subscribe(info, onEvent, { onError }),
   };

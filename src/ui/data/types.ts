@@ -35,6 +35,12 @@ export interface SnippetHit {
   sourceVersion: string;
 }
 
+export interface SearchHits {
+  hits: SnippetHit[];
+  /** Set when the source filter names no library exactly: the closest match, which was searched instead. */
+  closest?: { requested: string; name: string; version: string };
+}
+
 export interface SearchRequest {
   query: string;
   source?: string;
@@ -80,9 +86,9 @@ export interface DashboardData {
   jobs(options: { limit: number }): Promise<JobProgressView[]>;
   /** The latest failed pages (crawl) or files (upload) of a job, newest first. */
   jobErrors(job: Pick<JobProgressView, 'id' | 'kind'>, options: { limit: number }): Promise<JobErrorRow[]>;
-  /** Crawl jobs only: core has no way to stop or restart an upload. */
+  /** Crawl jobs only: the dashboard points to `docdex jobs cancel|resume` for upload jobs. */
   cancelCrawl(id: string): Promise<void>;
   resumeCrawl(id: string): Promise<JobStarted>;
-  search(request: SearchRequest): Promise<SnippetHit[]>;
+  search(request: SearchRequest): Promise<SearchHits>;
   subscribe(onEvent: (event: JobEvent) => void, onError: (error: Error) => void): Promise<EventSubscription>;
 }

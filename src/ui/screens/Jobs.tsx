@@ -28,7 +28,7 @@ function order(jobs: JobProgressView[]): JobProgressView[] {
 
 /** Said instead of acting: core has no way to stop or restart an upload once its files are queued. */
 function uploadRefusal(job: JobProgressView): string {
-  return `${job.name} is an upload; uploads cannot be cancelled or resumed from here.`;
+  return `${job.name} is an upload; from a shell: docdex jobs cancel ${job.id.slice(0, 8)} (or jobs resume).`;
 }
 
 /** The jobs, polled and ordered; progress events move the bars at once, and an unseen or finished job reloads. */

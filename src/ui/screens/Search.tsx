@@ -10,7 +10,7 @@ import { TextField, editText } from '../components/TextField.js';
 import { useDashboard, useKeyMode } from '../data/context.js';
 import { useDebouncedValue, useLatestState, useResource } from '../data/hooks.js';
 import type { Resource } from '../data/hooks.js';
-import type { SnippetHit } from '../data/types.js';
+import type { SearchHits, SnippetHit } from '../data/types.js';
 import { GLOBAL_KEYS, TEXT_GLOBAL_KEYS } from '../keys.js';
 import { theme } from '../theme.js';
 import type { ScreenProps } from './types.js';
@@ -45,20 +45,23 @@ function useSearchResults(fields: Fields, debounceMs: number, active: boolean) {
   const typed = JSON.stringify({ query: fields.query.trim(), source: fields.source.trim(), language: fields.language.trim().toLowerCase() });
   const requestKey = useDebouncedValue(typed, debounceMs);
   const request = JSON.parse(requestKey) as Request;
-  const results = useResource<SnippetHit[] | null>(
+  const results = useResource<SearchHits | null>(
     () =>
       request.query
         ? data.search({ query: request.query, limit: LIMIT, ...(request.source ? { source: request.source } : {}), ...(request.language ? { language: request.language } : {}) })
         : Promise.resolve(null),
     { key: requestKey, active },
   );
-  return { request, requestKey, results, rows: results.data ?? [], typing: requestKey !== typed };
+  return { request, requestKey, results, rows: results.data?.hits ?? [], typing: requestKey !== typed };
 }
 
-function searchStatus(request: Request, results: Resource<SnippetHit[] | null>, rows: SnippetHit[], typing: boolean): string {
+function searchStatus(request: Request, results: Resource<SearchHits | null>, rows: SnippetHit[], typing: boolean): string {
   if (!request.query) return 'Type to search snippets; ←→ moves between the query and the source / language filters.';
   if (results.loading || typing) return 'searching…';
-  return `${rows.length}${rows.length === LIMIT ? '+' : ''} result${rows.length === 1 ? '' : 's'}`;
+  const count = `${rows.length}${rows.length === LIMIT ? '+' : ''} result${rows.length === 1 ? '' : 's'}`;
+  const closest = results.data?.closest;
+  // A filter that names no library exactly searched another one: say which, as the CLI and MCP do.
+  return closest ? `${count} in ${closest.name}${closest.version ? `@${closest.version}` : ''}, the closest match to "${closest.requested}"` : count;
 }
 
 /** Scrolls an open snippet; any of Esc, Backspace, Delete or Enter closes it. */

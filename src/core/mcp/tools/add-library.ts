@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { getCrawlJob } from '../../crawl/jobs.js';
-import { addLibraries } from '../../library/add.js';
+import { ADD_STATUSES, addLibraries } from '../../library/add.js';
 import type { AddOutcome, AddedJob } from '../../library/add.js';
 import { ADD_FIELDS } from '../../library-spec.js';
 import type { AddFieldName } from '../../library-spec.js';
@@ -24,7 +24,7 @@ const outputSchema = z.object({
   libraries: z.array(
     z.object({
       spec: z.string(),
-      status: z.enum(['queued', 'failed']),
+      status: z.enum(ADD_STATUSES).describe('indexed: that version was already indexed, nothing was fetched (refresh: true fetches it again)'),
       library_id: z.string().optional(),
       job_ids: z.array(z.string()).optional(),
       notes: z.array(z.string()).optional(),
@@ -34,7 +34,7 @@ const outputSchema = z.object({
   ),
 });
 
-function libraryId(outcome: Extract<AddOutcome, { status: 'queued' }>): string {
+function libraryId(outcome: Extract<AddOutcome, { status: 'queued' | 'indexed' }>): string {
   return outcome.version ? `${outcome.name}@${outcome.version}` : outcome.name;
 }
 
@@ -55,8 +55,15 @@ async function withPlans(deps: McpDeps, outcome: AddOutcome): Promise<PlannedOut
   return { outcome, plans };
 }
 
+function indexedText(library: { document_count: number; snippet_count: number }): string {
+  const documents = `${library.document_count} document${library.document_count === 1 ? '' : 's'}`;
+  return library.snippet_count === 0 ? `${documents}, no code snippets` : `${documents}, ${library.snippet_count} snippet${library.snippet_count === 1 ? '' : 's'}`;
+}
+
 function describeOutcome({ outcome, plans }: PlannedOutcome): string {
   if (outcome.status === 'failed') return `${outcome.spec}: not added. ${outcome.error.message}${outcome.error.hint ? ` ${outcome.error.hint}` : ''}`;
+  if (outcome.status === 'indexed')
+    return `${outcome.spec}: ${libraryId(outcome)} is already indexed (${indexedText(outcome)}); nothing was fetched. Search it with get_content library_id="${libraryId(outcome)}", or call add_library with refresh: true to fetch it again.`;
   const jobs = outcome.jobs.map((j) => `${j.what} (job_id ${j.id})`).join('; ');
   const notes = outcome.notes.length > 0 ? ` Not indexed: ${outcome.notes.join('; ')}.` : '';
   return [`${outcome.spec}: indexing ${libraryId(outcome)} from ${jobs}.${notes}`, ...plans.map(describeFetchPlan)].join('\n');
@@ -64,6 +71,7 @@ function describeOutcome({ outcome, plans }: PlannedOutcome): string {
 
 function structured({ outcome, plans }: PlannedOutcome): z.output<typeof outputSchema>['libraries'][number] {
   if (outcome.status === 'failed') return { spec: outcome.spec, status: 'failed', error: outcome.error.message };
+  if (outcome.status === 'indexed') return { spec: outcome.spec, status: 'indexed', library_id: libraryId(outcome), job_ids: [], notes: outcome.notes };
   return { spec: outcome.spec, status: 'queued', library_id: libraryId(outcome), job_ids: outcome.jobs.map((j) => j.id), notes: outcome.notes, fetch_plan: plans };
 }
 
