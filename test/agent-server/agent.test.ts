@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { readManagerToken } from '../../src/core/agent/token.js';
 import { messageText, OpencodeClient } from '../../src/core/agent-server/client.js';
 import { startAgentServer } from '../../src/core/agent-server/control.js';
 import { addGitCredential } from '../../src/core/agent-server/git-credentials.js';
+import { readAgentServerState } from '../../src/core/agent-server/state.js';
 import { agentServerUrl } from '../../src/core/agent-server/layout.js';
 import { agentManagerServices } from '../../src/core/agent-server/service.js';
 import { attachPlan, listAgentSessions } from '../../src/core/agent-server/sessions.js';
@@ -224,6 +225,14 @@ describe('the agent server with the mgr tool, driven by a stub model (real openc
     // The hosting CLI token is the agent server's (host side), blanked for agent commands.
     expect(output).not.toContain(GH_SECRET);
     expect(output).toContain('gh=[] github=[]');
+
+    // Nor in the agent server's own environment, which every host process of the user can read (issue #51).
+    const { pid } = await readAgentServerState(db.pool);
+    expect(pid).toBeGreaterThan(0);
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
+    expect(environ).toContain('MGR_INTERNAL_API_URL=');
+    expect(environ).not.toContain(token);
+    expect(environ).not.toMatch(/(^|\0)MGR_INTERNAL_TOKEN=/);
 
     expect(filesContaining(path.join(workspace, 'repos'), token)).toEqual([]);
     expect(filesContaining(path.join(workspace, 'schedule-worktrees'), token)).toEqual([]);
