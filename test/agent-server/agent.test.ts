@@ -63,6 +63,17 @@ describe('the agent server with the mgr tool, driven by a stub model (real openc
     return { status: res.status, body: (await res.json()) as any };
   };
 
+  /** A scheduled run once it has finished. */
+  const finishedRun = (repoId: number, scheduleId: number, runId: number, what: string) =>
+    waitUntil(
+      async () => {
+        const r = await internal('GET', `/repos/${repoId}/schedules/${scheduleId}/runs/${runId}`);
+        return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? r.body : undefined;
+      },
+      180_000,
+      what,
+    );
+
   /** One prompt in a fresh session; the stub answers `RESULT <tool output>` after a tool call. */
   const ask = async (text: string, directory = workspace) => {
     const session = await agent.createSession({ directory });
@@ -193,14 +204,7 @@ describe('the agent server with the mgr tool, driven by a stub model (real openc
     expect(created.status).toBe(201);
     const started = await internal('POST', `/repos/${repo.id}/schedules/${created.body.id}/run`);
     expect([200, 201, 202]).toContain(started.status);
-    const run = await waitUntil(
-      async () => {
-        const r = await internal('GET', `/repos/${repo.id}/schedules/${created.body.id}/runs/${started.body.id}`);
-        return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? r.body : undefined;
-      },
-      180_000,
-      'the scheduled run',
-    );
+    const run = await finishedRun(repo.id, created.body.id, started.body.id, 'the scheduled run');
     expect(run.error).toBeNull();
     expect(run.status).toBe('completed');
     expect(run.sessionId).toMatch(/^ses/);
@@ -213,6 +217,20 @@ describe('the agent server with the mgr tool, driven by a stub model (real openc
     // The session really ran in the worktree.
     const session = (await agent.listSessions()).find((s) => s.id === run.sessionId);
     expect(session?.directory).toBe(run.worktreePath);
+  }, 240_000);
+
+  it('names the session of a scheduled run that failed after its session started (issue #51)', async () => {
+    const repo = (await internal('GET', '/repos')).body.repos.find((r: { localPath: string }) => r.localPath === 'demo');
+    expect(repo).toBeDefined();
+    const created = await internal('POST', `/repos/${repo.id}/schedules`, { name: 'no such model', prompt: 'hello', model: 'stub/no-such-model', intervalMinutes: 1440 });
+    expect(created.status).toBe(201);
+    const started = await internal('POST', `/repos/${repo.id}/schedules/${created.body.id}/run`);
+    const run = await finishedRun(repo.id, created.body.id, started.body.id, 'the failing scheduled run');
+    expect(run.status).toBe('failed');
+    const named = /session (ses\S+) in /.exec(run.log)?.[1];
+    expect(named).toMatch(/^ses/);
+    expect(run.sessionId).toBe(named);
+    expect((await agent.listSessions()).some((s) => s.id === run.sessionId)).toBe(true);
   }, 240_000);
 
   it('keeps the internal token out of agent shells and out of every file in the workspace', async () => {

@@ -77,7 +77,18 @@ describe('the agent server environment', () => {
   it('fails a scheduled run clearly while the agent server is down', async () => {
     const runner = createOpencodeScheduleRunner({ agent: { workspacePath: '/w', host: '127.0.0.1', port: await freePort() } });
     await expect(
-      runner.run({ prompt: 'p', agent: null, model: null, directory: '/w', repo: {} as never, scheduleId: 1, runId: 1, signal: new AbortController().signal, log: async () => undefined }),
+      runner.run({
+        prompt: 'p',
+        agent: null,
+        model: null,
+        directory: '/w',
+        repo: {} as never,
+        scheduleId: 1,
+        runId: 1,
+        signal: new AbortController().signal,
+        log: async () => undefined,
+        session: async () => undefined,
+      }),
     ).rejects.toThrow(/The agent server is not running at http:\/\/127\.0\.0\.1:\d+\. Start it with `docdex agent start`/);
   });
 
