@@ -104,3 +104,26 @@ describe('docdex skills', SLOW, () => {
     expect(gone.skills.map((x: { name: string }) => x.name)).toEqual(['release']);
   });
 });
+
+describe('the agent commands explain every refusal (issue #51)', SLOW, () => {
+  it('prints an Error line and a Hint line, with exit 2 for invalid input', async () => {
+    const cases: Array<[string[], number, RegExp]> = [
+      [['skills', 'create', '../escape', '-d', 'x', '--body-file', '-'], 2, /^Error: Invalid skill name/m],
+      [['skills', 'show', 'release'], 1, /^Error: No global skill named "release"\.$/m],
+      [['skills', 'show', 'release', '--scope', 'project'], 2, /^Error: Project skills need a repoId/m],
+      [['repos', 'worktree', 'add', 'app', 'bad..branch'], 2, /^Error: Invalid branch name/m],
+    ];
+    // A project skill of the same name, so `skills show` without --scope has something to point at.
+    await runCli(['repos', 'add', `file://${origin.bare}`, '--name', 'app'], { env });
+    await runCli(['skills', 'create', 'release', '--scope', 'project', '--repo', 'app', '-d', 'Release steps', '--body-file', '-'], { env, input: 'Tag.\n' });
+    for (const [args, exitCode, error] of cases) {
+      const result = await runCli(args, { env, input: 'body\n' });
+      const stderr = String(result.stderr);
+      expect(result.exitCode, `${args.join(' ')}: ${stderr}`).toBe(exitCode);
+      expect(stderr, args.join(' ')).toMatch(error);
+      expect(stderr, args.join(' ')).toMatch(/^Hint: \S.+$/m);
+    }
+    expect(String((await runCli(['skills', 'show', 'release'], { env })).stderr)).toContain('--scope project --repo REPO');
+  });
+});
+

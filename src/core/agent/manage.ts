@@ -3,8 +3,8 @@ import { openDatabase } from '../db/connect.js';
 import type { Database } from '../db/connect.js';
 import { createBoss } from '../queue/boss.js';
 import { AGENT_QUEUES, ensureAgentQueues } from './queue.js';
-import { addRepo, addWorktree, findRepo, listReposOrdered, removeRepo, runClone, waitForClone } from './repos.js';
-import type { AddRepoInput, AddWorktreeInput, Repo, RepoContext } from './repos.js';
+import { addRepo, addWorktree, externalLocalSource, findRepo, listReposOrdered, removeRepo, runClone, waitForClone } from './repos.js';
+import type { AddRepoInput, AddWorktreeInput, ExternalLocalSource, Repo, RepoContext } from './repos.js';
 import { createSkill, deleteSkill, listSkills, readSkill, skillPlace, updateSkill } from './skills.js';
 import type { Skill, SkillFile, SkillScope, SkillUpdate } from './skills.js';
 import { ensureManagerToken, rotateManagerToken } from './token.js';
@@ -46,6 +46,11 @@ export async function addRepository(config: Config, input: AddRepoInput, options
       await boss.stop({ graceful: true, close: true, timeout: 5_000 });
     }
   });
+}
+
+/** For `docdex repos add` on a terminal: a local directory outside the workspace, which it offers to clone in instead. */
+export async function repositoryOutsideWorkspace(config: Config, source: string): Promise<ExternalLocalSource | undefined> {
+  return externalLocalSource(workspaceLayout(config), source);
 }
 
 export async function listRepositories(config: Config): Promise<Repo[]> {

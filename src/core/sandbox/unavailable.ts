@@ -13,10 +13,15 @@ export function unavailableMessage(reason: string): string {
   return `${UNAVAILABLE_PREFIX}: ${reason}`;
 }
 
-/** The refusal for a working directory outside the mounted roots; it names both roots. */
-export function outsideRootsMessage(cwd: string, roots: readonly string[]): string {
+/**
+ * The refusal for a working directory outside the mounted roots; it names both roots. A directory that only
+ * looks inside them (a local repo linked into repos/) is named with where it resolves to, since that is what
+ * the check compares and the bare path would read as inside.
+ */
+export function outsideRootsMessage(cwd: string, roots: readonly string[], realCwd = cwd): string {
   const named = roots.length === 2 ? `${roots[0]} and ${roots[1]}` : roots.join(', ');
-  return unavailableMessage(`the working directory ${cwd} is outside the project roots ${named}`);
+  const where = realCwd === cwd ? cwd : `${cwd}, which resolves to ${realCwd},`;
+  return unavailableMessage(`the working directory ${where} is outside the project roots ${named}`);
 }
 
 /** Capability detection, planning, boot, attestation or working-directory pinning failed: nothing ran. */
