@@ -112,6 +112,7 @@ describe('the agent commands explain every refusal (issue #51)', SLOW, () => {
       [['skills', 'show', 'release'], 1, /^Error: No global skill named "release"\.$/m],
       [['skills', 'show', 'release', '--scope', 'project'], 2, /^Error: Project skills need a repoId/m],
       [['repos', 'worktree', 'add', 'app', 'bad..branch'], 2, /^Error: Invalid branch name/m],
+      [['manager', 'git-identity', 'set', '--name', 'Ada', '--email', 'not-an-address'], 2, /^Error: Invalid git identity email/m],
     ];
     // A project skill of the same name, so `skills show` without --scope has something to point at.
     await runCli(['repos', 'add', `file://${origin.bare}`, '--name', 'app'], { env });
@@ -127,3 +128,30 @@ describe('the agent commands explain every refusal (issue #51)', SLOW, () => {
   });
 });
 
+describe('docdex sandbox status, enable and disable, and manager git-identity', SLOW, () => {
+  it('never claims enforcement is on while it is off, and says when a change applies', async () => {
+    const off = await runCli(['sandbox', 'status'], { env: { ...env, SANDBOX_IMAGE: 'not-built-here' } });
+    expect(off.exitCode, String(off.stderr)).toBe(0);
+    expect(String(off.stdout)).toContain('Sandbox enforcement is off in the settings.');
+    expect(String(off.stdout)).toContain('  config:  no local image named not-built-here');
+    expect(String(off.stdout)).not.toContain('Sandbox enforcement is on');
+
+    const identity = await runCli(['manager', 'git-identity', 'set', '--name', 'Ada Lovelace', '--email', 'ada@example.com', '--json'], { env });
+    expect(json(String(identity.stdout))).toEqual({ name: 'Ada Lovelace', email: 'ada@example.com' });
+    expect(json(String((await runCli(['manager', 'git-identity', 'show', '--json'], { env })).stdout))).toEqual({ name: 'Ada Lovelace', email: 'ada@example.com' });
+
+    // Turning it off needs no host check; the next start applies it.
+    const disabled = await runCli(['sandbox', 'disable', '--git-credentials', '--json'], { env });
+    expect(json(String(disabled.stdout))).toMatchObject({
+      enabled: false,
+      git_credentials: true,
+      git_identity: { name: 'Ada Lovelace', email: 'ada@example.com' },
+      agent_server: { status: 'stopped' },
+      takes_effect: 'on-start',
+    });
+    const status = json(String((await runCli(['sandbox', 'status', '--json'], { env })).stdout));
+    expect(status.enforcement).toMatchObject({ enabled: false, git_credentials: true });
+    expect((await runCli(['manager', 'git-identity', 'clear'], { env })).exitCode).toBe(0);
+    expect(json(String((await runCli(['manager', 'git-identity', 'show', '--json'], { env })).stdout))).toEqual({ name: null, email: null });
+  });
+});

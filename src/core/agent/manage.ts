@@ -5,6 +5,8 @@ import { createBoss } from '../queue/boss.js';
 import { AGENT_QUEUES, ensureAgentQueues } from './queue.js';
 import { addRepo, addWorktree, externalLocalSource, findRepo, listReposOrdered, removeRepo, runClone, waitForClone } from './repos.js';
 import type { AddRepoInput, AddWorktreeInput, ExternalLocalSource, Repo, RepoContext } from './repos.js';
+import { DEFAULT_USER_ID, readSettings, setGitIdentity } from './settings.js';
+import type { GitIdentity } from './settings.js';
 import { createSkill, deleteSkill, listSkills, readSkill, skillPlace, updateSkill } from './skills.js';
 import type { Skill, SkillFile, SkillScope, SkillUpdate } from './skills.js';
 import { ensureManagerToken, rotateManagerToken } from './token.js';
@@ -105,3 +107,14 @@ export async function deleteSkillFile(config: Config, name: string, target: Skil
 export async function managerToken(config: Config, options: { rotate?: boolean } = {}): Promise<ManagerToken> {
   return withContext(config, (ctx) => (options.rotate ? rotateManagerToken(ctx.pool) : ensureManagerToken(ctx.pool)));
 }
+
+/** `docdex manager git-identity set|clear`: the identity forwarded into the sandbox (`null` clears it). */
+export async function saveGitIdentity(config: Config, identity: GitIdentity | null): Promise<Partial<GitIdentity>> {
+  return withContext(config, async (ctx) => (await setGitIdentity(ctx.pool, DEFAULT_USER_ID, identity)).preferences.gitIdentity);
+}
+
+/** `docdex manager git-identity show`. */
+export async function readGitIdentity(config: Config): Promise<Partial<GitIdentity>> {
+  return withContext(config, async (ctx) => (await readSettings(ctx.pool)).preferences.gitIdentity);
+}
+

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
-import { UserError } from '../errors.js';
+import { UserError, ValidationError } from '../errors.js';
 import { withTransaction } from '../db/transaction.js';
 
 /**
@@ -314,10 +314,57 @@ export async function configureSpeech(
   });
 }
 
-/** Sets the sandbox toggles (manager settings only: an agent must not be able to turn its own sandbox off). */
+/**
+ * Sets the sandbox toggles. Manager settings only (the CLI, `PUT /api/settings/sandbox`, the dashboard): an agent
+ * must not be able to turn its own sandbox off, so PATCH /api/internal/settings refuses the key. Only an agent
+ * server (re)start applies `enabled` (core/sandbox/enforcement.ts); `gitCredentials` applies to the next command.
+ */
 export async function setSandboxPreferences(pool: pg.Pool, userId: string, sandbox: { enabled?: boolean; gitCredentials?: boolean }): Promise<SettingsEnvelope> {
   return inTransaction(pool, userId, (stored) => ({
     ...stored,
     sandbox: { ...(isPlainObject(stored.sandbox) ? stored.sandbox : {}), ...sandbox },
   }));
+}
+
+// Control characters would end up in GIT_AUTHOR_* inside the guest and in git's commit headers.
+const identityText = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    // eslint-disable-next-line no-control-regex
+    .refine((value) => !/[\u0000-\u001f\u007f]/.test(value), 'must not contain control characters');
+
+/** The commit identity forwarded into the sandbox as GIT_AUTHOR_* and GIT_COMMITTER_* (forwarding rule 3). */
+export const GitIdentity = z
+  .object({
+    name: identityText(200).describe('GIT_AUTHOR_NAME and GIT_COMMITTER_NAME'),
+    email: identityText(254)
+      .refine((value) => /^[^\s@<>]+@[^\s@<>]+$/.test(value), 'must look like name@host')
+      .describe('GIT_AUTHOR_EMAIL and GIT_COMMITTER_EMAIL'),
+  })
+  .strict()
+  .meta({ id: 'GitIdentity' });
+export type GitIdentity = z.infer<typeof GitIdentity>;
+
+/**
+ * Sets the git identity (`null` clears it). Like the sandbox toggles, manager settings only: PATCH
+ * /api/internal/settings refuses `gitIdentity`. Applies to the next sandboxed command, no restart needed.
+ */
+export async function setGitIdentity(pool: pg.Pool, userId: string, identity: GitIdentity | null): Promise<SettingsEnvelope> {
+  const parsed = identity === null ? null : GitIdentity.safeParse(identity);
+  if (parsed !== null && !parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ValidationError(`Invalid git identity ${issue.path.join('.') || 'value'}: ${issue.message}.`, {
+      hint: 'Give a name and an e-mail address, e.g. --name "Ada Lovelace" --email ada@example.com.',
+      details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
+  return inTransaction(pool, userId, (stored) => {
+    const next = { ...stored };
+    if (parsed === null) delete next.gitIdentity;
+    else next.gitIdentity = parsed.data;
+    return next;
+  });
 }

@@ -13,6 +13,11 @@ export function unavailableMessage(reason: string): string {
   return `${UNAVAILABLE_PREFIX}: ${reason}`;
 }
 
+/** The reason alone, without the prefix: for status lines, which must not claim enforcement is on when it is off. */
+export function unavailableReason(message: string): string {
+  return message.startsWith(`${UNAVAILABLE_PREFIX}: `) ? message.slice(UNAVAILABLE_PREFIX.length + 2) : message;
+}
+
 /**
  * The refusal for a working directory outside the mounted roots; it names both roots. A directory that only
  * looks inside them (a local repo linked into repos/) is named with where it resolves to, since that is what
