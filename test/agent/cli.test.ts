@@ -113,6 +113,7 @@ describe('the agent commands explain every refusal (issue #51)', SLOW, () => {
       [['skills', 'show', 'release', '--scope', 'project'], 2, /^Error: Project skills need a repoId/m],
       [['repos', 'worktree', 'add', 'app', 'bad..branch'], 2, /^Error: Invalid branch name/m],
       [['manager', 'git-identity', 'set', '--name', 'Ada', '--email', 'not-an-address'], 2, /^Error: Invalid git identity email/m],
+      [['manager', 'speech', 'set', 'tts', '--provider', 'openai'], 2, /^Error: Invalid tts setting apiKey: needs an API key or an endpoint\.$/m],
     ];
     // A project skill of the same name, so `skills show` without --scope has something to point at.
     await runCli(['repos', 'add', `file://${origin.bare}`, '--name', 'app'], { env });

@@ -11,7 +11,8 @@ import { startAgentDaemon } from './helpers.js';
 import type { AgentDaemon } from './helpers.js';
 
 /**
- * Issue #51: the manager settings a user turns and an agent cannot (sandbox switches, git identity) over HTTP, against the real daemon and database; and the statuses and messages around them.
+ * Issue #51: the manager settings a user turns and an agent cannot (sandbox switches, git identity, speech
+ * services) over HTTP, against the real daemon and database; and the statuses and messages around them.
  * The CLI and the real microVM drive the same switches in test/sandbox/switches-microvm.test.ts.
  */
 
@@ -125,6 +126,7 @@ describe("out of the agent's reach", () => {
       ['PUT', '/settings/sandbox'],
       ['PATCH', '/settings/../../settings/sandbox'],
       ['PUT', '/settings/git-identity'],
+      ['PUT', '/settings/speech/tts'],
       ['PUT', 'http://127.0.0.1:7654/api/settings/sandbox'],
     ] as const) {
       expect(resolveMgrRequest(method, route).ok, `${method} ${route}`).toBe(false);
@@ -143,10 +145,36 @@ describe("out of the agent's reach", () => {
   });
 });
 
+describe('speech services (PUT, DELETE /api/settings/speech/:kind)', () => {
+  it('says where tts is set up, lets the user set it up, and then lets PATCH change it', async () => {
+    const refused = await daemon.call('PATCH', '/api/internal/settings', { body: { tts: { enabled: true } } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toContain('`docdex manager speech set tts`');
+    expect(refused.body.error).toContain('PUT /api/settings/speech/tts');
+
+    const configured = await settings('PUT', '/speech/tts', { provider: 'openai', model: 'tts-1', apiKey: 'sk-speech-secret' });
+    expect(configured.status).toBe(200);
+    expect(configured.body).toMatchObject({ enabled: false, configured: true, provider: 'openai', model: 'tts-1' });
+    expect(JSON.stringify(configured.body)).not.toContain('sk-speech-secret');
+    expect((await daemon.call('PATCH', '/api/internal/settings', { body: { tts: { enabled: true, voice: 'alloy' } } })).body.preferences.tts).toMatchObject({
+      enabled: true,
+      voice: 'alloy',
+      configured: true,
+    });
+    expect(JSON.stringify((await daemon.call('GET', '/api/internal/settings')).body)).not.toContain('sk-speech-secret');
+
+    for (const body of [{ provider: 'openai' }, { provider: 'x', endpoint: 'ftp://x/y' }, { provider: '', apiKey: 'k' }, { provider: 'x', apiKey: 'k', extra: 1 }]) {
+      expect((await settings('PUT', '/speech/tts', body)).status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await settings('PUT', '/speech/video', { provider: 'x', apiKey: 'k' })).status).toBe(400);
+    expect((await settings('DELETE', '/speech/tts')).body).toMatchObject({ configured: false });
+  });
+});
+
 describe('OpenAPI', () => {
   it('documents the new settings routes, and 400 (not 422) for bad input on the agent routes', async () => {
     const spec = (await daemon.call('GET', '/openapi.json', { token: null })).body;
-    for (const route of ['/api/settings/sandbox', '/api/settings/git-identity']) expect(spec.paths, route).toHaveProperty([route]);
+    for (const route of ['/api/settings/sandbox', '/api/settings/git-identity', '/api/settings/speech/{kind}']) expect(spec.paths, route).toHaveProperty([route]);
     for (const [route, method] of [
       ['/api/settings/skills', 'post'],
       ['/api/settings/skills/{name}', 'put'],

@@ -5,8 +5,8 @@ import { createBoss } from '../queue/boss.js';
 import { AGENT_QUEUES, ensureAgentQueues } from './queue.js';
 import { addRepo, addWorktree, externalLocalSource, findRepo, listReposOrdered, removeRepo, runClone, waitForClone } from './repos.js';
 import type { AddRepoInput, AddWorktreeInput, ExternalLocalSource, Repo, RepoContext } from './repos.js';
-import { DEFAULT_USER_ID, readSettings, setGitIdentity } from './settings.js';
-import type { GitIdentity } from './settings.js';
+import { DEFAULT_USER_ID, configureSpeech, readSettings, setGitIdentity } from './settings.js';
+import type { GitIdentity, Preferences, SpeechKind, SpeechService } from './settings.js';
 import { createSkill, deleteSkill, listSkills, readSkill, skillPlace, updateSkill } from './skills.js';
 import type { Skill, SkillFile, SkillScope, SkillUpdate } from './skills.js';
 import { ensureManagerToken, rotateManagerToken } from './token.js';
@@ -118,3 +118,7 @@ export async function readGitIdentity(config: Config): Promise<Partial<GitIdenti
   return withContext(config, async (ctx) => (await readSettings(ctx.pool)).preferences.gitIdentity);
 }
 
+/** `docdex manager speech set|clear`: a speech service with its secrets (`null` removes it); returns it without them. */
+export async function saveSpeechService(config: Config, kind: SpeechKind, service: SpeechService | null): Promise<Preferences['tts']> {
+  return withContext(config, async (ctx) => (await configureSpeech(ctx.pool, DEFAULT_USER_ID, kind, service)).preferences[kind]);
+}

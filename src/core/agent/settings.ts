@@ -287,9 +287,10 @@ export async function patchSettings(pool: pg.Pool, userId: string, patch: Prefer
     for (const [key, value] of Object.entries(patch)) {
       if (value === undefined) continue;
       if ((key === 'tts' || key === 'stt') && !isSpeechConfigured(stored[key])) {
-        throw badRequest(`${key} is not configured: set up ${key === 'tts' ? 'text-to-speech' : 'speech-to-text'} in the manager settings before changing "${key}".`, [
-          { key, reason: 'not_configured' },
-        ]);
+        throw badRequest(
+          `${key} is not configured: the user sets up ${key === 'tts' ? 'text-to-speech' : 'speech-to-text'} first, with \`docdex manager speech set ${key}\` or PUT /api/settings/speech/${key} (neither is reachable through the mgr tool); "${key}" can be changed here after that.`,
+          [{ key, reason: 'not_configured' }],
+        );
       }
       if (value === null) delete next[key];
       else if (MERGED_OBJECTS.has(key) && isPlainObject(stored[key])) next[key] = { ...stored[key], ...(value as object) };
@@ -299,17 +300,43 @@ export async function patchSettings(pool: pg.Pool, userId: string, patch: Prefer
   });
 }
 
-/** Configures a speech feature with its secret parts (manager-side only; PATCH /settings never reaches these). */
-export async function configureSpeech(
-  pool: pg.Pool,
-  userId: string,
-  kind: 'tts' | 'stt',
-  service: { provider: string; apiKey?: string; endpoint?: string; model?: string } | null,
-): Promise<SettingsEnvelope> {
+export const SpeechKind = z.enum(['tts', 'stt']).describe('tts: text-to-speech; stt: speech-to-text');
+export type SpeechKind = z.infer<typeof SpeechKind>;
+
+/**
+ * A speech service as the user configures it (`docdex manager speech set`, PUT /api/settings/speech/:kind).
+ * docdex itself sends no audio: the settings are for clients of the settings API. The API key and endpoint
+ * are secrets here and never leave through GET /settings.
+ */
+export const SpeechService = z
+  .object({
+    provider: z.string().trim().min(1).max(100),
+    endpoint: z
+      .url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })
+      .max(2000)
+      .optional(),
+    apiKey: z.string().min(1).max(4096).optional(),
+    model: z.string().trim().min(1).max(200).optional(),
+  })
+  .strict()
+  .refine((service) => service.apiKey !== undefined || service.endpoint !== undefined, { message: 'needs an API key or an endpoint', path: ['apiKey'] })
+  .meta({ id: 'SpeechService' });
+export type SpeechService = z.infer<typeof SpeechService>;
+
+/** Configures a speech feature with its secret parts, or removes it (`null`). PATCH /settings never reaches these. */
+export async function configureSpeech(pool: pg.Pool, userId: string, kind: SpeechKind, service: SpeechService | null): Promise<SettingsEnvelope> {
+  const checked = service === null ? null : SpeechService.safeParse(service);
+  if (checked !== null && !checked.success) {
+    const issue = checked.error.issues[0]!;
+    throw new ValidationError(`Invalid ${kind} setting ${issue.path.join('.') || 'value'}: ${issue.message}.`, {
+      hint: 'Give a provider and an API key (read from standard input) or an endpoint URL.',
+      details: checked.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
   return inTransaction(pool, userId, (stored) => {
     const next = { ...stored };
-    if (service === null) delete next[kind];
-    else next[kind] = { ...(isPlainObject(stored[kind]) ? stored[kind] : {}), ...service };
+    if (checked === null) delete next[kind];
+    else next[kind] = { ...(isPlainObject(stored[kind]) ? stored[kind] : {}), ...checked.data };
     return next;
   });
 }

@@ -7,7 +7,7 @@ import { registerSandboxPlannerRoutes } from './sandbox-planner.js';
 import { registerManagerSettingsRoutes } from './manager-settings.js';
 
 /**
- * The agent manager's route modules: /api/settings (skills, sandbox switches and git identity, agent configuration, manager token, push subscriptions; behind the
+ * The agent manager's route modules: /api/settings (skills, sandbox switches, git identity and speech services, agent configuration, manager token, push subscriptions; behind the
  * daemon's REST auth) and /api/internal (always behind the manager token). Pair with
  * `startAgentServices` from src/core/agent/services.ts in `docdex serve`.
  */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { DEFAULT_USER_ID, GitIdentity, readSettings, setGitIdentity } from '../../core/agent/settings.js';
+import { DEFAULT_USER_ID, GitIdentity, Preferences, SpeechKind, SpeechService, configureSpeech, readSettings, setGitIdentity } from '../../core/agent/settings.js';
 import { sandboxSettings } from '../../core/sandbox/settings.js';
 import { SandboxHostCheck, SandboxSwitchChange, SandboxSwitchState, changeSandboxSwitches, readSandboxSwitches } from '../../core/sandbox/switch.js';
 import type { DaemonDeps } from '../app.js';
@@ -10,9 +10,10 @@ import type { ZodApp } from '../zod-app.js';
 import { answerBadInputWith400 } from './agent-errors.js';
 
 /**
- * The manager settings an agent must not change, under /api/settings: the sandbox switches and the git identity.
- * Behind the daemon's REST auth like the other settings, and out of the agent's reach (the
- * `mgr` tool calls /api/internal only, where PATCH /settings refuses `sandbox` and `gitIdentity`). Turning enforcement on checks the host first (409 `sandbox_host_unsupported`, nothing changed); only
+ * The manager settings an agent must not change, under /api/settings: the sandbox switches, the git identity and
+ * the speech services. Behind the daemon's REST auth like the other settings, and out of the agent's reach (the
+ * `mgr` tool calls /api/internal only, where PATCH /settings refuses `sandbox`, `gitIdentity` and the speech
+ * secrets). Turning enforcement on checks the host first (409 `sandbox_host_unsupported`, nothing changed); only
  * an agent server (re)start applies it, which `takesEffect` says.
  */
 
@@ -73,11 +74,38 @@ function registerIdentityRoutes(r: ZodApp, deps: DaemonDeps): void {
   );
 }
 
+const SpeechParams = z.object({ kind: SpeechKind });
+const SpeechRecord = Preferences.shape.tts;
+
+function registerSpeechRoutes(r: ZodApp, deps: DaemonDeps): void {
+  r.put(
+    '/api/settings/speech/:kind',
+    {
+      schema: {
+        summary: 'Configure text-to-speech (tts) or speech-to-text (stt): provider, model, and an API key or endpoint',
+        description: 'The API key and endpoint are stored and never returned. Once configured, the non-secret fields (enabled, voice, ...) can also be changed through PATCH /api/internal/settings.',
+        tags,
+        params: SpeechParams,
+        body: SpeechService,
+        response: { 200: SpeechRecord, 400: ErrorBody },
+      },
+    },
+    async (request) => (await configureSpeech(deps.db.pool, DEFAULT_USER_ID, request.params.kind, request.body)).preferences[request.params.kind],
+  );
+
+  r.delete(
+    '/api/settings/speech/:kind',
+    { schema: { summary: 'Remove a speech service and its secrets', tags, params: SpeechParams, response: { 200: SpeechRecord, 400: ErrorBody } } },
+    async (request) => (await configureSpeech(deps.db.pool, DEFAULT_USER_ID, request.params.kind, null)).preferences[request.params.kind],
+  );
+}
+
 export async function registerManagerSettingsRoutes(app: FastifyInstance, deps: DaemonDeps): Promise<void> {
   await app.register(async (scope) => {
     answerBadInputWith400(scope);
     const r = scope.withTypeProvider<ZodTypeProvider>();
     registerSwitchRoutes(r, deps);
     registerIdentityRoutes(r, deps);
+    registerSpeechRoutes(r, deps);
   });
 }
