@@ -43,7 +43,7 @@ function checkMgrRequest(method, path) {
  */
 async function callInternal(method, relative, body, signal) {
   if (!MGR_INTERNAL.token || !MGR_INTERNAL.url) {
-    throw new Error('mgr is not configured: the agent server was not started by docdex (MGR_INTERNAL_TOKEN or MGR_INTERNAL_API_URL missing).');
+    throw new Error('mgr is not configured: the agent server was not started by docdex (no manager token from MGR_INTERNAL_TOKEN_FILE, or no MGR_INTERNAL_API_URL).');
   }
   let response;
   try {

@@ -170,7 +170,9 @@ const envSchema = z.object({
   SANDBOX_ACCEL: optionalString.transform((v) => v ?? 'auto').pipe(z.enum(['auto', 'kvm', 'tcg'], { message: 'expected auto, kvm or tcg' })),
   SANDBOX_EXEC_USER: optionalString,
   SANDBOX_START_TIMEOUT_MS: number(120_000, 1000, 3_600_000, 'of milliseconds from 1000 to 3600000', true),
-  SANDBOX_MEMORY_MB: number(1024, 64, 65536, 'of MiB from 64 to 65536', true),
+  // The guest kernel alone takes about 66 MB once loaded: at 64 MiB QEMU hangs silently until the start timeout,
+  // and at 96 MiB the guest's init is killed while booting. 128 MiB boots the busybox and Debian images (issue #51).
+  SANDBOX_MEMORY_MB: number(1024, 128, 65536, 'of MiB from 128 to 65536', true),
   SANDBOX_CPUS: number(1, 1, 64, 'from 1 to 64', true),
 });
 

@@ -100,6 +100,8 @@ export const ERROR_CODES = {
   sandbox_plugin_not_loaded: { status: 400, exitCode: 1 },
   sandbox_plugin_unwritable: { status: 400, exitCode: 1 },
   sandbox_shim_unwritable: { status: 400, exitCode: 1 },
+  // `docdex sandbox enable` (or PUT /api/settings/sandbox) on a host that cannot run the microVM: nothing changed.
+  sandbox_host_unsupported: { status: 409, exitCode: 1 },
   // `--render always` with no Chromium on the machine (core/render/browser.ts): refused before the crawl starts.
   browser_unavailable: { status: 503, exitCode: 1, hint: 'Install Chromium (Debian/Ubuntu: apt-get install chromium) or set DOCDEX_CHROMIUM to its path.' },
   // An MCP tool failed without a code of its own, and bugs: never a UserError, listed so their status is here too.

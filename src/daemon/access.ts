@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { ensureManagerToken } from '../core/agent/token.js';
 import type { TokenScope } from '../core/auth-token.js';
-import { bearerToken, createScopedTokenChecker, createTokenChecker, rejectUnauthorized } from './auth.js';
+import { SECRET_ROUTE_UNAUTHORIZED, bearerToken, createScopedTokenChecker, createTokenChecker, rejectUnauthorized } from './auth.js';
 import { checkBoundary, createBoundaryPolicy } from './boundary.js';
 import type { DaemonDeps } from './app.js';
 import { sendError } from './errors.js';
@@ -95,7 +95,7 @@ export function installAccessControl(app: FastifyInstance, deps: DaemonDeps): vo
     }
     const scope = checkToken(bearerToken(request));
     const needed = access === 'secret' || config.api.auth || (access === 'mcp' && config.mcpAuth.enabled);
-    if (needed && scope === undefined) return rejectUnauthorized(reply);
+    if (needed && scope === undefined) return access === 'secret' ? rejectUnauthorized(reply, 'docdex', SECRET_ROUTE_UNAUTHORIZED) : rejectUnauthorized(reply);
     request.tokenScope = scope ?? 'full';
     if (request.tokenScope === 'read' && !readScopeAllows(request, access)) {
       return sendError(reply, 'read_only', `This token is read-only (listed with :read): it may not call ${request.method} ${request.routeOptions.url ?? request.url}.`);

@@ -35,7 +35,15 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-export function rejectUnauthorized(reply: FastifyReply, realm = 'docdex'): FastifyReply {
+export function rejectUnauthorized(reply: FastifyReply, realm = 'docdex', message = 'Missing or invalid bearer token: send "Authorization: Bearer <token>".'): FastifyReply {
   void reply.header('WWW-Authenticate', `Bearer realm="${realm}"`);
-  return sendError(reply, 'unauthorized', 'Missing or invalid bearer token: send "Authorization: Bearer <token>".');
+  return sendError(reply, 'unauthorized', message);
 }
+
+/**
+ * The 401 of a route that returns a secret (`secret` access, the manager token): it names the one kind of token
+ * that opens it, since neither API_AUTH being off nor holding the manager token does (SECURITY.md says why).
+ */
+export const SECRET_ROUTE_UNAUTHORIZED =
+  'This route returns a secret and needs a full REST/MCP token (an MCP_AUTH_TOKENS entry without :read) as "Authorization: Bearer <token>", even on loopback with API_AUTH off; ' +
+  'the manager token itself is not accepted. Without configured tokens nothing reads it over HTTP: on this host, `docdex manager token` reads it from the database.';

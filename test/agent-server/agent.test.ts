@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { readManagerToken } from '../../src/core/agent/token.js';
 import { messageText, OpencodeClient } from '../../src/core/agent-server/client.js';
 import { startAgentServer } from '../../src/core/agent-server/control.js';
 import { addGitCredential } from '../../src/core/agent-server/git-credentials.js';
+import { readAgentServerState } from '../../src/core/agent-server/state.js';
 import { agentServerUrl } from '../../src/core/agent-server/layout.js';
 import { agentManagerServices } from '../../src/core/agent-server/service.js';
 import { attachPlan, listAgentSessions } from '../../src/core/agent-server/sessions.js';
@@ -61,6 +62,17 @@ describe('the agent server with the mgr tool, driven by a stub model (real openc
     });
     return { status: res.status, body: (await res.json()) as any };
   };
+
+  /** A scheduled run once it has finished. */
+  const finishedRun = (repoId: number, scheduleId: number, runId: number, what: string) =>
+    waitUntil(
+      async () => {
+        const r = await internal('GET', `/repos/${repoId}/schedules/${scheduleId}/runs/${runId}`);
+        return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? r.body : undefined;
+      },
+      180_000,
+      what,
+    );
 
   /** One prompt in a fresh session; the stub answers `RESULT <tool output>` after a tool call. */
   const ask = async (text: string, directory = workspace) => {
@@ -192,14 +204,7 @@ describe('the agent server with the mgr tool, driven by a stub model (real openc
     expect(created.status).toBe(201);
     const started = await internal('POST', `/repos/${repo.id}/schedules/${created.body.id}/run`);
     expect([200, 201, 202]).toContain(started.status);
-    const run = await waitUntil(
-      async () => {
-        const r = await internal('GET', `/repos/${repo.id}/schedules/${created.body.id}/runs/${started.body.id}`);
-        return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? r.body : undefined;
-      },
-      180_000,
-      'the scheduled run',
-    );
+    const run = await finishedRun(repo.id, created.body.id, started.body.id, 'the scheduled run');
     expect(run.error).toBeNull();
     expect(run.status).toBe('completed');
     expect(run.sessionId).toMatch(/^ses/);
@@ -214,6 +219,20 @@ describe('the agent server with the mgr tool, driven by a stub model (real openc
     expect(session?.directory).toBe(run.worktreePath);
   }, 240_000);
 
+  it('names the session of a scheduled run that failed after its session started (issue #51)', async () => {
+    const repo = (await internal('GET', '/repos')).body.repos.find((r: { localPath: string }) => r.localPath === 'demo');
+    expect(repo).toBeDefined();
+    const created = await internal('POST', `/repos/${repo.id}/schedules`, { name: 'no such model', prompt: 'hello', model: 'stub/no-such-model', intervalMinutes: 1440 });
+    expect(created.status).toBe(201);
+    const started = await internal('POST', `/repos/${repo.id}/schedules/${created.body.id}/run`);
+    const run = await finishedRun(repo.id, created.body.id, started.body.id, 'the failing scheduled run');
+    expect(run.status).toBe('failed');
+    const named = /session (ses\S+) in /.exec(run.log)?.[1];
+    expect(named).toMatch(/^ses/);
+    expect(run.sessionId).toBe(named);
+    expect((await agent.listSessions()).some((s) => s.id === run.sessionId)).toBe(true);
+  }, 240_000);
+
   it('keeps the internal token out of agent shells and out of every file in the workspace', async () => {
     const session = await agent.createSession({ directory: workspace });
     const result = await agent.shell(session.id, { agent: 'build', command: 'env; echo "gh=[${GH_TOKEN-unset}] github=[${GITHUB_TOKEN-unset}]"' });
@@ -224,6 +243,14 @@ describe('the agent server with the mgr tool, driven by a stub model (real openc
     // The hosting CLI token is the agent server's (host side), blanked for agent commands.
     expect(output).not.toContain(GH_SECRET);
     expect(output).toContain('gh=[] github=[]');
+
+    // Nor in the agent server's own environment, which every host process of the user can read (issue #51).
+    const { pid } = await readAgentServerState(db.pool);
+    expect(pid).toBeGreaterThan(0);
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
+    expect(environ).toContain('MGR_INTERNAL_API_URL=');
+    expect(environ).not.toContain(token);
+    expect(environ).not.toMatch(/(^|\0)MGR_INTERNAL_TOKEN=/);
 
     expect(filesContaining(path.join(workspace, 'repos'), token)).toEqual([]);
     expect(filesContaining(path.join(workspace, 'schedule-worktrees'), token)).toEqual([]);

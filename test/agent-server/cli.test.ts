@@ -42,9 +42,27 @@ describe('docdex agent and docdex manager git-credentials', () => {
     expect(noTty.exitCode).toBe(2);
     expect(String(noTty.stderr)).toMatch(/--token-stdin/);
 
-    const remove = await runCli(['manager', 'git-credentials', 'remove', credential.id], { env });
+    // Asks first, like `skills delete` and `repos remove`: without a terminal it refuses and names --force (issue #51).
+    const unasked = await runCli(['manager', 'git-credentials', 'remove', credential.id], { env });
+    expect(unasked.exitCode).toBe(2);
+    expect(String(unasked.stderr)).toMatch(/^Error: .*no terminal to ask/m);
+    expect(String(unasked.stderr)).toMatch(/^Hint: Re-run with --force/m);
+    expect((await db.pool.query('SELECT 1 FROM agent_git_credentials WHERE id = $1', [credential.id])).rowCount).toBe(1);
+
+    const remove = await runCli(['manager', 'git-credentials', 'remove', credential.id, '--force'], { env });
     expect(remove.exitCode).toBe(0);
-    expect((await runCli(['manager', 'git-credentials', 'remove', credential.id], { env })).exitCode).toBe(1);
+    expect((await runCli(['manager', 'git-credentials', 'remove', credential.id, '--force'], { env })).exitCode).toBe(1);
+  });
+
+  it('refuses an empty token on standard input with Error and Hint lines, exit 2 (issue #51)', async () => {
+    for (const input of ['', '\n', '   \n']) {
+      const empty = await runCli(['manager', 'git-credentials', 'add', '--host', 'github.com', '--token-stdin'], { env, input });
+      expect(empty.exitCode).toBe(2);
+      expect(String(empty.stderr)).toMatch(/^Error: No token on standard input: it was empty\.$/m);
+      expect(String(empty.stderr)).toMatch(/^Hint: Pipe the token in/m);
+      expect(String(empty.stderr)).not.toMatch(/ZodError|at .*\.js/);
+    }
+    expect((await db.pool.query('SELECT 1 FROM agent_git_credentials')).rowCount).toBe(0);
   });
 
   it('records the desired state and reports that no daemon supervises the agent server', async () => {

@@ -112,7 +112,7 @@ describe('git credentials', () => {
       const listed = await (await fetch(`${daemon.base}/api/settings/git-credentials`)).text();
       expect(listed).toContain(body.id);
       expect(listed).not.toContain('tok-');
-      expect((await fetch(`${daemon.base}/api/settings/git-credentials`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"host":"x y","token":"t"}' })).status).toBe(422);
+      expect((await fetch(`${daemon.base}/api/settings/git-credentials`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"host":"x y","token":"t"}' })).status).toBe(400);
       expect((await fetch(`${daemon.base}/api/settings/git-credentials/gc_doesnotexist1/default`, { method: 'POST' })).status).toBe(404);
       expect((await fetch(`${daemon.base}/api/settings/git-credentials/${body.id}`, { method: 'DELETE' })).status).toBe(200);
       expect((await fetch(`${daemon.base}/api/settings/git-credentials/${body.id}`, { method: 'DELETE' })).status).toBe(404);

@@ -169,3 +169,32 @@ export async function waitUntil<T>(probe: () => Promise<T | undefined> | T | und
     await new Promise((r) => setTimeout(r, 250));
   }
 }
+
+/** One opencode HTTP call in the instance of `directory`; throws on a non-2xx answer. */
+export async function opencodeCall(agentUrl: string, method: string, route: string, directory: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${agentUrl}${route}${route.includes('?') ? '&' : '?'}directory=${encodeURIComponent(directory)}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${route} answered ${res.status}: ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+export interface ShellResult {
+  output: string;
+  metadata: Record<string, unknown>;
+}
+
+/** `!command` (POST /session/:id/shell, no model involved) in a fresh session in `directory`: the shell part's output. */
+export async function sessionShell(agentUrl: string, directory: string, command: string): Promise<ShellResult> {
+  const session = (await opencodeCall(agentUrl, 'POST', '/session', directory, {})) as { id: string };
+  await opencodeCall(agentUrl, 'POST', `/session/${session.id}/shell`, directory, { agent: 'build', command });
+  const messages = (await opencodeCall(agentUrl, 'GET', `/session/${session.id}/message`, directory)) as Array<{
+    parts: Array<{ type: string; state?: { output?: string; metadata?: Record<string, unknown> } }>;
+  }>;
+  const part = messages.flatMap((m) => m.parts).find((p) => p.type === 'tool');
+  if (!part?.state) throw new Error(`no shell part in ${JSON.stringify(messages)}`);
+  return { output: part.state.output ?? String(part.state.metadata?.output ?? ''), metadata: part.state.metadata ?? {} };
+}

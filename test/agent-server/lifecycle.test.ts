@@ -54,7 +54,7 @@ describe('the agent server environment', () => {
     const layout = agentServerLayout(workspaceLayout({ agent: { workspacePath: '/w', host: '127.0.0.1', port: 1 } }));
     const env = agentServerEnv(
       { PATH: '/bin', DB_PASSWORD: 'x', DATABASE_URL: 'postgres://u:p@h/d', MCP_AUTH_TOKEN: 't', VAPID_PRIVATE_KEY: 'k', PGPASSWORD: 'p', OPENAI_API_KEY: 'provider', MGR_INTERNAL_TOKEN: 'stale' },
-      { layout, token: 'tok', internalApiUrl: 'http://127.0.0.1:7654/api/internal' },
+      { layout, internalApiUrl: 'http://127.0.0.1:7654/api/internal' },
     );
     expect(env).toMatchObject({
       PATH: '/bin',
@@ -62,11 +62,12 @@ describe('the agent server environment', () => {
       HOME: '/w',
       XDG_CONFIG_HOME: '/w/.config',
       XDG_DATA_HOME: '/w/.opencode/state',
-      MGR_INTERNAL_TOKEN: 'tok',
+      // The token goes over in a file the plugins delete (issue #51), never in the environment.
+      MGR_INTERNAL_TOKEN_FILE: '/w/.opencode/state/docdex/internal-token',
       OPENCODE_DISABLE_AUTOUPDATE: 'true',
       npm_config_fetch_retries: '0',
     });
-    for (const key of ['DB_PASSWORD', 'DATABASE_URL', 'MCP_AUTH_TOKEN', 'VAPID_PRIVATE_KEY', 'PGPASSWORD', 'OPENCODE_SERVER_PASSWORD']) expect(env).not.toHaveProperty(key);
+    for (const key of ['DB_PASSWORD', 'DATABASE_URL', 'MCP_AUTH_TOKEN', 'VAPID_PRIVATE_KEY', 'PGPASSWORD', 'OPENCODE_SERVER_PASSWORD', 'MGR_INTERNAL_TOKEN']) expect(env).not.toHaveProperty(key);
     for (const dir of [env.HOME, env.XDG_CONFIG_HOME, env.XDG_DATA_HOME, env.XDG_STATE_HOME, env.XDG_CACHE_HOME]) {
       expect(dir!.startsWith('/w')).toBe(true);
       expect(dir!.startsWith('/w/repos') || dir!.startsWith('/w/schedule-worktrees')).toBe(false);
@@ -76,7 +77,18 @@ describe('the agent server environment', () => {
   it('fails a scheduled run clearly while the agent server is down', async () => {
     const runner = createOpencodeScheduleRunner({ agent: { workspacePath: '/w', host: '127.0.0.1', port: await freePort() } });
     await expect(
-      runner.run({ prompt: 'p', agent: null, model: null, directory: '/w', repo: {} as never, scheduleId: 1, runId: 1, signal: new AbortController().signal, log: async () => undefined }),
+      runner.run({
+        prompt: 'p',
+        agent: null,
+        model: null,
+        directory: '/w',
+        repo: {} as never,
+        scheduleId: 1,
+        runId: 1,
+        signal: new AbortController().signal,
+        log: async () => undefined,
+        session: async () => undefined,
+      }),
     ).rejects.toThrow(/The agent server is not running at http:\/\/127\.0\.0\.1:\d+\. Start it with `docdex agent start`/);
   });
 

@@ -31,8 +31,9 @@ describe('installed mgr-manager.js', () => {
     expect(NotificationInput.safeParse({ title: 'x'.repeat(121), body: 'b' }).success).toBe(false);
   });
 
-  it('holds no token: the plugins read it from their process environment', () => {
+  it('holds no token: the plugins read it from the file or environment docdex gives their process', () => {
     const source = readFileSync(path.join(PLUGIN_SOURCE_DIR, 'docdex', 'mgr-internal.js'), 'utf8');
+    expect(source).toContain('process.env.MGR_INTERNAL_TOKEN_FILE');
     expect(source).toContain('process.env.MGR_INTERNAL_TOKEN');
     expect(source).toContain('delete process.env.MGR_INTERNAL_TOKEN');
     for (const name of ['mgr-manager.js', 'mgr-cli-env.js', 'mgr-sandbox.js']) {
@@ -142,6 +143,31 @@ describe('the mgr tool, loaded as opencode loads it', () => {
     await expect(run({ action: 'send_notification', title: 't', body: 'b', url: 'u'.repeat(501) })).rejects.toThrow(/url/);
     await expect(run({ action: 'send_notification', title: 't', body: 'b', priority: 'urgent' })).rejects.toThrow(/priority/);
     expect(seen.length).toBe(before);
+  });
+});
+
+describe('the manager token handed over in a file (issue #51)', () => {
+  it('is read once and deleted by the first docdex plugin to load, and both variables leave the environment', async () => {
+    const dir = tempDir('docdex-token-file-');
+    const slot = Symbol.for('docdex.mgr.internal');
+    const saved = (globalThis as Record<symbol, unknown>)[slot];
+    try {
+      // A fresh "process": no slot yet, and a plugin folder of its own so the helper module loads afresh.
+      delete (globalThis as Record<symbol, unknown>)[slot];
+      await writeGeneratedPlugins(path.join(dir, 'plugin'));
+      const tokenFile = path.join(dir, 'internal-token');
+      writeFileSync(tokenFile, 'file-token-456\n', { mode: 0o600 });
+      process.env.MGR_INTERNAL_TOKEN_FILE = tokenFile;
+      process.env.MGR_INTERNAL_API_URL = 'http://127.0.0.1:1/api/internal';
+      const mod = (await import(pathToFileURL(path.join(dir, 'plugin', 'docdex', 'mgr-internal.js')).href)) as { MGR_INTERNAL: { token: string; url: string } };
+      expect(mod.MGR_INTERNAL).toEqual({ token: 'file-token-456', url: 'http://127.0.0.1:1/api/internal' });
+      expect(existsSync(tokenFile)).toBe(false);
+      expect(process.env.MGR_INTERNAL_TOKEN_FILE).toBeUndefined();
+      expect(process.env.MGR_INTERNAL_TOKEN).toBeUndefined();
+    } finally {
+      (globalThis as Record<symbol, unknown>)[slot] = saved;
+      removeDir(dir);
+    }
   });
 });
 

@@ -104,3 +104,55 @@ describe('docdex skills', SLOW, () => {
     expect(gone.skills.map((x: { name: string }) => x.name)).toEqual(['release']);
   });
 });
+
+describe('the agent commands explain every refusal (issue #51)', SLOW, () => {
+  it('prints an Error line and a Hint line, with exit 2 for invalid input', async () => {
+    const cases: Array<[string[], number, RegExp]> = [
+      [['skills', 'create', '../escape', '-d', 'x', '--body-file', '-'], 2, /^Error: Invalid skill name/m],
+      [['skills', 'show', 'release'], 1, /^Error: No global skill named "release"\.$/m],
+      [['skills', 'show', 'release', '--scope', 'project'], 2, /^Error: Project skills need a repoId/m],
+      [['repos', 'worktree', 'add', 'app', 'bad..branch'], 2, /^Error: Invalid branch name/m],
+      [['manager', 'git-identity', 'set', '--name', 'Ada', '--email', 'not-an-address'], 2, /^Error: Invalid git identity email/m],
+      [['manager', 'speech', 'set', 'tts', '--provider', 'openai'], 2, /^Error: Invalid tts setting apiKey: needs an API key or an endpoint\.$/m],
+    ];
+    // A project skill of the same name, so `skills show` without --scope has something to point at.
+    await runCli(['repos', 'add', `file://${origin.bare}`, '--name', 'app'], { env });
+    await runCli(['skills', 'create', 'release', '--scope', 'project', '--repo', 'app', '-d', 'Release steps', '--body-file', '-'], { env, input: 'Tag.\n' });
+    for (const [args, exitCode, error] of cases) {
+      const result = await runCli(args, { env, input: 'body\n' });
+      const stderr = String(result.stderr);
+      expect(result.exitCode, `${args.join(' ')}: ${stderr}`).toBe(exitCode);
+      expect(stderr, args.join(' ')).toMatch(error);
+      expect(stderr, args.join(' ')).toMatch(/^Hint: \S.+$/m);
+    }
+    expect(String((await runCli(['skills', 'show', 'release'], { env })).stderr)).toContain('--scope project --repo REPO');
+  });
+});
+
+describe('docdex sandbox status, enable and disable, and manager git-identity', SLOW, () => {
+  it('never claims enforcement is on while it is off, and says when a change applies', async () => {
+    const off = await runCli(['sandbox', 'status'], { env: { ...env, SANDBOX_IMAGE: 'not-built-here' } });
+    expect(off.exitCode, String(off.stderr)).toBe(0);
+    expect(String(off.stdout)).toContain('Sandbox enforcement is off in the settings.');
+    expect(String(off.stdout)).toContain('  config:  no local image named not-built-here');
+    expect(String(off.stdout)).not.toContain('Sandbox enforcement is on');
+
+    const identity = await runCli(['manager', 'git-identity', 'set', '--name', 'Ada Lovelace', '--email', 'ada@example.com', '--json'], { env });
+    expect(json(String(identity.stdout))).toEqual({ name: 'Ada Lovelace', email: 'ada@example.com' });
+    expect(json(String((await runCli(['manager', 'git-identity', 'show', '--json'], { env })).stdout))).toEqual({ name: 'Ada Lovelace', email: 'ada@example.com' });
+
+    // Turning it off needs no host check; the next start applies it.
+    const disabled = await runCli(['sandbox', 'disable', '--git-credentials', '--json'], { env });
+    expect(json(String(disabled.stdout))).toMatchObject({
+      enabled: false,
+      git_credentials: true,
+      git_identity: { name: 'Ada Lovelace', email: 'ada@example.com' },
+      agent_server: { status: 'stopped' },
+      takes_effect: 'on-start',
+    });
+    const status = json(String((await runCli(['sandbox', 'status', '--json'], { env })).stdout));
+    expect(status.enforcement).toMatchObject({ enabled: false, git_credentials: true });
+    expect((await runCli(['manager', 'git-identity', 'clear'], { env })).exitCode).toBe(0);
+    expect(json(String((await runCli(['manager', 'git-identity', 'show', '--json'], { env })).stdout))).toEqual({ name: null, email: null });
+  });
+});

@@ -79,11 +79,15 @@ describe('internal API authentication', () => {
     expect((await daemon.call('GET', '/api/internal/no-such-route')).body).toMatchObject({ code: 'not_found' });
   });
 
-  it('keeps GET /api/settings/manager-token closed without a REST token, even on loopback with API auth off', async () => {
+  it('keeps GET /api/settings/manager-token closed without a REST token, even on loopback with API auth off, and says which token opens it', async () => {
     for (const token of [null, daemon.token]) {
       const res = await daemon.call('GET', '/api/settings/manager-token', { token });
       expect(res.status).toBe(401);
       expect(JSON.stringify(res.body)).not.toContain(daemon.token);
+      // The refusal names what is needed, and that the manager token is not it (issue #51).
+      expect(res.body.error).toContain('needs a full REST/MCP token (an MCP_AUTH_TOKENS entry without :read)');
+      expect(res.body.error).toContain('the manager token itself is not accepted');
+      expect(res.body.error).toContain('`docdex manager token`');
     }
   });
 });

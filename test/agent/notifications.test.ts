@@ -60,14 +60,14 @@ describe('push subscriptions', () => {
 
   it('refuses endpoints that are not https (except a host in CRAWL_ALLOW_HOSTS) and malformed keys', async () => {
     for (const endpoint of ['http://push.example.com/x', 'ftp://127.0.0.1/x', 'not a url']) {
-      expect((await daemon.call('POST', '/api/settings/push/subscribe', { body: { endpoint, keys: deviceKeys() }, token: null })).status).toBe(422);
+      expect((await daemon.call('POST', '/api/settings/push/subscribe', { body: { endpoint, keys: deviceKeys() }, token: null })).status).toBe(400);
     }
-    expect((await daemon.call('POST', '/api/settings/push/subscribe', { body: { endpoint: `${push.url}/push/201/x`, keys: { p256dh: 'short', auth: 'x' } }, token: null })).status).toBe(422);
+    expect((await daemon.call('POST', '/api/settings/push/subscribe', { body: { endpoint: `${push.url}/push/201/x`, keys: { p256dh: 'short', auth: 'x' } }, token: null })).status).toBe(400);
   });
 });
 
 describe('push endpoints obey the outbound policy', () => {
-  it('refuses internal and loopback endpoints at subscribe time with 422, before any connection', async () => {
+  it('refuses internal and loopback endpoints at subscribe time with 400, before any connection', async () => {
     const internal = [
       'https://127.0.0.2/push',
       'https://[::1]/push',
@@ -81,7 +81,7 @@ describe('push endpoints obey the outbound policy', () => {
     ];
     for (const endpoint of internal) {
       const res = await daemon.call('POST', '/api/settings/push/subscribe', { body: { endpoint, keys: deviceKeys() }, token: null });
-      expect(res.status, endpoint).toBe(422);
+      expect(res.status, endpoint).toBe(400);
       expect(res.body.error, endpoint).toMatch(/^Invalid push endpoint: refused: /);
     }
     const listed = (await daemon.call('GET', '/api/settings/push/subscriptions', { token: null })).body.subscriptions as Array<{ endpoint: string }>;
@@ -169,13 +169,27 @@ describe('POST /notifications/send', () => {
       const res = await daemon.call('POST', '/api/internal/notifications/send?userId=nobody', { body });
       expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(400);
       expect(res.body.code).toBe('bad_request');
-      if (bad.indexOf(body) === 8) await useFreshToken();
     }
-    await useFreshToken();
     const edge = await daemon.call('POST', '/api/internal/notifications/send?userId=nobody', {
       body: { title: 'x'.repeat(120), body: 'x'.repeat(500), url: 'x'.repeat(500), tag: 'x'.repeat(80), priority: 'normal' },
     });
     expect(edge.status).toBe(200);
+  });
+
+  it('counts only requests that pass validation toward the quota (issue #51)', async () => {
+    await useFreshToken();
+    // Twelve malformed requests, more than the whole quota: each is a 400 and uses none of it.
+    for (let i = 0; i < 12; i++) {
+      const res = await daemon.call('POST', '/api/internal/notifications/send?userId=nobody', { body: { title: '', body: `b${i}` } });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('x-ratelimit-remaining')).toBeNull();
+    }
+    for (let i = 0; i < 10; i++) {
+      const res = await daemon.call('POST', '/api/internal/notifications/send?userId=nobody', { body: { title: 't', body: `b${i}` } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-remaining')).toBe(String(9 - i));
+    }
+    expect((await daemon.call('POST', '/api/internal/notifications/send?userId=nobody', { body: { title: 't', body: 'b' } })).status).toBe(429);
   });
 
   it('allows 10 per minute per token, answers 429 with Retry-After, and keeps counting across a daemon restart', async () => {

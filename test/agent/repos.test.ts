@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addRepository, addRepositoryWorktree, listRepositories, removeRepository } from '../../src/core/agent/manage.js';
 import { isGitUrl, repoDirName } from '../../src/core/agent/repos.js';
@@ -102,12 +103,39 @@ describe('local repos, worktrees and removal', () => {
       const repo = await addRepository(daemon.config, { source: local, name: 'mine' });
       expect(repo).toMatchObject({ isLocal: true, cloneStatus: 'ready', localPath: 'mine' });
       expect(repo).not.toHaveProperty('repoUrl');
+      // The link leads out of the microVM's roots: said at registration, with the resolved path (issue #51).
+      expect(repo.warnings).toEqual([expect.stringContaining(`repos/mine is a link to ${local}, outside the workspace.`)]);
+      expect(repo.warnings![0]).toContain(`move or copy it into ${daemon.workspace.reposDir}`);
       const link = path.join(daemon.workspace.reposDir, 'mine');
       expect(lstatSync(link).isSymbolicLink()).toBe(true);
       expect(readlinkSync(link)).toBe(local);
       await removeRepository(daemon.config, 'mine');
       expect(existsSync(link)).toBe(false);
       expect(existsSync(local)).toBe(true);
+    } finally {
+      rmSync(local, { recursive: true, force: true });
+    }
+  });
+
+  it('offers to clone a local git repository in, clones it with clone: true, and warns about worktrees of a linked one (issue #51)', async () => {
+    const local = mkdtempSync(path.join(os.tmpdir(), 'docdex-local-git-'));
+    try {
+      await execa('git', ['clone', '--quiet', origin.bare, local]);
+      const linked = await addRepository(daemon.config, { source: local, name: 'linked' });
+      expect(linked.warnings).toEqual([expect.stringContaining(`clone it in instead: \`docdex repos add ${local} --clone\``)]);
+      const worktree = await addRepositoryWorktree(daemon.config, { repo: 'linked', branch: 'wt' });
+      expect(worktree.warnings).toEqual([expect.stringContaining(`The worktree's git data stays in ${path.join(local, '.git', 'worktrees')}, outside the workspace`)]);
+
+      const cloned = await addRepository(daemon.config, { source: local, name: 'cloned', clone: true }, { wait: true });
+      expect(cloned).toMatchObject({ cloneStatus: 'ready', localPath: 'cloned', repoUrl: `file://${local}` });
+      expect(cloned.warnings).toBeUndefined();
+      expect(lstatSync(cloned.fullPath).isDirectory()).toBe(true);
+      expect((await addRepositoryWorktree(daemon.config, { repo: 'cloned', branch: 'wt2' })).warnings).toBeUndefined();
+
+      const plain = mkdtempSync(path.join(os.tmpdir(), 'docdex-local-plain-'));
+      await expect(addRepository(daemon.config, { source: plain, clone: true })).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('is not a git repository') });
+      rmSync(plain, { recursive: true, force: true });
+      for (const name of ['linked-wt', 'linked', 'cloned-wt2', 'cloned']) await removeRepository(daemon.config, name);
     } finally {
       rmSync(local, { recursive: true, force: true });
     }

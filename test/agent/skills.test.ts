@@ -136,7 +136,7 @@ describe('/api/settings/skills', () => {
     expect((await api('GET', '/skills?repoId=999')).status).toBe(404);
   });
 
-  it('answers 400 for scope and repoId mismatches, 404 for unknown repos, 422 for invalid fields', async () => {
+  it('answers 400 for scope and repoId mismatches and for invalid fields, as for a bad name (spec: Errors), and 404 for unknown repos', async () => {
     expect((await api('POST', '/skills', { name: 'x', description: 'd', body: 'b', scope: 'project' })).status).toBe(400);
     expect((await api('POST', '/skills', { name: 'x', description: 'd', body: 'b', scope: 'global', repoId })).status).toBe(400);
     expect((await api('GET', '/skills/release?scope=project')).status).toBe(400);
@@ -151,12 +151,14 @@ describe('/api/settings/skills', () => {
     ];
     for (const body of invalid) {
       const res = await api('POST', '/skills', body);
-      expect(res.status, JSON.stringify(body).slice(0, 60)).toBe(422);
-      expect(res.body.code).toBe('validation_error');
+      expect(res.status, JSON.stringify(body).slice(0, 60)).toBe(400);
+      expect(res.body.code).toBe('bad_request');
     }
     expect((await api('POST', '/skills', { name: 'edge', description: 'd'.repeat(1024), body: 'b', scope: 'global' })).status).toBe(201);
-    expect((await api('PUT', '/skills/edge?scope=global', { description: '' })).status).toBe(422);
-    expect((await api('GET', '/skills/edge')).status).toBe(422);
+    expect((await api('PUT', '/skills/edge?scope=global', { description: '' })).status).toBe(400);
+    expect((await api('GET', '/skills/edge')).status).toBe(400);
+    expect((await api('GET', '/skills?repoId=abc')).status).toBe(400);
+    expect((await api('POST', '/skills', { name: '../x', description: 'd', body: 'b', scope: 'global' })).body).toMatchObject({ code: 'invalid_skill_name' });
   });
 
   it('refuses traversal and invalid names before building any path', async () => {

@@ -56,6 +56,8 @@ describe('loadConfig', () => {
     [{ CODE_LLM_BASE_URL: 'localhost:11434' }, 'CODE_LLM_BASE_URL', 'http://'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL', 'postgres://'],
     [{ SANDBOX_ACCEL: 'fast' }, 'SANDBOX_ACCEL', 'auto, kvm or tcg'],
+    // Below 128 MiB the guest never boots (issue #51): refused here instead of waiting for the start timeout.
+    [{ SANDBOX_MEMORY_MB: '64' }, 'SANDBOX_MEMORY_MB', 'from 128 to 65536'],
   ])('rejects %j with a clear message naming the variable', (env, name, allowed) => {
     const error = errorFor(env);
     expect(error.message).toContain(`Invalid environment variable ${name}`);

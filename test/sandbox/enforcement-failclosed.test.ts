@@ -19,7 +19,7 @@ import { SHIM_NAME, UNPLANNED_MESSAGE } from '../../src/core/sandbox/shim.js';
 import { outsideRootsMessage } from '../../src/core/sandbox/unavailable.js';
 import { createSandboxPlannerRoutes } from '../../src/daemon/routes/sandbox-planner.js';
 import type { DaemonHandle } from '../../src/daemon/server.js';
-import { freePort, startStubModel, stubModelConfig, writeAgentConfig } from '../agent-server/helpers.js';
+import { freePort, opencodeCall, startStubModel, stubModelConfig, writeAgentConfig } from '../agent-server/helpers.js';
 import type { StubModel } from '../agent-server/helpers.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
@@ -124,16 +124,7 @@ describe('sandbox enforcement when opencode does not load mgr-sandbox.js', () =>
     return { supervisor, extension };
   }
 
-  async function agent(method: string, route: string, directory: string, body?: unknown): Promise<any> {
-    const res = await fetch(`${agentUrl}${route}${route.includes('?') ? '&' : '?'}directory=${encodeURIComponent(directory)}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${route} answered ${res.status}: ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  }
+  const agent = (method: string, route: string, directory: string, body?: unknown): Promise<any> => opencodeCall(agentUrl, method, route, directory, body);
 
   async function toolParts(sessionId: string, directory: string): Promise<ToolPart[]> {
     const messages = (await agent('GET', `/session/${sessionId}/message`, directory)) as Array<{ parts: ToolPart[] }>;

@@ -1,6 +1,5 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,20 +10,20 @@ import { setSandboxPreferences } from '../../src/core/agent/settings.js';
 import { workspaceLayout } from '../../src/core/agent/workspace.js';
 import { loadConfig } from '../../src/core/config.js';
 import type { Config } from '../../src/core/config.js';
-import { buildImage, ensureBootFiles } from '../../src/core/sandbox/build.js';
 import type { BootFiles } from '../../src/core/sandbox/build.js';
-import { createSandboxExtension, findExecMain } from '../../src/core/sandbox/enforcement.js';
+import { createSandboxExtension } from '../../src/core/sandbox/enforcement.js';
 import { RunnerDaemon } from '../../src/core/sandbox/runner-daemon.js';
 import { sandboxStatus } from '../../src/core/sandbox/service.js';
 import { sandboxRoots, sandboxSettings } from '../../src/core/sandbox/settings.js';
 import { UNAVAILABLE_PREFIX, outsideRootsMessage } from '../../src/core/sandbox/unavailable.js';
 import { createSandboxPlannerRoutes } from '../../src/daemon/routes/sandbox-planner.js';
 import type { DaemonHandle } from '../../src/daemon/server.js';
-import { freePort, startStubModel, stubModelConfig, writeAgentConfig } from '../agent-server/helpers.js';
-import type { StubModel } from '../agent-server/helpers.js';
+import { freePort, opencodeCall, sessionShell, startStubModel, stubModelConfig, writeAgentConfig } from '../agent-server/helpers.js';
+import type { ShellResult, StubModel } from '../agent-server/helpers.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { startTestDaemon } from '../helpers/daemon.js';
+import { REQUIRE_SANDBOX, missingSandboxCapabilities, prepareSandboxHome } from './vm-host.js';
 
 /**
  * End to end with everything real: the docdex daemon (planner route), the agent server supervisor starting
@@ -36,40 +35,11 @@ import { startTestDaemon } from '../helpers/daemon.js';
  * not built (the shim runs dist/core/sandbox/exec-main.js); a failure under DOCDEX_REQUIRE_SANDBOX=1.
  */
 
-const REQUIRE = process.env.DOCDEX_REQUIRE_SANDBOX === '1';
-const CACHE = process.env.DOCDEX_SANDBOX_TEST_CACHE ?? path.join(os.tmpdir(), `docdex-sandbox-cache-${process.getuid?.() ?? 0}`);
-
-function which(cmd: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
-}
-
-function missingCapabilities(): string[] {
-  const missing: string[] = [];
-  if (process.platform !== 'linux') missing.push('a Linux host');
-  for (const [cmd, pkg] of [
-    ['qemu-system-x86_64', 'qemu-system-x86'],
-    ['bwrap', 'bubblewrap'],
-    ['cc', 'gcc + libc6-dev'],
-    ['mkfs.ext4', 'e2fsprogs'],
-  ] as const) {
-    if (!which(cmd)) missing.push(`${cmd} (${pkg})`);
-  }
-  if (!existsSync('/bin/busybox')) missing.push('/bin/busybox (busybox-static)');
-  if (!existsSync(path.join(CACHE, 'kernel', 'current', 'vmlinux')) && !which('apt-get')) missing.push('a cached kernel or apt-get to download one');
-  if (findExecMain() === undefined) missing.push('a docdex build (npx tsc -p tsconfig.build.json) for dist/core/sandbox/exec-main.js');
-  return missing;
-}
-
-const missing = missingCapabilities();
-const skip = missing.length > 0 && !REQUIRE;
+const missing = missingSandboxCapabilities({ built: true });
+const skip = missing.length > 0 && !REQUIRE_SANDBOX;
 if (skip) console.log(`skipping the sandbox enforcement end-to-end test: missing ${missing.join(', ')} (set DOCDEX_REQUIRE_SANDBOX=1 to make this a failure)`);
 
 const silent = { info() {}, warn() {}, error() {} };
-
-interface ShellResult {
-  output: string;
-  metadata: Record<string, unknown>;
-}
 
 describe.skipIf(skip)('sandbox enforcement with real opencode and the real microVM', () => {
   let db: TestDatabase;
@@ -92,13 +62,9 @@ describe.skipIf(skip)('sandbox enforcement with real opencode and the real micro
     ws = await mkdtemp(path.join(os.tmpdir(), 'dxew-'));
     outside = await mkdtemp(path.join(os.tmpdir(), 'dxeo-'));
     await mkdir(path.join(ws, 'repos', 'app'), { recursive: true });
-    await mkdir(path.join(home, 'sandbox'), { recursive: true });
-    for (const sub of ['kernel', 'boot', 'images']) {
-      await mkdir(path.join(CACHE, sub), { recursive: true });
-      await symlink(path.join(CACHE, sub), path.join(home, 'sandbox', sub));
-    }
-    boot = await ensureBootFiles(path.join(home, 'sandbox'));
-    const image = (await buildImage(path.join(home, 'sandbox'), { flavor: 'busybox', name: 'docdex-test' })).ref;
+    const prepared = await prepareSandboxHome(home);
+    boot = prepared.boot;
+    const image = prepared.image;
     config = loadConfig({
       ...db.env,
       DOCDEX_HOME: home,
@@ -134,26 +100,8 @@ describe.skipIf(skip)('sandbox enforcement with real opencode and the real micro
     for (const dir of [home, ws, outside]) if (dir) await rm(dir, { recursive: true, force: true });
   }, 120_000);
 
-  async function agent(method: string, route: string, directory: string, body?: unknown): Promise<any> {
-    const res = await fetch(`${agentUrl}${route}${route.includes('?') ? '&' : '?'}directory=${encodeURIComponent(directory)}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${route} answered ${res.status}: ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  }
-
-  /** `!command` in a fresh session in `directory`; returns the shell part's output. */
-  async function shell(directory: string, command: string): Promise<ShellResult> {
-    const session = (await agent('POST', '/session', directory, {})) as { id: string };
-    await agent('POST', `/session/${session.id}/shell`, directory, { agent: 'build', command });
-    const messages = (await agent('GET', `/session/${session.id}/message`, directory)) as Array<{ parts: Array<{ type: string; state?: { output?: string; metadata?: Record<string, unknown> } }> }>;
-    const part = messages.flatMap((m) => m.parts).find((p) => p.type === 'tool');
-    if (!part?.state) throw new Error(`no shell part in ${JSON.stringify(messages)}`);
-    return { output: part.state.output ?? String(part.state.metadata?.output ?? ''), metadata: part.state.metadata ?? {} };
-  }
+  const agent = (method: string, route: string, directory: string, body?: unknown): Promise<any> => opencodeCall(agentUrl, method, route, directory, body);
+  const shell = (directory: string, command: string): Promise<ShellResult> => sessionShell(agentUrl, directory, command);
 
   it('runs a session shell command in the guest and writes into a repo the host sees', async () => {
     const repo = path.join(ws, 'repos', 'app');

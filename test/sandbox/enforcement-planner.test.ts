@@ -122,7 +122,7 @@ describe('the sandbox planner route', () => {
     expect(res.body).toEqual({ action: 'refuse', env: { MGR_SANDBOX_REFUSE: message }, message });
     // A repository symlinked into repos/ from elsewhere stays outside.
     const linked = path.join(ws, 'repos', 'linked');
-    expect((await plan({ cwd: linked, callID: 'call_2' })).body.env.MGR_SANDBOX_REFUSE).toBe(outsideRootsMessage(linked, sandboxRoots(ws)));
+    expect((await plan({ cwd: linked, callID: 'call_2' })).body.env.MGR_SANDBOX_REFUSE).toBe(outsideRootsMessage(linked, sandboxRoots(ws), outside));
     expect(vmCalls).toBe(0);
   });
 

@@ -51,7 +51,10 @@ describe('planShell decisions', () => {
   it('refuses a directory that resolves outside the roots through a symlink', () => {
     const plan = planShell({ ...base, cwd: '/workspace/repos/external', realCwd: '/srv/external' });
     expect(plan).toMatchObject({ action: 'refuse' });
-    expect((plan as { message: string }).message).toContain('/workspace/repos/external is outside the project roots /workspace/repos and /workspace/schedule-worktrees');
+    // Named with where it resolves to, or the path would read as inside the roots it names (issue #51).
+    expect((plan as { message: string }).message).toContain(
+      'the working directory /workspace/repos/external, which resolves to /srv/external, is outside the project roots /workspace/repos and /workspace/schedule-worktrees',
+    );
   });
 
   it('maps through roots whose parent is a symlink (the guest path is the configured one)', () => {

@@ -1,8 +1,10 @@
 import { BaseCommand } from '../../cli/base-command.js';
 import { describeMismatches } from '../../core/sandbox/attest.js';
 import type { VmStatus } from '../../core/sandbox/runner-daemon.js';
-import { sandboxStatus } from '../../core/sandbox/service.js';
-import { sandboxSettings } from '../../core/sandbox/settings.js';
+import { sandboxSwitchJson } from '../../cli/sandbox-switch.js';
+import type { SandboxSwitchJson } from '../../cli/sandbox-switch.js';
+import { sandboxOverview } from '../../core/sandbox/manage.js';
+import { describeSandboxSwitches } from '../../core/sandbox/switch.js';
 
 export function describeVm(status: VmStatus & { configError?: string }): string[] {
   const lines = [`${status.name}: ${status.state}${status.qemuPid ? ` (qemu pid ${status.qemuPid}, ${status.accel ?? '?'})` : ''}`];
@@ -25,12 +27,14 @@ export function describeVm(status: VmStatus & { configError?: string }): string[
 }
 
 export default class SandboxStatus extends BaseCommand<typeof SandboxStatus> {
-  static override summary = 'Show the mgr-workspace microVM and attest it against the current settings.';
+  static override summary = 'Show whether sandbox enforcement is on, what the running agent server enforces, and the mgr-workspace microVM attested against the current settings.';
   static override examples = ['<%= config.bin %> sandbox status', '<%= config.bin %> sandbox status --json'];
 
-  async run(): Promise<VmStatus> {
-    const status = await sandboxStatus(sandboxSettings(this.settings));
-    for (const line of describeVm(status)) this.log(line);
-    return status;
+  async run(): Promise<VmStatus & { enforcement: SandboxSwitchJson }> {
+    const { switches, vm } = await sandboxOverview(this.settings);
+    for (const line of describeSandboxSwitches(switches)) this.log(line);
+    for (const line of describeVm(vm)) this.log(line);
+    if (vm.configError && switches.agentServer.enforced === true) this.log('  Every sandboxed command is refused until this is fixed.');
+    return { ...vm, enforcement: sandboxSwitchJson(switches) };
   }
 }

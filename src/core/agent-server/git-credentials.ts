@@ -84,10 +84,19 @@ function toRecord(row: Row): GitCredentialRecord {
 }
 
 export async function addGitCredential(pool: pg.Pool, input: GitCredentialInput, userId = DEFAULT_CREDENTIAL_USER): Promise<GitCredentialRecord> {
-  const parsed = GitCredentialInput.parse(input);
+  const checked = GitCredentialInput.safeParse(input);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    throw new ValidationError(`Invalid git credential ${issue.path.join('.') || 'input'}: ${issue.message}.`, {
+      hint: 'A credential needs a host and a non-empty token (at most 4096 characters, no whitespace).',
+      details: checked.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
+  const parsed = checked.data;
   const host = normaliseHost(parsed.host);
   if (host === undefined) throw new ValidationError(`"${parsed.host}" is not a host name.`, { hint: 'Give a host such as github.com or git.example.com:8443.' });
-  if (/\s/.test(parsed.token)) throw new ValidationError('The token must not contain whitespace.');
+  if (/\s/.test(parsed.token))
+    throw new ValidationError('The token must not contain whitespace.', { hint: 'Pipe the token alone, e.g. printf %s "$TOKEN" | docdex manager git-credentials add --host HOST --token-stdin' });
   if (parsed.repoId !== undefined) {
     const { rowCount } = await pool.query('SELECT 1 FROM agent_repos WHERE id = $1', [parsed.repoId]);
     if (rowCount === 0) throw new NotFoundError(`No repo with id ${parsed.repoId}.`, { hint: 'Run `docdex repos list` to see the repos.' });

@@ -24,6 +24,11 @@ export interface AgentServerLayout {
   pluginDir: string;
   /** stdout and stderr of the agent server, written by the supervisor. */
   logFile: string;
+  /**
+   * The manager token for this start (mode 0600, outside the sandbox roots). The first docdex plugin to load
+   * reads and deletes it, so the token is never in the child's environment (`/proc/<pid>/environ`).
+   */
+  tokenFile: string;
 }
 
 export function agentServerLayout(ws: Workspace): AgentServerLayout {
@@ -38,6 +43,7 @@ export function agentServerLayout(ws: Workspace): AgentServerLayout {
     homeConfigDir: path.dirname(ws.stateDir),
     pluginDir: ws.pluginDir,
     logFile: path.join(ws.stateDir, 'docdex', 'agent-server.log'),
+    tokenFile: path.join(ws.stateDir, 'docdex', 'internal-token'),
   };
 }
 
@@ -104,7 +110,6 @@ const DROPPED = new Set([...SECRET_VARIABLES, 'DATABASE_URL', 'API_AUTH', 'OPENC
 
 export interface AgentServerEnvInput {
   layout: AgentServerLayout;
-  token: string;
   internalApiUrl: string;
   password?: string;
   offline?: boolean;
@@ -125,7 +130,8 @@ export function agentServerEnv(base: NodeJS.ProcessEnv, input: AgentServerEnvInp
     XDG_CACHE_HOME: input.layout.cacheHome,
     // docdex pins opencode-ai; a self-update would replace the binary behind its back.
     OPENCODE_DISABLE_AUTOUPDATE: 'true',
-    MGR_INTERNAL_TOKEN: input.token,
+    // The path, not the token: the environment of a process stays readable in /proc for its whole life.
+    MGR_INTERNAL_TOKEN_FILE: input.layout.tokenFile,
     MGR_INTERNAL_API_URL: input.internalApiUrl,
   });
   // Without internet the plugin dependency install otherwise retries for over a minute.

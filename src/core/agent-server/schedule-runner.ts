@@ -43,6 +43,7 @@ export function createOpencodeScheduleRunner(config: Pick<Config, 'agent'>, opti
         throw new Error(`The agent server is not running at ${server.baseUrl}. Start it with \`docdex agent start\` (the docdex daemon supervises it).`);
       }
       const session = await server.createSession({ directory: request.directory, title: `Scheduled run ${request.runId} (schedule ${request.scheduleId})` });
+      await request.session(session.id);
       await request.log(`session ${session.id} in ${request.directory}`);
       const onAbort = () => {
         server.abort(session.id, request.directory).catch(() => undefined);
@@ -59,7 +60,7 @@ export function createOpencodeScheduleRunner(config: Pick<Config, 'agent'>, opti
         for (const line of toolLines(history)) await request.log(line);
         const error = messageError(message);
         if (error !== undefined) throw new Error(`The agent failed: ${error}`);
-        return { response: messageText(message), sessionId: session.id };
+        return { response: messageText(message) };
       } finally {
         request.signal.removeEventListener('abort', onAbort);
       }

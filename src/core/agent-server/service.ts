@@ -1,5 +1,7 @@
 import { approveAgentConfigState } from '../agent/agent-config-guard.js';
 import { readFileSync } from 'node:fs';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import os from 'node:os';
 import type pg from 'pg';
 import { agentSettingsPresent } from '../agent/in-use.js';
@@ -59,6 +61,14 @@ export interface AgentServerServiceOptions {
   supervisor?: Partial<Pick<SupervisorOptions, 'startTimeoutMs' | 'backoff' | 'stableAfterMs' | 'healthIntervalMs' | 'healthFailures' | 'stopTimeoutMs'>>;
 }
 
+/** The manager token for the next child, written whole (temporary name, then rename) and readable by the owner only. */
+async function writeTokenFile(file: string, token: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temporary = `${file}.${process.pid}.tmp`;
+  await writeFile(temporary, token, { mode: 0o600 });
+  await rename(temporary, file);
+}
+
 /** Everything one start needs, in order; a UserError from here is final (bad host, missing binary). */
 export async function prepareAgentServer(config: Config, pool: pg.Pool, options: AgentServerServiceOptions = {}): Promise<SpawnPlan> {
   assertSafeBinding(config);
@@ -79,9 +89,9 @@ export async function prepareAgentServer(config: Config, pool: pg.Pool, options:
   }
   // This start loads everything present; a reload through mgr may load no more than that (agent-config-guard.ts).
   await approveAgentConfigState(pool, workspace);
+  await writeTokenFile(layout.tokenFile, token);
   const env = agentServerEnv(process.env, {
     layout,
-    token,
     internalApiUrl: options.internalApiUrl ?? internalApiUrl(config),
     ...(config.agent.serverPassword === undefined ? {} : { password: config.agent.serverPassword }),
     offline: options.offline ?? false,

@@ -29,6 +29,7 @@ export const AgentServerRecord = z
     supervisor: z.string().nullable().describe('hostname:pid of the daemon supervising the agent server'),
     heartbeatAt: z.number().nullable(),
     supervised: z.boolean().describe('A daemon holds the supervision lease (its heartbeat is recent)'),
+    sandboxEnforced: z.boolean().nullable().describe('Whether the child last started enforces the sandbox (its MGR_SANDBOX_ENFORCED stamp); null before the first start'),
     updatedAt: z.number(),
   })
   .meta({ id: 'AgentServerState' });
@@ -49,6 +50,7 @@ interface Row {
   retry_at: Date | null;
   supervisor: string | null;
   heartbeat_at: Date | null;
+  sandbox_enforced: boolean | null;
   updated_at: Date;
   fresh: boolean;
 }
@@ -74,6 +76,7 @@ function toRecord(row: Row): AgentServerRecord {
     supervisor: row.fresh ? row.supervisor : null,
     heartbeatAt: time(row.heartbeat_at),
     supervised: row.fresh,
+    sandboxEnforced: row.sandbox_enforced,
     updatedAt: row.updated_at.getTime(),
   };
 }
@@ -143,6 +146,15 @@ export async function reportStatus(pool: pg.Pool, me: string, status: AgentServe
     [me, status.state, status.pid, status.url, status.startedAt, status.restarts, status.lastExit, status.lastError, status.retryAt, acknowledgedAt],
   );
   return rowCount === 1;
+}
+
+/**
+ * Records the enforcement stamp of the child about to start (called by the sandbox extension before each
+ * spawn), so other processes can tell whether the running server enforces the current setting.
+ */
+export async function recordSandboxStamp(pool: pg.Pool, enforced: boolean): Promise<void> {
+  await ensureRow(pool);
+  await pool.query('UPDATE agent_server_state SET sandbox_enforced = $1 WHERE singleton', [enforced]);
 }
 
 /** Gives the lease up on a clean shutdown, with the final status. */

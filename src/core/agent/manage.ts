@@ -3,8 +3,10 @@ import { openDatabase } from '../db/connect.js';
 import type { Database } from '../db/connect.js';
 import { createBoss } from '../queue/boss.js';
 import { AGENT_QUEUES, ensureAgentQueues } from './queue.js';
-import { addRepo, addWorktree, findRepo, listReposOrdered, removeRepo, runClone, waitForClone } from './repos.js';
-import type { AddRepoInput, AddWorktreeInput, Repo, RepoContext } from './repos.js';
+import { addRepo, addWorktree, externalLocalSource, findRepo, listReposOrdered, removeRepo, runClone, waitForClone } from './repos.js';
+import type { AddRepoInput, AddWorktreeInput, ExternalLocalSource, Repo, RepoContext } from './repos.js';
+import { DEFAULT_USER_ID, configureSpeech, readSettings, setGitIdentity } from './settings.js';
+import type { GitIdentity, Preferences, SpeechKind, SpeechService } from './settings.js';
 import { createSkill, deleteSkill, listSkills, readSkill, skillPlace, updateSkill } from './skills.js';
 import type { Skill, SkillFile, SkillScope, SkillUpdate } from './skills.js';
 import { ensureManagerToken, rotateManagerToken } from './token.js';
@@ -46,6 +48,11 @@ export async function addRepository(config: Config, input: AddRepoInput, options
       await boss.stop({ graceful: true, close: true, timeout: 5_000 });
     }
   });
+}
+
+/** For `docdex repos add` on a terminal: a local directory outside the workspace, which it offers to clone in instead. */
+export async function repositoryOutsideWorkspace(config: Config, source: string): Promise<ExternalLocalSource | undefined> {
+  return externalLocalSource(workspaceLayout(config), source);
 }
 
 export async function listRepositories(config: Config): Promise<Repo[]> {
@@ -99,4 +106,19 @@ export async function deleteSkillFile(config: Config, name: string, target: Skil
 /** `docdex manager token [--rotate]`. */
 export async function managerToken(config: Config, options: { rotate?: boolean } = {}): Promise<ManagerToken> {
   return withContext(config, (ctx) => (options.rotate ? rotateManagerToken(ctx.pool) : ensureManagerToken(ctx.pool)));
+}
+
+/** `docdex manager git-identity set|clear`: the identity forwarded into the sandbox (`null` clears it). */
+export async function saveGitIdentity(config: Config, identity: GitIdentity | null): Promise<Partial<GitIdentity>> {
+  return withContext(config, async (ctx) => (await setGitIdentity(ctx.pool, DEFAULT_USER_ID, identity)).preferences.gitIdentity);
+}
+
+/** `docdex manager git-identity show`. */
+export async function readGitIdentity(config: Config): Promise<Partial<GitIdentity>> {
+  return withContext(config, async (ctx) => (await readSettings(ctx.pool)).preferences.gitIdentity);
+}
+
+/** `docdex manager speech set|clear`: a speech service with its secrets (`null` removes it); returns it without them. */
+export async function saveSpeechService(config: Config, kind: SpeechKind, service: SpeechService | null): Promise<Preferences['tts']> {
+  return withContext(config, async (ctx) => (await configureSpeech(ctx.pool, DEFAULT_USER_ID, kind, service)).preferences[kind]);
 }

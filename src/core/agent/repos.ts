@@ -1,5 +1,6 @@
 import { lstat, mkdir, readlink, realpath, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
@@ -33,6 +34,8 @@ export type RepoRecord = z.infer<typeof RepoRecord>;
 export interface Repo extends RepoRecord {
   cloneError?: string;
   sourceRepoId?: number;
+  /** Set by `addRepo` and `addWorktree`: what the user should know about the new repo (never stored). */
+  warnings?: string[];
 }
 
 export interface RepoContext {
@@ -80,7 +83,7 @@ function toRepo(ws: Workspace, row: RepoRow): Repo {
 
 /** The API shape: exactly the spec's fields. */
 export function toRepoRecord(repo: Repo): RepoRecord {
-  const { cloneError: _e, sourceRepoId: _s, ...record } = repo;
+  const { cloneError: _e, sourceRepoId: _s, warnings: _w, ...record } = repo;
   return record;
 }
 
@@ -132,6 +135,10 @@ export async function findRepo(ctx: RepoContext, idOrName: string | number): Pro
   return toRepo(ctx.workspace, rows[0]);
 }
 
+/** The next step for a repo that is still cloning or failed to clone. */
+export const NOT_READY_HINT = '`docdex repos list` shows its clone status; remove a failed one and add it again.';
+const GIT_URL_HINT = 'Git URLs start with https://, ssh://, git://, file:// or look like user@host:path.';
+
 const SCP_LIKE = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)/;
 
 /** True for what git treats as a remote: a URL with a scheme, or scp-like `user@host:path`. */
@@ -152,7 +159,11 @@ export function repoDirName(source: string): string {
 
 function assertDirName(name: string): void {
   if (!/^[A-Za-z0-9._-]{1,100}$/.test(name) || name === '.' || name === '..' || name.startsWith('.')) {
-    throw new UserError(`Invalid repo name "${name}": use letters, digits, ".", "_" or "-" (not starting with ".").`, { code: 'bad_request', exitCode: 2 });
+    throw new UserError(`Invalid repo name "${name}": use letters, digits, ".", "_" or "-" (not starting with ".").`, {
+      code: 'bad_request',
+      exitCode: 2,
+      hint: 'Pick a --name such as api or my-project.',
+    });
   }
 }
 
@@ -173,7 +184,7 @@ async function freeName(ctx: RepoContext, wanted: string, explicit: boolean): Pr
     if (rowCount === 0 && !(await pathTaken(path.join(ctx.workspace.reposDir, name)))) return name;
     if (explicit) throw new ConflictError(`A repo named "${name}" already exists.`, { hint: 'Pick another --name.' });
   }
-  throw new ConflictError(`No free repo name like "${wanted}".`);
+  throw new ConflictError(`No free repo name like "${wanted}".`, { hint: 'Pick another --name.' });
 }
 
 export interface AddRepoInput {
@@ -181,12 +192,49 @@ export interface AddRepoInput {
   source: string;
   branch?: string;
   name?: string;
+  /** A local git repository is cloned into repos/ instead of registered through a symlink. */
+  clone?: boolean;
+}
+
+/** A local directory outside repos/: registered through a symlink, which the sandbox microVM does not follow. */
+export interface ExternalLocalSource {
+  /** The resolved directory the symlink would point at. */
+  real: string;
+  /** It holds a git repository of its own, so it can be cloned in instead. */
+  gitRepo: boolean;
+}
+
+/**
+ * Whether `source` is a local, non-bare directory that lives outside the repos root (undefined for git URLs,
+ * bare repositories, missing paths and directories already directly under repos/).
+ */
+export async function externalLocalSource(ws: Workspace, source: string): Promise<ExternalLocalSource | undefined> {
+  const trimmed = source.trim();
+  if (trimmed === '' || isGitUrl(trimmed)) return undefined;
+  const real = await realpath(path.resolve(trimmed)).catch(() => undefined);
+  if (real === undefined || !(await stat(real)).isDirectory() || (await isBareRepository(ws, real))) return undefined;
+  await mkdir(ws.reposDir, { recursive: true });
+  if (path.dirname(real) === (await realpath(ws.reposDir))) return undefined;
+  return { real, gitRepo: await pathTaken(path.join(real, '.git')) };
+}
+
+/** What a link out of the workspace means for the sandbox, and what to do instead (spec: MicroVM scope). */
+function externalRepoWarning(ws: Workspace, name: string, outside: ExternalLocalSource): string {
+  const instead = outside.gitRepo ? `clone it in instead: \`docdex repos add ${outside.real} --clone\`` : `move or copy it into ${ws.reposDir}`;
+  return (
+    `repos/${name} is a link to ${outside.real}, outside the workspace. The sandbox microVM sees only ${ws.reposDir} and ${ws.scheduleWorktreesDir}, ` +
+    `so with sandbox enforcement on every agent bash command there is refused. To work on it in the sandbox, ${instead}.`
+  );
 }
 
 function assertBranchName(branch: string): void {
   // Also keeps a branch from being read as an option by git.
   if (!/^[A-Za-z0-9._/-]{1,200}$/.test(branch) || branch.startsWith('-') || branch.includes('..')) {
-    throw new UserError(`Invalid branch name "${branch}".`, { code: 'bad_request', exitCode: 2 });
+    throw new UserError(`Invalid branch name "${branch}".`, {
+      code: 'bad_request',
+      exitCode: 2,
+      hint: 'Branch names use letters, digits, ".", "_", "/" and "-", without "..", and do not start with "-".',
+    });
   }
 }
 
@@ -197,15 +245,16 @@ function assertBranchName(branch: string): void {
  */
 export async function addRepo(ctx: RepoContext & { boss: PgBoss }, input: AddRepoInput): Promise<Repo> {
   const source = input.source.trim();
-  if (source === '') throw new UserError('Give a git URL or a local directory.', { code: 'bad_request', exitCode: 2 });
+  if (source === '') throw new UserError('Give a git URL or a local directory.', { code: 'bad_request', exitCode: 2, hint: GIT_URL_HINT });
   if (input.branch !== undefined) assertBranchName(input.branch);
   if (input.name !== undefined) assertDirName(input.name);
   await mkdir(ctx.workspace.reposDir, { recursive: true });
 
+  if (input.clone && !isGitUrl(source)) return addRepo(ctx, { ...input, source: await cloneableLocalUrl(ctx.workspace, source), clone: false });
   // A bare repository on this host has no working tree to work in: it is a remote, so it is cloned.
   const bare = !isGitUrl(source) && (await isBareRepository(ctx.workspace, path.resolve(source)));
   if (isGitUrl(source) || bare) {
-    if (source.startsWith('-')) throw new UserError(`Invalid git URL "${source}".`, { code: 'bad_request', exitCode: 2 });
+    if (source.startsWith('-')) throw new UserError(`Invalid git URL "${source}".`, { code: 'bad_request', exitCode: 2, hint: GIT_URL_HINT });
     if (/^[a-z][a-z0-9+.-]*:\/\/[^/@\s]*:[^/@\s]*@/i.test(source)) {
       throw new UserError('The URL contains a password, which would be stored and shown to agents.', {
         code: 'bad_request',
@@ -239,7 +288,7 @@ export async function addRepo(ctx: RepoContext & { boss: PgBoss }, input: AddRep
     throw new UserError(`"${source}" is neither a git URL nor an existing directory.`, {
       code: 'bad_request',
       exitCode: 2,
-      hint: 'Git URLs start with https://, ssh://, git://, file:// or look like user@host:path.',
+      hint: GIT_URL_HINT,
     });
   }
   const reposReal = await realpath(ctx.workspace.reposDir);
@@ -247,7 +296,7 @@ export async function addRepo(ctx: RepoContext & { boss: PgBoss }, input: AddRep
   const name = inPlace ? path.basename(real) : await freeName(ctx, input.name ?? repoDirName(real), input.name !== undefined);
   if (inPlace) {
     const { rowCount } = await ctx.pool.query('SELECT 1 FROM agent_repos WHERE local_path = $1', [name]);
-    if (rowCount !== 0) throw new ConflictError(`"${name}" is already registered.`);
+    if (rowCount !== 0) throw new ConflictError(`"${name}" is already registered.`, { hint: '`docdex repos list` shows it; remove it first to register it again.' });
   } else {
     await symlink(real, path.join(ctx.workspace.reposDir, name), 'dir');
   }
@@ -257,11 +306,26 @@ export async function addRepo(ctx: RepoContext & { boss: PgBoss }, input: AddRep
       name,
       defaultBranch ?? null,
     ]);
-    return toRepo(ctx.workspace, rows[0]!);
+    const repo = toRepo(ctx.workspace, rows[0]!);
+    return inPlace ? repo : { ...repo, warnings: [externalRepoWarning(ctx.workspace, name, { real, gitRepo: await pathTaken(path.join(real, '.git')) })] };
   } catch (error) {
     if (!inPlace) await rm(path.join(ctx.workspace.reposDir, name), { force: true });
     throw error;
   }
+}
+
+/** `file://` of a local git repository for `repos add --clone`; refused for anything git cannot clone. */
+async function cloneableLocalUrl(ws: Workspace, source: string): Promise<string> {
+  const real = await realpath(path.resolve(source)).catch(() => undefined);
+  const cloneable = real !== undefined && ((await pathTaken(path.join(real, '.git'))) || (await isBareRepository(ws, real)));
+  if (!cloneable) {
+    throw new UserError(`"${source}" is not a git repository, so there is nothing to clone.`, {
+      code: 'bad_request',
+      exitCode: 2,
+      hint: 'Leave out --clone to register the directory as it is, or move it into the workspace repos folder.',
+    });
+  }
+  return pathToFileURL(real).href;
 }
 
 async function isBareRepository(ws: Workspace, dir: string): Promise<boolean> {
@@ -350,8 +414,14 @@ export interface AddWorktreeInput {
 export async function addWorktree(ctx: RepoContext, input: AddWorktreeInput): Promise<Repo> {
   assertBranchName(input.branch);
   const source = await findRepo(ctx, input.repo);
-  if (source.isWorktree) throw new UserError('Make worktrees from the original repo, not from a worktree.', { code: 'bad_request', exitCode: 2 });
-  if (source.cloneStatus !== 'ready') throw new ConflictError(`Repo "${source.localPath}" is ${source.cloneStatus}, not ready.`);
+  if (source.isWorktree) {
+    throw new UserError('Make worktrees from the original repo, not from a worktree.', {
+      code: 'bad_request',
+      exitCode: 2,
+      hint: `Name the repo it was made from${source.sourcePath ? ` (${path.basename(source.sourcePath)})` : ''}.`,
+    });
+  }
+  if (source.cloneStatus !== 'ready') throw new ConflictError(`Repo "${source.localPath}" is ${source.cloneStatus}, not ready.`, { hint: NOT_READY_HINT });
   if (input.name !== undefined) assertDirName(input.name);
   const name = await freeName(ctx, input.name ?? `${source.localPath}-${input.branch.replace(/[^A-Za-z0-9._-]+/g, '-')}`, input.name !== undefined);
   const dest = path.join(ctx.workspace.reposDir, name);
@@ -367,14 +437,28 @@ export async function addWorktree(ctx: RepoContext, input: AddWorktreeInput): Pr
   try {
     await git(ctx.workspace, args, { cwd: source.fullPath });
   } catch (error) {
-    throw new UserError(`Could not create the worktree: ${(error as Error).message}`, { code: 'git_failed' });
+    throw new UserError(`Could not create the worktree: ${(error as Error).message}`, {
+      code: 'git_failed',
+      hint: 'A branch can be checked out in one worktree at a time: `git worktree list` in the source repo shows where.',
+    });
   }
   const { rows } = await ctx.pool.query<RepoRow>(
     `INSERT INTO agent_repos (repo_url, local_path, source_path, source_repo_id, branch, default_branch, clone_status, is_worktree, is_local)
      VALUES ($1, $2, $3, $4, $5, $6, 'ready', true, $7) RETURNING *`,
     [source.repoUrl ?? null, name, source.fullPath, source.id, input.branch, source.defaultBranch ?? null, source.isLocal ?? false],
   );
-  return toRepo(ctx.workspace, rows[0]!);
+  const worktree = toRepo(ctx.workspace, rows[0]!);
+  const sourceReal = await realpath(source.fullPath).catch(() => source.fullPath);
+  if (path.dirname(sourceReal) === (await realpath(ctx.workspace.reposDir))) return worktree;
+  // The worktree's own files are under repos/, but its `.git` points into the source repository, which the
+  // microVM does not see: git fails there in every sandboxed command.
+  return {
+    ...worktree,
+    warnings: [
+      `The worktree's git data stays in ${path.join(sourceReal, '.git', 'worktrees')}, outside the workspace: with sandbox enforcement on, git fails in agent bash commands in ${dest}. ` +
+        `Clone the repository in (\`docdex repos add ${sourceReal} --clone\`) and make the worktree from the clone.`,
+    ],
+  };
 }
 
 /**

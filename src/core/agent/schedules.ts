@@ -435,10 +435,12 @@ export interface ScheduleRunRequest {
   runId: number;
   signal: AbortSignal;
   log(line: string): Promise<void>;
+  /** Records the agent session as soon as it exists, so a run that fails or is cancelled later still names it. */
+  session(sessionId: string): Promise<void>;
 }
 
 export interface ScheduleRunner {
-  run(request: ScheduleRunRequest): Promise<{ response: string; sessionId?: string }>;
+  run(request: ScheduleRunRequest): Promise<{ response: string }>;
 }
 
 /** Until the agent server integration exists, a run fails here with a clear reason. */
@@ -477,7 +479,7 @@ export async function executeRun(ctx: ScheduleContext, runId: number, runner: Sc
   poll.unref();
   let worktree: string | undefined;
   let repo: Repo | undefined;
-  let outcome: { status: 'completed'; response: string; sessionId?: string } | { status: 'failed'; error: string };
+  let outcome: { status: 'completed'; response: string } | { status: 'failed'; error: string };
   try {
     const { rows } = await ctx.pool.query<ScheduleRow>(`${SCHEDULE_SELECT} WHERE s.id = $1`, [run.schedule_id]);
     const schedule = rows[0];
@@ -500,8 +502,9 @@ export async function executeRun(ctx: ScheduleContext, runId: number, runner: Sc
       runId,
       signal: abort.signal,
       log,
+      session: async (sessionId) => void (await ctx.pool.query('UPDATE agent_schedule_runs SET session_id = $2 WHERE id = $1', [runId, sessionId])),
     });
-    outcome = { status: 'completed', response: result.response, ...(result.sessionId === undefined ? {} : { sessionId: result.sessionId }) };
+    outcome = { status: 'completed', response: result.response };
     await log('completed');
   } catch (error) {
     outcome = { status: 'failed', error: (error as Error).message };
@@ -518,9 +521,9 @@ export async function executeRun(ctx: ScheduleContext, runId: number, runner: Sc
   }
   const { rows } = await ctx.pool.query<RunRow>(
     outcome.status === 'completed'
-      ? `UPDATE agent_schedule_runs SET status = 'completed', response = $2, session_id = $3, finished_at = now() WHERE id = $1 AND status = 'running' RETURNING *`
+      ? `UPDATE agent_schedule_runs SET status = 'completed', response = $2, finished_at = now() WHERE id = $1 AND status = 'running' RETURNING *`
       : `UPDATE agent_schedule_runs SET status = 'failed', error = $2, finished_at = now() WHERE id = $1 AND status = 'running' RETURNING *`,
-    outcome.status === 'completed' ? [runId, outcome.response, outcome.sessionId ?? null] : [runId, outcome.error],
+    outcome.status === 'completed' ? [runId, outcome.response] : [runId, outcome.error],
   );
   return rows[0] ? toRun(rows[0]) : toRun((await ctx.pool.query<RunRow>('SELECT * FROM agent_schedule_runs WHERE id = $1', [runId])).rows[0]!);
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
-import { UserError } from '../errors.js';
+import { UserError, ValidationError } from '../errors.js';
 import { withTransaction } from '../db/transaction.js';
 
 /**
@@ -287,9 +287,10 @@ export async function patchSettings(pool: pg.Pool, userId: string, patch: Prefer
     for (const [key, value] of Object.entries(patch)) {
       if (value === undefined) continue;
       if ((key === 'tts' || key === 'stt') && !isSpeechConfigured(stored[key])) {
-        throw badRequest(`${key} is not configured: set up ${key === 'tts' ? 'text-to-speech' : 'speech-to-text'} in the manager settings before changing "${key}".`, [
-          { key, reason: 'not_configured' },
-        ]);
+        throw badRequest(
+          `${key} is not configured: the user sets up ${key === 'tts' ? 'text-to-speech' : 'speech-to-text'} first, with \`docdex manager speech set ${key}\` or PUT /api/settings/speech/${key} (neither is reachable through the mgr tool); "${key}" can be changed here after that.`,
+          [{ key, reason: 'not_configured' }],
+        );
       }
       if (value === null) delete next[key];
       else if (MERGED_OBJECTS.has(key) && isPlainObject(stored[key])) next[key] = { ...stored[key], ...(value as object) };
@@ -299,25 +300,98 @@ export async function patchSettings(pool: pg.Pool, userId: string, patch: Prefer
   });
 }
 
-/** Configures a speech feature with its secret parts (manager-side only; PATCH /settings never reaches these). */
-export async function configureSpeech(
-  pool: pg.Pool,
-  userId: string,
-  kind: 'tts' | 'stt',
-  service: { provider: string; apiKey?: string; endpoint?: string; model?: string } | null,
-): Promise<SettingsEnvelope> {
+export const SpeechKind = z.enum(['tts', 'stt']).describe('tts: text-to-speech; stt: speech-to-text');
+export type SpeechKind = z.infer<typeof SpeechKind>;
+
+/**
+ * A speech service as the user configures it (`docdex manager speech set`, PUT /api/settings/speech/:kind).
+ * docdex itself sends no audio: the settings are for clients of the settings API. The API key and endpoint
+ * are secrets here and never leave through GET /settings.
+ */
+export const SpeechService = z
+  .object({
+    provider: z.string().trim().min(1).max(100),
+    endpoint: z
+      .url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })
+      .max(2000)
+      .optional(),
+    apiKey: z.string().min(1).max(4096).optional(),
+    model: z.string().trim().min(1).max(200).optional(),
+  })
+  .strict()
+  .refine((service) => service.apiKey !== undefined || service.endpoint !== undefined, { message: 'needs an API key or an endpoint', path: ['apiKey'] })
+  .meta({ id: 'SpeechService' });
+export type SpeechService = z.infer<typeof SpeechService>;
+
+/** Configures a speech feature with its secret parts, or removes it (`null`). PATCH /settings never reaches these. */
+export async function configureSpeech(pool: pg.Pool, userId: string, kind: SpeechKind, service: SpeechService | null): Promise<SettingsEnvelope> {
+  const checked = service === null ? null : SpeechService.safeParse(service);
+  if (checked !== null && !checked.success) {
+    const issue = checked.error.issues[0]!;
+    throw new ValidationError(`Invalid ${kind} setting ${issue.path.join('.') || 'value'}: ${issue.message}.`, {
+      hint: 'Give a provider and an API key (read from standard input) or an endpoint URL.',
+      details: checked.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
   return inTransaction(pool, userId, (stored) => {
     const next = { ...stored };
-    if (service === null) delete next[kind];
-    else next[kind] = { ...(isPlainObject(stored[kind]) ? stored[kind] : {}), ...service };
+    if (checked === null) delete next[kind];
+    else next[kind] = { ...(isPlainObject(stored[kind]) ? stored[kind] : {}), ...checked.data };
     return next;
   });
 }
 
-/** Sets the sandbox toggles (manager settings only: an agent must not be able to turn its own sandbox off). */
+/**
+ * Sets the sandbox toggles. Manager settings only (the CLI, `PUT /api/settings/sandbox`, the dashboard): an agent
+ * must not be able to turn its own sandbox off, so PATCH /api/internal/settings refuses the key. Only an agent
+ * server (re)start applies `enabled` (core/sandbox/enforcement.ts); `gitCredentials` applies to the next command.
+ */
 export async function setSandboxPreferences(pool: pg.Pool, userId: string, sandbox: { enabled?: boolean; gitCredentials?: boolean }): Promise<SettingsEnvelope> {
   return inTransaction(pool, userId, (stored) => ({
     ...stored,
     sandbox: { ...(isPlainObject(stored.sandbox) ? stored.sandbox : {}), ...sandbox },
   }));
+}
+
+// Control characters would end up in GIT_AUTHOR_* inside the guest and in git's commit headers.
+const identityText = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    // eslint-disable-next-line no-control-regex
+    .refine((value) => !/[\u0000-\u001f\u007f]/.test(value), 'must not contain control characters');
+
+/** The commit identity forwarded into the sandbox as GIT_AUTHOR_* and GIT_COMMITTER_* (forwarding rule 3). */
+export const GitIdentity = z
+  .object({
+    name: identityText(200).describe('GIT_AUTHOR_NAME and GIT_COMMITTER_NAME'),
+    email: identityText(254)
+      .refine((value) => /^[^\s@<>]+@[^\s@<>]+$/.test(value), 'must look like name@host')
+      .describe('GIT_AUTHOR_EMAIL and GIT_COMMITTER_EMAIL'),
+  })
+  .strict()
+  .meta({ id: 'GitIdentity' });
+export type GitIdentity = z.infer<typeof GitIdentity>;
+
+/**
+ * Sets the git identity (`null` clears it). Like the sandbox toggles, manager settings only: PATCH
+ * /api/internal/settings refuses `gitIdentity`. Applies to the next sandboxed command, no restart needed.
+ */
+export async function setGitIdentity(pool: pg.Pool, userId: string, identity: GitIdentity | null): Promise<SettingsEnvelope> {
+  const parsed = identity === null ? null : GitIdentity.safeParse(identity);
+  if (parsed !== null && !parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ValidationError(`Invalid git identity ${issue.path.join('.') || 'value'}: ${issue.message}.`, {
+      hint: 'Give a name and an e-mail address, e.g. --name "Ada Lovelace" --email ada@example.com.',
+      details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
+  return inTransaction(pool, userId, (stored) => {
+    const next = { ...stored };
+    if (parsed === null) delete next.gitIdentity;
+    else next.gitIdentity = parsed.data;
+    return next;
+  });
 }

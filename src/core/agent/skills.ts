@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
 import { ConflictError, NotFoundError, UserError, ValidationError } from '../errors.js';
-import { getRepoById, listRepos } from './repos.js';
+import { NOT_READY_HINT, getRepoById, listRepos } from './repos.js';
 import type { RepoContext } from './repos.js';
 import { AGENT_DIR } from './workspace.js';
 
@@ -66,6 +66,7 @@ export function assertSkillName(name: string): void {
   if (name.length > MAX_SKILL_NAME || !SKILL_NAME.test(name)) {
     throw new UserError(`Invalid skill name "${name.slice(0, 80)}": use lowercase letters and digits with single hyphens between words, at most ${MAX_SKILL_NAME} characters.`, {
       code: 'invalid_skill_name',
+      hint: 'Name it like code-review or release-notes-2.',
     });
   }
 }
@@ -82,11 +83,14 @@ async function skillsDir(place: SkillPlace): Promise<string> {
   if (place.scope === 'global') return place.dir;
   const dir = projectSkillsDir(place.repoPath);
   const repoReal = await realpath(place.repoPath).catch(() => {
-    throw new NotFoundError(`The directory of repo ${place.repoId} is missing.`);
+    throw new NotFoundError(`The directory of repo ${place.repoId} is missing.`, { hint: `Remove the repo (\`docdex repos remove ${place.repoId}\`) and add it again.` });
   });
   const real = await realpath(dir).catch(() => undefined);
   if (real !== undefined && real !== path.join(repoReal, `.${AGENT_DIR}`, 'skills')) {
-    throw new UserError(`The project skills folder of repo ${place.repoId} is a symlink; refusing to follow it.`, { code: 'bad_request' });
+    throw new UserError(`The project skills folder of repo ${place.repoId} is a symlink; refusing to follow it.`, {
+      code: 'bad_request',
+      hint: 'Replace the link with a real folder inside the repository.',
+    });
   }
   return dir;
 }
@@ -95,7 +99,7 @@ async function skillPaths(place: SkillPlace, name: string): Promise<{ dir: strin
   assertSkillName(name);
   const dir = path.join(await skillsDir(place), name);
   const info = await lstat(dir).catch(() => undefined);
-  if (info?.isSymbolicLink()) throw new UserError(`Skill folder "${name}" is a symlink; refusing to follow it.`, { code: 'bad_request' });
+  if (info?.isSymbolicLink()) throw new UserError(`Skill folder "${name}" is a symlink; refusing to follow it.`, { code: 'bad_request', hint: 'Replace the link with a real folder.' });
   return { dir, file: path.join(dir, SKILL_FILE) };
 }
 
@@ -146,7 +150,12 @@ export async function readSkill(place: SkillPlace, name: string): Promise<Skill>
     text = await readFile(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') {
-      throw new NotFoundError(`No ${place.scope} skill named "${name}"${place.scope === 'project' ? ` in repo ${place.repoName}` : ''}.`);
+      throw new NotFoundError(`No ${place.scope} skill named "${name}"${place.scope === 'project' ? ` in repo ${place.repoName}` : ''}.`, {
+        hint:
+          place.scope === 'global'
+            ? '`docdex skills list` shows every skill with its scope; a project skill needs --scope project --repo REPO.'
+            : `\`docdex skills list --repo ${place.repoName}\` shows that repository's skills and the global ones (--scope global).`,
+      });
     }
     throw error;
   }
@@ -195,6 +204,7 @@ function validate<T>(schema: z.ZodType<T>, input: unknown): T {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new ValidationError(`Invalid skill: ${issue.path.join('.') || 'body'}: ${issue.message}.`, {
+      hint: `A skill has a description of 1 to ${MAX_DESCRIPTION} characters and a non-empty body.`,
       details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
     });
   }
@@ -215,7 +225,8 @@ export async function createSkill(place: SkillPlace, input: SkillFile): Promise<
   try {
     await link(tmp, file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new ConflictError(`A ${place.scope} skill named "${data.name}" already exists.`);
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new ConflictError(`A ${place.scope} skill named "${data.name}" already exists.`, { hint: 'Change it with `docdex skills edit`, or pick another name.' });
     throw error;
   } finally {
     await unlink(tmp).catch(() => undefined);
@@ -255,12 +266,16 @@ export async function writeSkillFile(dir: string, skill: SkillFile): Promise<str
  */
 export async function skillPlace(ctx: RepoContext, scope: SkillScope, repoId?: number): Promise<SkillPlace> {
   if (scope === 'global') {
-    if (repoId !== undefined) throw new UserError('repoId is only for project skills (scope=project).', { code: 'bad_request', exitCode: 2 });
+    if (repoId !== undefined) {
+      throw new UserError('repoId is only for project skills (scope=project).', { code: 'bad_request', exitCode: 2, hint: 'Leave out --repo for a global skill, or give --scope project.' });
+    }
     return { scope: 'global', dir: ctx.workspace.globalSkillsDir };
   }
-  if (repoId === undefined) throw new UserError('Project skills need a repoId (--repo on the command line).', { code: 'bad_request', exitCode: 2 });
+  if (repoId === undefined) {
+    throw new UserError('Project skills need a repoId (--repo on the command line).', { code: 'bad_request', exitCode: 2, hint: '`docdex repos list` shows the repositories.' });
+  }
   const repo = await getRepoById(ctx, repoId);
-  if (repo.cloneStatus !== 'ready') throw new ConflictError(`Repo "${repo.localPath}" is ${repo.cloneStatus}, not ready.`);
+  if (repo.cloneStatus !== 'ready') throw new ConflictError(`Repo "${repo.localPath}" is ${repo.cloneStatus}, not ready.`, { hint: NOT_READY_HINT });
   return { scope: 'project', repoId: repo.id, repoName: repo.localPath, repoPath: repo.fullPath };
 }
 

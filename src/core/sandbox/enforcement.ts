@@ -6,6 +6,7 @@ import { parse as parseJsonc } from 'jsonc-parser';
 import type { ParseError } from 'jsonc-parser';
 import type pg from 'pg';
 import { pluginConfigPath } from '../agent-server/plugin-files.js';
+import { recordSandboxStamp } from '../agent-server/state.js';
 import type { AgentServerExtension } from '../agent-server/service.js';
 import type { AgentServerEndpoint } from '../agent-server/supervisor.js';
 import { readAgentConfig } from '../agent/agent-config.js';
@@ -192,6 +193,7 @@ export class SandboxEnforcement {
       await this.stop(settings);
       this.last = { enforced: false, stampedAt: Date.now() };
       this.lastSettings = settings;
+      await recordSandboxStamp(ctx.pool, false);
       return { env: { [ENFORCED_VAR]: 'false' }, plugins: [], stamp: this.current()! };
     }
 
@@ -215,6 +217,7 @@ export class SandboxEnforcement {
     }
     this.last = { enforced: true, shimPath, pluginPath, hostShell, nonce, reportPath, stampedAt: Date.now() };
     this.lastSettings = settings;
+    await recordSandboxStamp(ctx.pool, true);
     return { env: { [ENFORCED_VAR]: 'true', OPENCODE_CONFIG_CONTENT: configContent }, plugins: [shimPath, pluginPath], stamp: this.current()! };
   }
 

@@ -61,6 +61,7 @@ export function pinWorkdir(cwd: string, realCwd: string | undefined, roots: read
     message: outsideRootsMessage(
       cwd,
       roots.map((r) => r.path),
+      realCwd,
     ),
   };
 }

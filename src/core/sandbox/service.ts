@@ -6,7 +6,7 @@ import type { ExecHandle, ExecOutcome } from './runner-client.js';
 import type { VmStatus } from './runner-daemon.js';
 import type { SandboxSettings } from './settings.js';
 import { VM_NAME } from './settings.js';
-import { UNAVAILABLE_EXIT_CODE, UNAVAILABLE_PREFIX, unavailableMessage } from './unavailable.js';
+import { UNAVAILABLE_EXIT_CODE, UNAVAILABLE_PREFIX, unavailableMessage, unavailableReason } from './unavailable.js';
 import { resolveVmConfig } from './vm-config.js';
 
 /** What the `docdex sandbox ...` commands call; each resolves the wanted VM from settings and asks the runner. */
@@ -24,7 +24,8 @@ export async function sandboxDown(settings: SandboxSettings): Promise<{ stopped:
 export async function sandboxStatus(settings: SandboxSettings): Promise<VmStatus & { configError?: string }> {
   let configError: string | undefined;
   const config = await resolveVmConfig(settings).catch((error: unknown) => {
-    configError = (error as Error).message;
+    // The reason only: a status must not claim "enforcement is on" (the prefix) when it may be off.
+    configError = unavailableReason((error as Error).message);
     return undefined;
   });
   const status = (await runnerCall(settings.stateDir, config ? { op: 'status', config } : { op: 'status' })) as VmStatus;

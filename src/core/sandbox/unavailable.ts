@@ -13,10 +13,20 @@ export function unavailableMessage(reason: string): string {
   return `${UNAVAILABLE_PREFIX}: ${reason}`;
 }
 
-/** The refusal for a working directory outside the mounted roots; it names both roots. */
-export function outsideRootsMessage(cwd: string, roots: readonly string[]): string {
+/** The reason alone, without the prefix: for status lines, which must not claim enforcement is on when it is off. */
+export function unavailableReason(message: string): string {
+  return message.startsWith(`${UNAVAILABLE_PREFIX}: `) ? message.slice(UNAVAILABLE_PREFIX.length + 2) : message;
+}
+
+/**
+ * The refusal for a working directory outside the mounted roots; it names both roots. A directory that only
+ * looks inside them (a local repo linked into repos/) is named with where it resolves to, since that is what
+ * the check compares and the bare path would read as inside.
+ */
+export function outsideRootsMessage(cwd: string, roots: readonly string[], realCwd = cwd): string {
   const named = roots.length === 2 ? `${roots[0]} and ${roots[1]}` : roots.join(', ');
-  return unavailableMessage(`the working directory ${cwd} is outside the project roots ${named}`);
+  const where = realCwd === cwd ? cwd : `${cwd}, which resolves to ${realCwd},`;
+  return unavailableMessage(`the working directory ${where} is outside the project roots ${named}`);
 }
 
 /** Capability detection, planning, boot, attestation or working-directory pinning failed: nothing ran. */

@@ -15,6 +15,23 @@ export interface VmExit {
   signal: NodeJS.Signals | null;
 }
 
+const NOISE = [
+  /^\[\s*\d+\.\d+\]\s+(\S+\s*)?(Call Trace|RIP|RSP|RAX|RDX|RBP|R10|R13|Code|\?|<\/?TASK>|Kernel Offset|CPU:|Hardware name)/,
+  // A stack frame: "[    3.33]  do_syscall_64+0x5d/0xb0".
+  /^\[\s*\d+\.\d+\]\s+\S+\+0x[0-9a-f]+\/0x[0-9a-f]+/,
+];
+const FATAL = /Kernel panic|Out of memory|oom-kill|Killed process/;
+
+/** The console lines worth quoting when a boot fails (see MicroVm.bootHint). */
+export function bootFailureLines(consoleText: string): string[] {
+  const lines = consoleText
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !NOISE.some((pattern) => pattern.test(l)));
+  const fatal = lines.findIndex((l) => FATAL.test(l));
+  return fatal >= 0 ? lines.slice(Math.max(0, fatal - 1), fatal + 1) : lines.slice(-3);
+}
+
 export async function hostLayout(): Promise<HostLayout> {
   const layout: Record<string, { symlink: string } | 'dir' | 'absent'> = {};
   for (const dir of ['/bin', '/sbin', '/lib', '/lib64']) {
@@ -125,7 +142,7 @@ export class MicroVm {
         exitedDuringBoot(),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => {
-            void vm.bootHint().then((hint) => reject(new Error(`the microVM did not boot within ${options.timeoutMs} ms (SANDBOX_START_TIMEOUT_MS)${hint}`)));
+            void vm.bootHint().then((hint) => reject(new Error(`the microVM did not boot within ${options.timeoutMs} ms (SANDBOX_START_TIMEOUT_MS)${hint || '; the guest console stayed empty'}`)));
           }, options.timeoutMs);
         }),
       ]);
@@ -138,15 +155,14 @@ export class MicroVm {
     }
   }
 
-  /** The last meaningful console lines (panic register dumps left out), for error messages. */
+  /**
+   * The console lines that say why a boot failed, for error messages: the kernel panic (or OOM kill) and the
+   * line before it when there is one, else the last meaningful lines. Register dumps and stack frames are left
+   * out; they say nothing a user can act on.
+   */
   async bootHint(): Promise<string> {
-    const text = await this.consoleText();
-    const lines = text
-      .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => l && !/^\[\s*\d+\.\d+\]\s+(\S+\s*)?(Call Trace|RIP|RSP|RAX|RDX|RBP|R10|R13|Code|\?|<\/?TASK>|Kernel Offset)/.test(l));
-    const tail = lines.slice(-3).join(' | ');
-    return tail ? `; console: ${tail}` : '';
+    const tail = bootFailureLines(await this.consoleText());
+    return tail.length > 0 ? `; console: ${tail.join(' | ')}` : '';
   }
 
   async consoleText(): Promise<string> {

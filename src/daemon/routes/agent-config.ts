@@ -8,6 +8,8 @@ import type { AgentServerClient } from '../../core/agent/agent-server-client.js'
 import { workspaceLayout } from '../../core/agent/workspace.js';
 import type { DaemonDeps, RouteModule } from '../app.js';
 import { ErrorBody } from '../errors.js';
+import type { ZodApp } from '../zod-app.js';
+import { answerBadInputWith400 } from './agent-errors.js';
 
 /**
  * The user's own route to the agent configuration, under /api/settings and so behind the daemon's REST auth
@@ -19,10 +21,15 @@ import { ErrorBody } from '../errors.js';
 const tags = ['agent-settings'];
 
 export function createUserAgentConfigRoutes(options: { agentServer?: (deps: DaemonDeps) => AgentServerClient } = {}): RouteModule {
-  return function registerUserAgentConfigRoutes(app: FastifyInstance, deps: DaemonDeps): void {
+  return async function registerUserAgentConfigRoutes(app: FastifyInstance, deps: DaemonDeps): Promise<void> {
     const workspace = workspaceLayout(deps.config);
-    const r = app.withTypeProvider<ZodTypeProvider>();
+    await app.register(async (scope) => {
+      answerBadInputWith400(scope);
+      registerRoutes(scope.withTypeProvider<ZodTypeProvider>(), workspace, deps);
+    });
+  };
 
+  function registerRoutes(r: ZodApp, workspace: ReturnType<typeof workspaceLayout>, deps: DaemonDeps): void {
     r.get('/api/settings/agent-config', { schema: { summary: 'The agent configuration file (JSON with comments)', tags, response: { 200: AgentConfigRecord, 404: ErrorBody } } }, async () =>
       readAgentConfig(workspace),
     );
@@ -46,5 +53,5 @@ export function createUserAgentConfigRoutes(options: { agentServer?: (deps: Daem
         return record;
       },
     );
-  };
+  }
 }

@@ -1,10 +1,8 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import type { Database } from '../../core/db/connect.js';
-import { ValidationError } from '../../core/errors.js';
 import { AgentConfigRecord, AgentConfigRejectedError, readAgentConfig, writeAgentConfig } from '../../core/agent/agent-config.js';
 import { agentConfigGuarded, assertAgentMayWrite, assertReloadApproved } from '../../core/agent/agent-config-guard.js';
 import { AgentServerError, defaultAgentServerClient } from '../../core/agent/agent-server-client.js';
@@ -46,6 +44,7 @@ import type { DaemonDeps, RouteModule } from '../app.js';
 import type { ZodApp } from '../zod-app.js';
 import { bearerToken, createTokenChecker, rejectUnauthorized } from '../auth.js';
 import { ErrorBody, sendError } from '../errors.js';
+import { answerBadInputWith400 } from './agent-errors.js';
 
 /**
  * The internal API under /api/internal, for the generated plugins and other manager-side clients.
@@ -55,7 +54,8 @@ import { ErrorBody, sendError } from '../errors.js';
  *   daemon's REST auth setting is. A missing or wrong token is 401, also for unknown paths here.
  * - Invalid bodies, queries and parameters are 400 (not the daemon's usual 422), as the spec wants.
  * - POST /notifications/send (10/min) and POST /assistant/reload (5/min) are rate limited per token in
- *   PostgreSQL, so the count holds across daemon restarts; over the limit is 429 with Retry-After.
+ *   PostgreSQL, so the count holds across daemon restarts; over the limit is 429 with Retry-After. A
+ *   notification counts once its body and query passed validation: a malformed one (400) does not.
  */
 
 export const INTERNAL_PREFIX = '/api/internal';
@@ -133,19 +133,12 @@ function guardInternalScope(app: FastifyInstance, authorised: (request: FastifyR
     if (!(await authorised(request))) return rejectUnauthorized(reply, 'docdex-internal');
     return sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`);
   });
-  app.setErrorHandler((error: FastifyError, _request, reply) => {
-    if (hasZodFastifySchemaValidationErrors(error)) {
-      const details = error.validation.map((v) => ({ path: v.instancePath, message: v.message }));
-      const first = error.validation[0];
-      return sendError(reply, 'bad_request', `Invalid request ${error.validationContext ?? ''} ${first?.instancePath ?? ''}: ${first?.message ?? 'validation failed'}`.replace(/\s+/g, ' '), details);
-    }
+  answerBadInputWith400(app, (error, reply) => {
     if (error instanceof AgentConfigRejectedError) {
       return reply.status(400).send({ error: error.message, code: error.code, details: error.validationIssues, validationIssues: error.validationIssues });
     }
-    if (error instanceof ValidationError) return sendError(reply, 'bad_request', error.message, error.details ?? []);
     if (error instanceof AgentServerError) return sendError(reply, 'bad_gateway', error.message);
-    // Everything else keeps the daemon's mapping (404, 409, 503, 500 ...).
-    throw error;
+    return undefined;
   });
 }
 
@@ -154,9 +147,14 @@ function registerNotificationAndSettingsRoutes(r: ZodApp, { deps }: InternalCont
   r.post(
     '/notifications/send',
     {
-      onRequest: rateLimited('notifications/send', NOTIFY_LIMIT, deps.db),
+      // After validation: a request refused as invalid (400) or unauthorised (401) uses none of the quota,
+      // which budgets the notifications a user's devices receive, not the agent's mistakes.
+      preHandler: rateLimited('notifications/send', NOTIFY_LIMIT, deps.db),
       schema: {
         summary: 'Send a push notification to every registered device of the user (10 per minute per token)',
+        description:
+          'Only requests that pass validation count toward the quota of 10 per minute per token; one refused with 400 or 401 does not. ' +
+          'A valid request counts whatever happens next (503 without VAPID keys, delivery failures).',
         tags,
         security: bearer,
         querystring: UserQuery,

@@ -22,6 +22,7 @@ import type { DaemonDeps, RouteModule } from '../app.js';
 import type { ZodApp } from '../zod-app.js';
 import { bearerToken, createTokenChecker, rejectUnauthorized } from '../auth.js';
 import { ErrorBody, sendError } from '../errors.js';
+import { answerBadInputWith400 } from './agent-errors.js';
 
 /**
  * The agent server's HTTP surface:
@@ -163,7 +164,7 @@ function registerGitCredentialRoutes(r: ZodApp, deps: DaemonDeps): void {
         description: 'The token is stored in the database only and never returned.',
         tags: credentialTags,
         body: GitCredentialInput,
-        response: { 201: GitCredentialRecord, 404: ErrorBody, 422: ErrorBody },
+        response: { 201: GitCredentialRecord, 400: ErrorBody, 404: ErrorBody },
       },
     },
     async (request, reply) => reply.status(201).send(await addGitCredential(deps.db.pool, request.body)),
@@ -194,7 +195,7 @@ function registerGitCredentialRoutes(r: ZodApp, deps: DaemonDeps): void {
   );
 }
 
-export const registerAgentServerRoutes: RouteModule = (app: FastifyInstance, deps: DaemonDeps) => {
+export const registerAgentServerRoutes: RouteModule = async (app: FastifyInstance, deps: DaemonDeps) => {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const report = async () => ({
     ...(await readAgentServerState(deps.db.pool)),
@@ -204,7 +205,11 @@ export const registerAgentServerRoutes: RouteModule = (app: FastifyInstance, dep
   registerCliEnvRoute(r, deps);
   registerAgentServerStateRoutes(r, deps, report);
   registerAgentServerReadRoutes(r, deps);
-  registerGitCredentialRoutes(r, deps);
+  // Under /api/settings with the other agent settings: bad input is 400 there (spec: Errors).
+  await app.register(async (scope) => {
+    answerBadInputWith400(scope);
+    registerGitCredentialRoutes(scope.withTypeProvider<ZodTypeProvider>(), deps);
+  });
 };
 
 export const agentServerRoutes: RouteModule[] = [registerAgentServerRoutes];

@@ -9,18 +9,18 @@ import { workspaceLayout } from '../../core/agent/workspace.js';
 import type { DaemonDeps } from '../app.js';
 import type { ZodApp } from '../zod-app.js';
 import { ErrorBody } from '../errors.js';
+import { answerBadInputWith400 } from './agent-errors.js';
 
 /**
  * Manager settings under /api/settings: skills, the internal API token, and push subscriptions.
  *
  * Authentication follows the daemon's REST setting: with API_AUTH on (or MCP_AUTH_ENABLED on a
  * non-loopback API_HOST) these routes need `Authorization: Bearer <MCP_AUTH_TOKEN(S)>` like every other
- * REST route; the daemon's own hook enforces it. The manager token is served here, so anyone who can
- * read these routes can call /api/internal: keep REST auth on whenever the daemon is reachable from
- * other hosts.
+ * REST route; the daemon's own hook enforces it. The manager token routes are `secret`: they always need a
+ * full REST/MCP token (SECURITY.md, "Who may call what").
  *
- * Errors: 400 for an invalid skill name (checked before any path is built) or a scope/repoId mismatch,
- * 404 unknown skill or repo, 409 skill exists or repo not ready, 422 invalid body or query fields.
+ * Errors (spec: Errors): 400 for any invalid input (a skill name, checked before any path is built, a body,
+ * query or parameter, a scope/repoId mismatch), 404 unknown skill or repo, 409 skill exists or repo not ready.
  */
 
 const tags = ['agent-settings'];
@@ -47,7 +47,7 @@ function registerSkillListCreateRoutes(r: ZodApp, ctx: SkillContext): void {
         summary: 'Global skills, plus project skills (of one repo with repoId, else of every ready repo)',
         tags,
         querystring: z.object({ repoId: z.coerce.number().int().positive().optional() }),
-        response: { 200: z.object({ skills: z.array(Skill) }), 404: ErrorBody, 422: ErrorBody },
+        response: { 200: z.object({ skills: z.array(Skill) }), 404: ErrorBody, 400: ErrorBody },
       },
     },
     async (request) => ({ skills: await listSkills(ctx, request.query.repoId === undefined ? {} : { repoId: request.query.repoId }) }),
@@ -55,7 +55,7 @@ function registerSkillListCreateRoutes(r: ZodApp, ctx: SkillContext): void {
 
   r.get(
     '/api/settings/skills/:name',
-    { schema: { summary: 'One skill', tags, params: NameParams, querystring: Scoped, response: { 200: Skill, 400: ErrorBody, 404: ErrorBody, 422: ErrorBody } } },
+    { schema: { summary: 'One skill', tags, params: NameParams, querystring: Scoped, response: { 200: Skill, 400: ErrorBody, 404: ErrorBody } } },
     async (request) => {
       assertSkillName(request.params.name);
       return readSkill(await skillPlace(ctx, request.query.scope, request.query.repoId), request.params.name);
@@ -69,7 +69,7 @@ function registerSkillListCreateRoutes(r: ZodApp, ctx: SkillContext): void {
         summary: 'Create a skill (409 if it exists)',
         tags,
         body: SkillCreateBody,
-        response: { 201: Skill, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody },
+        response: { 201: Skill, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody },
       },
     },
     async (request, reply) => {
@@ -92,7 +92,7 @@ function registerSkillChangeRoutes(r: ZodApp, ctx: SkillContext): void {
         params: NameParams,
         querystring: Scoped,
         body: SkillUpdate,
-        response: { 200: Skill, 400: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+        response: { 200: Skill, 400: ErrorBody, 404: ErrorBody },
       },
     },
     async (request) => {
@@ -109,7 +109,7 @@ function registerSkillChangeRoutes(r: ZodApp, ctx: SkillContext): void {
         tags,
         params: NameParams,
         querystring: Scoped,
-        response: { 200: z.object({ deleted: z.literal(true), skill: Skill }), 400: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+        response: { 200: z.object({ deleted: z.literal(true), skill: Skill }), 400: ErrorBody, 404: ErrorBody },
       },
     },
     async (request) => {
@@ -129,9 +129,12 @@ function registerManagerTokenRoutes(r: ZodApp, deps: DaemonDeps): void {
       config: { access: 'secret' },
       schema: {
         summary: 'The bearer token of the internal API (/api/internal)',
-        description: 'A REST/MCP token (MCP_AUTH_TOKENS) is always required, whatever API_AUTH says; the CLI reads the token with `docdex manager token`.',
+        description:
+          'For external clients that hold a full REST/MCP token (MCP_AUTH_TOKENS without :read): it is always required, whatever API_AUTH says. ' +
+          'The manager token itself is not accepted (401) and a read-only token is refused (403). Without configured tokens nothing reads it over HTTP, ' +
+          "because the agent server's own fetch tool runs on this host and can GET loopback URLs; the CLI reads it with `docdex manager token`.",
         tags,
-        response: { 200: ManagerToken },
+        response: { 200: ManagerToken, 401: ErrorBody, 403: ErrorBody },
       },
     },
     async () => ensureManagerToken(deps.db.pool),
@@ -143,9 +146,9 @@ function registerManagerTokenRoutes(r: ZodApp, deps: DaemonDeps): void {
       config: { access: 'secret' },
       schema: {
         summary: 'Replace the internal API token; the old one stops working at once',
-        description: 'Restart the agent server afterwards: its plugins hold the token in their environment.',
+        description: 'Restart the agent server afterwards: its plugins hold the token. Needs a full REST/MCP token, as GET does.',
         tags,
-        response: { 200: ManagerToken },
+        response: { 200: ManagerToken, 401: ErrorBody, 403: ErrorBody },
       },
     },
     async () => rotateManagerToken(deps.db.pool),
@@ -176,7 +179,7 @@ function registerPushRoutes(r: ZodApp, deps: DaemonDeps): void {
           'An endpoint registered before is refreshed (200); a new one is created (201). Subscriptions a push service reports as gone (404/410) are removed when a notification is sent.',
         tags,
         body: PushSubscriptionInput,
-        response: { 200: PushSubscriptionRecord, 201: PushSubscriptionRecord, 422: ErrorBody, 503: ErrorBody },
+        response: { 200: PushSubscriptionRecord, 201: PushSubscriptionRecord, 400: ErrorBody, 503: ErrorBody },
       },
     },
     async (request, reply) => {
@@ -193,7 +196,7 @@ function registerPushRoutes(r: ZodApp, deps: DaemonDeps): void {
         summary: 'Remove a device (by its push endpoint)',
         tags,
         body: z.object({ endpoint: z.string().min(1).max(2048) }),
-        response: { 200: z.object({ removed: z.boolean() }), 422: ErrorBody },
+        response: { 200: z.object({ removed: z.boolean() }), 400: ErrorBody },
       },
     },
     async (request) => ({ removed: await unsubscribePush(deps.db.pool, request.body.endpoint) }),
@@ -206,19 +209,22 @@ function registerPushRoutes(r: ZodApp, deps: DaemonDeps): void {
         summary: 'Registered devices (keys are not returned)',
         tags,
         querystring: z.object({ userId: UserId.optional() }),
-        response: { 200: z.object({ subscriptions: z.array(PushSubscriptionRecord) }), 422: ErrorBody },
+        response: { 200: z.object({ subscriptions: z.array(PushSubscriptionRecord) }), 400: ErrorBody },
       },
     },
     async (request) => ({ subscriptions: await listPushSubscriptions(deps.db.pool, request.query.userId) }),
   );
 }
 
-export function registerAgentSettingsRoutes(app: FastifyInstance, deps: DaemonDeps): void {
+export async function registerAgentSettingsRoutes(app: FastifyInstance, deps: DaemonDeps): Promise<void> {
   const workspace = workspaceLayout(deps.config);
   const ctx = { pool: deps.db.pool, workspace };
-  const r = app.withTypeProvider<ZodTypeProvider>();
-  registerSkillListCreateRoutes(r, ctx);
-  registerSkillChangeRoutes(r, ctx);
-  registerManagerTokenRoutes(r, deps);
-  registerPushRoutes(r, deps);
+  await app.register(async (scope) => {
+    answerBadInputWith400(scope);
+    const r = scope.withTypeProvider<ZodTypeProvider>();
+    registerSkillListCreateRoutes(r, ctx);
+    registerSkillChangeRoutes(r, ctx);
+    registerManagerTokenRoutes(r, deps);
+    registerPushRoutes(r, deps);
+  });
 }

@@ -4,6 +4,7 @@ import { repoFlag } from '../../../cli/flags.js';
 import { promptSecret, readStdinSecret } from '../../../cli/secret-prompt.js';
 import { addCredential } from '../../../core/agent-server/manage.js';
 import type { GitCredentialRecord } from '../../../core/agent-server/git-credentials.js';
+import { UserError } from '../../../core/errors.js';
 
 export default class GitCredentialsAdd extends BaseCommand<typeof GitCredentialsAdd> {
   static override summary = 'Store a git credential (HTTPS token) for a host in the database.';
@@ -26,6 +27,12 @@ export default class GitCredentialsAdd extends BaseCommand<typeof GitCredentials
 
   async run(): Promise<{ credential: GitCredentialRecord }> {
     const token = (this.flags['token-stdin'] ? await readStdinSecret() : await promptSecret(`Token for ${this.flags.host}:`, '--token-stdin')).trim();
+    if (token === '') {
+      throw new UserError(this.flags['token-stdin'] ? 'No token on standard input: it was empty.' : 'No token given.', {
+        code: 'secret_required',
+        hint: `Pipe the token in, e.g. printf %s "$TOKEN" | docdex manager git-credentials add --host ${this.flags.host} --token-stdin`,
+      });
+    }
     const credential = await addCredential(this.settings, {
       host: this.flags.host,
       token,

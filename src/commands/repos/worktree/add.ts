@@ -20,6 +20,7 @@ export default class ReposWorktreeAdd extends BaseCommand<typeof ReposWorktreeAd
       ...(this.flags.name === undefined ? {} : { name: this.flags.name }),
     });
     this.log(`Created worktree ${repo.localPath} (id ${repo.id}) on ${repo.branch} at ${repo.fullPath}.`);
+    for (const warning of repo.warnings ?? []) this.logToStderr(`Warning: ${warning}`);
     return repo;
   }
 }
