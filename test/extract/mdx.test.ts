@@ -45,6 +45,11 @@ describe('MDX as authors write it (react.dev style, in a .md file)', () => {
     expect(r.page.markdown).toContain('```js src/flame.js hidden');
   });
 
+  it("reads a component's indented text as text, as MDX does, not as an indented code block", () => {
+    expect(r.snippets.some((s) => s.code.includes('Ada trims'))).toBe(false);
+    expect(r.page.markdown).toContain('\nAda trims the wicks of every lantern in the square.');
+  });
+
   it('takes MkDocs attribute-list ids ({ #id }) out of the title', () => {
     expect(snippetWith(r, 'brew install').sourceUrl).toBe(`${BASE}sandbox.md#installing`);
   });

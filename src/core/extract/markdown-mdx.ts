@@ -202,6 +202,47 @@ function withoutTags(line: string): string {
   return spans.join('');
 }
 
+function indentWidth(line: string): number {
+  return line.length - line.trimStart().length;
+}
+
+/**
+ * Lines inside a component (between its tag lines) lose their common indentation: MDX reads a component's
+ * children as markdown whatever their indentation, where CommonMark would read four spaces as code.
+ */
+function dedentComponents(lines: string[]): string[] {
+  let depth = 0;
+  let start = -1;
+  let fence: string | null = null;
+  for (let k = 0; k < lines.length; k++) {
+    const line = lines[k] as string;
+    const f = FENCE_LINE.exec(line);
+    if (fence !== null) {
+      if (f && (f[1] as string)[0] === fence[0] && (f[1] as string).length >= fence.length && line.trim() === f[1]) fence = null;
+      continue;
+    }
+    if (f) {
+      fence = f[1] as string;
+      continue;
+    }
+    const tags = line.length < 2000 && line.trimStart().startsWith('<') ? lineTags(line) : null;
+    if (tags === null) continue;
+    for (const tag of tags) {
+      if (tag.selfClosing) continue;
+      if (!tag.closing && depth++ === 0) start = k + 1;
+      if (tag.closing && depth > 0 && --depth === 0) dedentRange(lines, start, k);
+    }
+  }
+  return lines;
+}
+
+function dedentRange(lines: string[], from: number, to: number): void {
+  let common = Infinity;
+  for (let k = from; k < to; k++) if ((lines[k] as string).trim() !== '') common = Math.min(common, indentWidth(lines[k] as string));
+  if (common === 0 || !Number.isFinite(common)) return;
+  for (let k = from; k < to; k++) lines[k] = (lines[k] as string).slice(Math.min(common, indentWidth(lines[k] as string)));
+}
+
 /**
  * An MDX page as markdown for readers (the page's stored text): component tags, `import`/`export` lines
  * and MDX comments left out, `{/*id*\/}` heading ids written `{#id}`; fenced code as written.
@@ -209,7 +250,7 @@ function withoutTags(line: string): string {
 export function mdxToMarkdown(text: string): string {
   const out: string[] = [];
   let fence: string | null = null;
-  for (const line of text.split('\n')) {
+  for (const line of dedentComponents(text.split('\n'))) {
     const f = FENCE_LINE.exec(line);
     if (fence !== null) {
       if (f && (f[1] as string)[0] === fence[0] && (f[1] as string).length >= fence.length && line.trim() === f[1]) fence = null;

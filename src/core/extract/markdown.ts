@@ -90,6 +90,8 @@ interface MdState {
   h1: string | null;
   frontmatter: Record<string, unknown> | null;
   mdx: boolean;
+  /** An `.mdx` file: MDX has no indented code, so an indented block is text. */
+  mdxFile: boolean;
   /** Open <CodeGroup> components: a fence's bare title names its tab. */
   codeGroups: number;
   /** Open pymdown blocks (`/// tip`, `//// tab | Label`), by the number of slashes that close them. */
@@ -122,10 +124,12 @@ function readFrontmatter(value: string): Record<string, unknown> | null {
 
 /** A paragraph that is only a tab or admonition marker: the indented block right after it is its content. */
 interface Marker {
-  kind: 'admonition' | 'tab';
+  kind: 'admonition' | 'tab' | 'jsx';
   tab: string | null;
 }
 const ADMONITION_MARKER: Marker = { kind: 'admonition', tab: null };
+// A JSX component's tags: MDX has no indented code, so an indented block after them is the component's text.
+const JSX_MARKER: Marker = { kind: 'jsx', tab: null };
 
 function walkChildren(children: readonly Nodes[], st: MdState, depth: number): void {
   let marker: Marker | null = null;
@@ -146,7 +150,7 @@ function walkChildren(children: readonly Nodes[], st: MdState, depth: number): v
         addCode(node as Code, st, depth, prevMarker);
         break;
       case 'html':
-        addHtml((node as Html).value, st, depth);
+        marker = addHtml((node as Html).value, st, depth) ? JSX_MARKER : null;
         break;
       case 'list':
       case 'listItem':
@@ -216,12 +220,15 @@ function pymdownBlock(m: RegExpExecArray, st: MdState, kept: string[]): void {
   else if (title !== '') kept.push(title);
 }
 
-/** A code block; an indented one right after a marker is the marker's markdown content, parsed again. */
+/**
+ * A code block; an indented one right after a marker is the marker's markdown content, parsed again, and so
+ * is every indented block of an `.mdx` file.
+ */
 function addCode(c: Code, st: MdState, depth: number, prevMarker: Marker | null): void {
   const indented = !fencedHint.has(c);
-  if (indented && prevMarker !== null && depth < MAX_REPARSE_DEPTH) {
+  if (indented && (prevMarker !== null || st.mdxFile) && depth < MAX_REPARSE_DEPTH) {
     const saved = st.tab;
-    if (prevMarker.kind === 'tab') st.tab = prevMarker.tab;
+    if (prevMarker?.kind === 'tab') st.tab = prevMarker.tab;
     walkChildren(safeParse(c.value, st.parse).children as Nodes[], st, depth + 1);
     st.tab = saved;
     return;
@@ -265,15 +272,16 @@ function addJsx(v: string, st: MdState, depth: number): boolean {
   return true;
 }
 
-/** Raw HTML: JSX components, Docusaurus tab items, and code blocks written as HTML. */
-function addHtml(v: string, st: MdState, depth: number): void {
-  if (st.mdx && addJsx(v, st, depth)) return;
+/** Raw HTML: JSX components (true), Docusaurus tab items, and code blocks written as HTML. */
+function addHtml(v: string, st: MdState, depth: number): boolean {
+  if (st.mdx && addJsx(v, st, depth)) return true;
   const item = TAB_ITEM_LABEL.exec(v) ?? TAB_ITEM_VALUE.exec(v);
   if (item) st.tab = item[1] ?? item[2] ?? item[3] ?? null;
   else if (/<\/TabItem>|<\/?Tabs\b/.test(v)) st.tab = null;
   if (/<(?:pre|code|programlisting|screen)\b/i.test(v)) {
     for (const b of htmlFragmentBlocks(v)) addBlock(st, { ...b, tab: b.tab ?? st.tab });
   }
+  return false;
 }
 
 // Fenced code nodes (by their source), to tell them from indented ones: mdast
@@ -483,7 +491,7 @@ export function extractMarkdown(text: string, url: string, contentHash: string, 
   // Docusaurus and react.dev write MDX in .md files too.
   const mdx = mdxFile || (format === 'markdown' && looksLikeMdx(text));
   const tree = safeParse(mdx ? separateJsxLines(text) : text, parse);
-  const st: MdState = { parse, items: [], blocks: [], skipped: [], slugger: new Slugger(), tab: null, h1: null, frontmatter: null, mdx, codeGroups: 0, pymdown: [] };
+  const st: MdState = { parse, items: [], blocks: [], skipped: [], slugger: new Slugger(), tab: null, h1: null, frontmatter: null, mdx, mdxFile, codeGroups: 0, pymdown: [] };
   walkChildren(tree.children as Nodes[], st, 0);
   const fm = st.frontmatter ?? {};
   const fmTitle = typeof fm.title === 'string' ? fm.title.trim() : '';
