@@ -1,3 +1,4 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +10,7 @@ import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { createTestRepo } from '../helpers/git-repo.js';
 import type { TestRepo } from '../helpers/git-repo.js';
+import { connectMcpClient } from '../helpers/mcp.js';
 
 /**
  * A git source's pages with their includes resolved from the same commit: the checkout holds the docs path,
@@ -66,6 +68,17 @@ describe('includes in a git source', () => {
     const origin = await db.pool.query<{ files: Record<string, { includes?: Record<string, string> }> }>(`SELECT crawl_config->'git'->'files' AS files FROM sources WHERE name = 'teapot'`);
     expect(Object.keys(origin.rows[0]!.files['docs/en/docs/pour.md']!.includes ?? {}).sort()).toEqual(['docs/en/mkdocs.yml', 'docs_src/big.py', 'docs_src/pour.py']);
     expect(origin.rows[0]!.files['docs/en/docs/plain.md']!.includes).toBeUndefined();
+
+    // MCP tells the same counts.
+    const client = await connectMcpClient(db);
+    try {
+      const status = (await client.callTool({ name: 'get_crawl_status', arguments: { job_id: job.id } })) as CallToolResult;
+      const text = status.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+      expect(text).toContain('Includes: 1 resolved from the same commit, 2 kept as written');
+      expect(text).toContain('docs/en/docs/pour.md: {* ../../docs_src/big.py *} (larger than 1024 KB)');
+    } finally {
+      await client.close();
+    }
   });
 
   it('indexes a page again when only a file it includes changed, and not for a change elsewhere', async () => {
