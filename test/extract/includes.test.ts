@@ -101,14 +101,20 @@ describe('pymdown snippets', () => {
     '```sh',
     '--8<-- "https://example.test/remote.sh"',
     '```',
+    '',
+    '```text',
+    '--8<--',
+    'lines.txt',
+    '--8<--',
+    '```',
   ].join('\n');
   const outcome = expandIncludes('docs/kiln.md', page, memoryHost(files));
 
   it('reads base_path from mkdocs.yml, sections, line ranges, the block form and nested snippets; refuses URLs', () => {
-    expect(outcome).toMatchObject({ resolved: 4, unresolved: 1 });
+    expect(outcome).toMatchObject({ resolved: 5, unresolved: 1 });
     expect(outcome.problems[0]?.reason).toBe('a URL, not a file of the repository');
     const r = extracted('docs/kiln.md', outcome.text);
-    expect(r.snippets.map((s) => s.code)).toEqual(['kiln.fire(temp=1200)', 'two\nthree', '--8<-- "https://example.test/remote.sh"']);
+    expect(r.snippets.map((s) => s.code)).toEqual(['kiln.fire(temp=1200)', 'two\nthree', '--8<-- "https://example.test/remote.sh"', 'one\ntwo\nthree\nfour']);
     expect(outcome.text).toContain('*[HTML]: Hyper Text\n\nkiln --status');
   });
 });

@@ -13,6 +13,7 @@
 // and AsciiDoc that may include more).
 import type { LineRange } from './include-select.js';
 import { parseLineRanges } from './include-select.js';
+import { fencedLines } from './markdown-mdx.js';
 
 /** The folder a directive's path is relative to. */
 export type IncludeBase = 'page' | 'mkdocs' | 'snippets' | 'site' | 'sphinx' | 'docusaurus';
@@ -55,7 +56,7 @@ export interface Directive {
 /** The directives of a document in order, with no two overlapping. */
 export type DirectiveScanner = (lines: readonly string[]) => Directive[];
 
-const FENCE = /^[ \t]*(`{3,}|~{3,})/;
+const FENCE = /^[ \t]*(?:`{3,}|~{3,})/;
 const MAX_DIRECTIVES = 2000;
 
 function directive(lines: readonly string[], start: number, end: number, rest: Omit<Directive, 'start' | 'end' | 'source'>): Directive {
@@ -96,33 +97,25 @@ function variantsDirective(lines: readonly string[], i: number, m: RegExpExecArr
   return directive(lines, i, i + 1, { indent: m[1] as string, target: m[2] as string, base: 'mkdocs', part, output: { kind: 'code', lang: null, title, label: null } });
 }
 
+/** A VitePress path: `@/` from the source folder, else from the page's; `#name` a region. */
+function vitepressTarget(raw: string): { target: string; base: IncludeBase; part: PartSpec } {
+  const hash = raw.indexOf('#');
+  const part: PartSpec = hash > 0 ? { region: raw.slice(hash + 1) } : {};
+  const file = hash > 0 ? raw.slice(0, hash) : raw;
+  return file.startsWith('@/') ? { target: file.slice(2), base: 'site', part } : { target: file, base: 'page', part };
+}
+
 function vitepressCode(lines: readonly string[], i: number, m: RegExpExecArray): Directive {
-  let target = m[2] as string;
-  const part: PartSpec = {};
-  const hash = target.indexOf('#');
-  if (hash > 0) {
-    part.region = target.slice(hash + 1);
-    target = target.slice(0, hash);
-  }
   // `{1,3-4 ts:line-numbers}`: highlighted lines, then the language.
   const lang = (m[3] ?? '').split(/\s+/).find((w) => w !== '' && !/^[\d,\s-]+$/.test(w)) ?? null;
-  const base = target.startsWith('@/') ? 'site' : 'page';
-  if (base === 'site') target = target.slice(2);
   const output: IncludeOutput = { kind: 'code', lang: lang?.replace(/:.*$/, '') || null, title: null, label: m[4]?.trim() || null };
-  return directive(lines, i, i + 1, { indent: m[1] as string, target, base, part, output });
+  return directive(lines, i, i + 1, { indent: m[1] as string, ...vitepressTarget(m[2] as string), output });
 }
 
 function vitepressMarkdown(lines: readonly string[], i: number, m: RegExpExecArray): Directive {
-  let target = m[2] as string;
-  const part: PartSpec = {};
-  const hash = target.indexOf('#');
-  if (hash > 0) {
-    part.region = target.slice(hash + 1);
-    target = target.slice(0, hash);
-  }
+  const { target, base, part } = vitepressTarget(m[2] as string);
   if (m[3] !== undefined && (m[3] !== '' || m[4] !== '')) part.lines = [{ from: m[3] === '' ? 1 : Number(m[3]), to: m[4] === '' ? null : Number(m[4]) }];
-  const base = target.startsWith('@/') ? 'site' : 'page';
-  return directive(lines, i, i + 1, { indent: m[1] as string, target: base === 'site' ? target.slice(2) : target, base, part, output: { kind: 'raw', nested: true } });
+  return directive(lines, i, i + 1, { indent: m[1] as string, target, base, part, output: { kind: 'raw', nested: true } });
 }
 
 /** The paths between two `--8<--` lines (lines starting with `;` are commented out). */
@@ -226,20 +219,10 @@ function inFenceDirective(lines: readonly string[], i: number, outside: boolean)
 export const scanMarkdown: DirectiveScanner = (lines) => {
   const out: Directive[] = [];
   const imports = rawImports(lines);
-  let fence: string | null = null;
+  const fenced = fencedLines(lines);
   for (let i = 0; i < lines.length && out.length < MAX_DIRECTIVES; i++) {
-    const line = lines[i] as string;
-    const f = FENCE.exec(line);
-    if (fence !== null) {
-      if (f && (f[1] as string)[0] === fence[0] && (f[1] as string).length >= fence.length && line.trim() === f[1]) fence = null;
-      else out.push(...(inFenceDirective(lines, i, false) ?? []));
-      continue;
-    }
-    if (f) {
-      fence = f[1] as string;
-      continue;
-    }
-    const found = markdownDirective(lines, i, imports);
+    // A fence's own lines are never directives; the lines between them may be mdx_include or pymdown ones.
+    const found = !fenced[i] ? markdownDirective(lines, i, imports) : FENCE.test(lines[i] as string) ? null : inFenceDirective(lines, i, false);
     if (found !== null && found.length > 0) {
       out.push(...found);
       i = Math.max(...found.map((d) => d.end)) - 1;

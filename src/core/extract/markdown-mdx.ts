@@ -78,6 +78,24 @@ function lineTags(line: string): JsxTag[] | null {
 
 const FENCE_LINE = /^[ \t]*(`{3,}|~{3,})/;
 
+/** Per line, whether it is fenced code or one of its fence lines: what MDX and include readers leave alone. */
+export function fencedLines(lines: readonly string[]): boolean[] {
+  const fenced = new Array<boolean>(lines.length).fill(false);
+  let fence: string | null = null;
+  for (let k = 0; k < lines.length; k++) {
+    const line = lines[k] as string;
+    const f = FENCE_LINE.exec(line);
+    if (fence !== null) {
+      fenced[k] = true;
+      if (f && (f[1] as string)[0] === fence[0] && (f[1] as string).length >= fence.length && line.trim() === f[1]) fence = null;
+    } else if (f) {
+      fenced[k] = true;
+      fence = f[1] as string;
+    }
+  }
+  return fenced;
+}
+
 /**
  * The document with a blank line before and after every line that is only JSX component tags, outside
  * fenced code: MDX reads such a line as a block of its own, CommonMark as the start of an HTML block
@@ -85,19 +103,12 @@ const FENCE_LINE = /^[ \t]*(`{3,}|~{3,})/;
  */
 export function separateJsxLines(text: string): string {
   const lines = text.split('\n');
+  const fenced = fencedLines(lines);
   const out: string[] = [];
-  let fence: string | null = null;
   let changed = false;
   for (let k = 0; k < lines.length; k++) {
     const line = lines[k] as string;
-    const f = FENCE_LINE.exec(line);
-    if (fence !== null) {
-      if (f && (f[1] as string)[0] === fence[0] && (f[1] as string).length >= fence.length && line.trim() === f[1]) fence = null;
-      out.push(line);
-      continue;
-    }
-    if (f) {
-      fence = f[1] as string;
+    if (fenced[k]) {
       out.push(line);
       continue;
     }
@@ -210,21 +221,12 @@ function indentWidth(line: string): number {
  * Lines inside a component (between its tag lines) lose their common indentation: MDX reads a component's
  * children as markdown whatever their indentation, where CommonMark would read four spaces as code.
  */
-function dedentComponents(lines: string[]): string[] {
+function dedentComponents(lines: string[], fenced: readonly boolean[]): string[] {
   let depth = 0;
   let start = -1;
-  let fence: string | null = null;
   for (let k = 0; k < lines.length; k++) {
     const line = lines[k] as string;
-    const f = FENCE_LINE.exec(line);
-    if (fence !== null) {
-      if (f && (f[1] as string)[0] === fence[0] && (f[1] as string).length >= fence.length && line.trim() === f[1]) fence = null;
-      continue;
-    }
-    if (f) {
-      fence = f[1] as string;
-      continue;
-    }
+    if (fenced[k]) continue;
     const tags = line.length < 2000 && line.trimStart().startsWith('<') ? lineTags(line) : null;
     if (tags === null) continue;
     for (const tag of tags) {
@@ -249,16 +251,12 @@ function dedentRange(lines: string[], from: number, to: number): void {
  */
 export function mdxToMarkdown(text: string): string {
   const out: string[] = [];
-  let fence: string | null = null;
-  for (const line of dedentComponents(text.split('\n'))) {
-    const f = FENCE_LINE.exec(line);
-    if (fence !== null) {
-      if (f && (f[1] as string)[0] === fence[0] && (f[1] as string).length >= fence.length && line.trim() === f[1]) fence = null;
-      out.push(line);
-      continue;
-    }
-    if (f) {
-      fence = f[1] as string;
+  const source = text.split('\n');
+  const fenced = fencedLines(source);
+  const lines = dedentComponents(source, fenced);
+  for (let k = 0; k < lines.length; k++) {
+    const line = lines[k] as string;
+    if (fenced[k]) {
       out.push(line);
       continue;
     }
