@@ -332,6 +332,7 @@ describe('part selection', () => {
 // Any document of directives, with any paths, against a repository of a few files.
 const segment = fc.constantFrom('..', '.', '', 'docs', 'src', 'a.py', 'b.md', 'x', '\\', '\0', '%2e%2e', '~', 'C:', '/');
 const anyPath = fc.array(segment, { maxLength: 8 }).map((s) => s.join('/'));
+const option = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('1:2', '2-', '-1', '0', '1..-1', 'r', 't', 'A.b', '!t;**', '99999999999', '3,1-2', ''));
 const line = fc.oneof(
   fc.string({ maxLength: 40 }),
   anyPath.map((p) => `{* ${p} ln[1:2] *}`),
@@ -344,6 +345,13 @@ const line = fc.oneof(
   anyPath.map((p) => `include::${p}[tag=t]`),
   anyPath.map((p) => `import A from '!!raw-loader!${p}';\n<CodeBlock>{A}</CodeBlock>`),
   fc.constantFrom('```', '--8<--', '   :pyobject: A.b', ':attr: ../..'),
+  // Real files, any options: line ranges, regions, tags, objects and titles as a page might write them.
+  option.map((o) => `{* ../docs/a.py ln[${o}] hl[${o}] title["${o}"] *}`),
+  option.map((o) => `.. literalinclude:: a.py\n   :lines: ${o}\n   :pyobject: ${o}\n   :start-after: ${o}\n   :dedent: ${o}`),
+  option.map((o) => `include::a.py[tags=${o},lines=${o},indent=${o}]`),
+  option.map((o) => `<<< ./a.py#${o}{${o}} [${o}]`),
+  option.map((o) => `<!--@include: ./b.md{${o}}-->`),
+  option.map((o) => `--8<-- "docs/a.py:${o}"`),
 );
 const repoFiles = {
   'docs/a.py': 'class A:\n    def b(self):\n        pass\n# #region r\nx = 1\n# #endregion r\n# tag::t[]\ny\n# end::t[]\n',

@@ -45,10 +45,15 @@ export function selectLines(text: string, ranges: readonly LineRange[]): string 
   const lines = splitLines(text);
   const at = (n: number): number => (n < 0 ? lines.length + n + 1 : n);
   const out: string[] = [];
+  // Ranges may overlap: the part stays within twice the file, however many there are.
+  let budget = 2 * text.length + 1000;
   for (const r of ranges) {
     const from = Math.max(1, at(r.from));
     const to = Math.min(lines.length, r.to === null ? lines.length : at(r.to));
-    for (let n = from; n <= to; n++) out.push(lines[n - 1] as string);
+    for (let n = from; n <= to && budget > 0; n++) {
+      out.push(lines[n - 1] as string);
+      budget -= (lines[n - 1] as string).length + 1;
+    }
   }
   return out.length > 0 ? out.join('\n') : null;
 }
@@ -130,7 +135,8 @@ export function selectTags(text: string, tags: readonly string[]): string | null
     const m = TAG_MARKER.exec(line);
     if (m) {
       const name = m[2] as string;
-      if (m[1] === 'tag') open.push(name);
+      // Nesting past this is not a file a person tagged; bounded so each line's check stays short.
+      if (m[1] === 'tag' && open.length < 64) open.push(name);
       else if (open.includes(name)) open.splice(open.lastIndexOf(name), 1);
       continue;
     }

@@ -285,6 +285,10 @@ function expand(run: Run, from: string, text: string, format: Format, stack: rea
       keep(`more than ${MAX_INCLUDES_PER_PAGE} includes in the page`);
       continue;
     }
+    if (run.size >= MAX_PAGE_CHARS) {
+      keep(`the page would pass ${MAX_PAGE_CHARS / 1024 / 1024} MB`);
+      continue;
+    }
     const found = resolveOne(run, from, d);
     if (typeof found === 'string') {
       keep(found);
