@@ -6,7 +6,7 @@ import { finishedJobs } from '../core/library/results.js';
 import type { FinishedJob } from '../core/library/results.js';
 import { startUploadWorkers, waitForUpload } from '../core/upload/index.js';
 import { documentStages } from '../core/pipeline/stages.js';
-import { uploadSummaryLine } from './upload-summary.js';
+import { unresolvedIncludeLines, uploadSummaryLine } from './upload-summary.js';
 import { followCrawl, summaryLine } from './crawl-follow.js';
 import type { FollowOptions } from './crawl-follow.js';
 
@@ -37,6 +37,7 @@ export async function followAddedJobs(db: Database, config: Config, outcomes: re
       const final = await waitForUpload(db, job.id);
       if (!options.json) options.log(uploadSummaryLine(final));
       for (const e of final.file_errors) options.warn(`error ${e.path}: ${e.error}`);
+      for (const line of unresolvedIncludeLines(final)) options.warn(`warning ${line}`);
     }
   } finally {
     await workers?.stop();
