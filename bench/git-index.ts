@@ -61,7 +61,7 @@ export async function benchGitIndex(): Promise<Row[]> {
       if (!existsSync(path.join(CORPUS, name))) continue;
       const repo = tagged(name, temp);
       const started = performance.now();
-      const job = await startGitSource(db, config, { remote: `file://${repo}`, ref: 'v1', paths: [docs], name, local: true });
+      const job = await startGitSource(db, config, { remote: `file://${repo}`, ref: 'v1', paths: [docs], name, provenance: 'user' });
       const checkedOut = performance.now();
       const done = await waitForUpload(db, job.id, undefined, { pollMs: 200 });
       const finished = performance.now();

@@ -160,7 +160,7 @@ export async function indexRealworld(
       const root = path.join(options.corpusDir, lib.folder);
       if (!existsSync(root)) throw new Error(`The real-world corpus folder ${root} is missing.`);
       const url = await tagFolder(root, parent, lib.folder);
-      const [outcome] = await parts.addLibraries(db, config, { specs: [`${url}@${REALWORLD_TAG}`], path: [lib.docsPath], name: lib.library }, { local: true });
+      const [outcome] = await parts.addLibraries(db, config, { specs: [`${url}@${REALWORLD_TAG}`], path: [lib.docsPath], name: lib.library }, 'user');
       if (outcome?.status !== 'queued') throw new Error(`docdex add of ${lib.library} failed: ${outcome?.status === 'failed' ? outcome.error.message : 'no outcome'}`);
       const job = await parts.waitForUpload(db, outcome.jobs[0]!.id);
       if (job.status !== 'completed' || job.source_id === null) throw new Error(`Indexing ${lib.library} ended ${job.status}: ${job.error ?? ''}`);
