@@ -63,4 +63,3 @@ export async function failure(promise: Promise<unknown>): Promise<UserError> {
   expect(error).toBeInstanceOf(UserError);
   return error as UserError;
 }
-
