@@ -248,6 +248,8 @@ async function handleStreamable(state: McpHttpState, request: FastifyRequest, re
 }
 
 const hidden = { schema: { hide: true } };
+// JSON-RPC bodies: a lone surrogate in a tool's arguments is named by the tool's own check (core/mcp/tool.ts).
+const jsonRpc = { ...hidden, config: { ownTextCheck: true } };
 
 /** POST, GET and DELETE /mcp: streamable HTTP. */
 function registerStreamableRoutes(app: FastifyInstance, state: McpHttpState): void {
@@ -262,7 +264,7 @@ function registerStreamableRoutes(app: FastifyInstance, state: McpHttpState): vo
       }
     }
   };
-  app.post('/mcp', hidden, mcpRoute);
+  app.post('/mcp', jsonRpc, mcpRoute);
   app.get('/mcp', hidden, mcpRoute);
   app.delete('/mcp', hidden, mcpRoute);
 }
@@ -296,7 +298,7 @@ function registerSseRoutes(app: FastifyInstance, state: McpHttpState): void {
     }
   });
 
-  app.post('/mcp/v1/messages', hidden, async (request, reply) => {
+  app.post('/mcp/v1/messages', jsonRpc, async (request, reply) => {
     const body = request.body;
     if (body instanceof MalformedJson) return jsonRpcError(reply, 400, -32700, `Parse error: ${body.message}`);
     const sessionId = (request.query as Record<string, unknown>).sessionId;
