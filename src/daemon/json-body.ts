@@ -292,6 +292,12 @@ function limitRouteBody(route: RouteOptions): void {
  */
 export function installJsonBodyParser(app: FastifyInstance): void {
   app.addHook('onRoute', limitRouteBody);
+  // A reply sent before its request's body was read to the end (a body refused as it arrived, a 401 or 413 before
+  // any of it was read) closes the connection: to keep it alive, Node would read and drop the rest of the upload,
+  // megabytes of it, for nothing.
+  app.addHook('onSend', async (request, reply) => {
+    if (!request.raw.complete) void reply.header('connection', 'close');
+  });
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', (request, payload, done) => {
