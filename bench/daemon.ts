@@ -146,7 +146,7 @@ async function freePort(): Promise<number> {
 }
 
 /** `docdex serve` as a child process, once its health route answers. */
-async function startServe(env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+export async function startServe(env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', String(port)], { env, stdio: ['ignore', 'ignore', 'inherit'] });
