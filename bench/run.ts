@@ -21,6 +21,7 @@ const benches: Bench[] = [
   { name: 'screening (issue 36)', load: fromModule('./screening.ts', 'benchScreening') },
   { name: 'index packs (issue 38)', load: fromModule('./pack.ts', 'benchPack') },
   { name: 'git repositories of docs (issue 50)', load: fromModule('./git-index.ts', 'benchGitIndex') },
+  { name: 'hostile JSON bodies (issue 48)', load: fromModule('./bodies.ts', 'benchBodies') },
 ];
 
 export function printTable(title: string, rows: Row[]): void {

@@ -97,9 +97,12 @@ function wholeNumberUpTo(max: number) {
     .max(max, `must be from 1 to ${max}`);
 }
 
-/** Free-form JSON, capped by its serialized size so a request cannot store megabytes with a source. */
+/**
+ * Free-form JSON, capped by its serialized size so a request cannot store megabytes with a source. The cap is
+ * also stated in the JSON Schema (`x-max-bytes`), so a route's body limit can be derived from it.
+ */
 export function cappedJsonRecord(maxBytes = MAX_METADATA_BYTES) {
-  return z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+  const record = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
     let size: number;
     try {
       size = Buffer.byteLength(JSON.stringify(value));
@@ -109,13 +112,18 @@ export function cappedJsonRecord(maxBytes = MAX_METADATA_BYTES) {
     }
     if (size > maxBytes) ctx.addIssue({ code: 'custom', message: `is ${size} bytes as JSON; at most ${maxBytes} bytes are accepted` });
   });
+  return record.meta({ 'x-max-bytes': maxBytes });
 }
+
+/** The longest start URL a request may name (a bound the REST body limit is derived from, daemon/json-body.ts). */
+const MAX_START_URL_CHARS = 2048;
 
 const startUrls = z
   .array(
     z
       .string()
       .trim()
+      .max(MAX_START_URL_CHARS)
       .superRefine((v, ctx) => {
         if (!isHttpUrl(v)) ctx.addIssue({ code: 'custom', message: `not an http(s) URL: ${JSON.stringify(v)}` });
       }),

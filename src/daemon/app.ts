@@ -16,6 +16,7 @@ import { installAccessControl } from './access.js';
 import { MAX_JSON_BYTES, MAX_UPLOAD_BYTES, installErrorHandling, withErrorDescriptions } from './errors.js';
 import type { EventsHub } from './events-hub.js';
 import { installJsonBodyParser } from './json-body.js';
+import { installWellFormedInput } from './well-formed-input.js';
 import { registerWebSocket } from './ws.js';
 
 export interface DaemonDeps {
@@ -51,6 +52,7 @@ export async function buildApp(deps: DaemonDeps, routes: RouteModule[], options:
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandling(app);
   installJsonBodyParser(app);
+  installWellFormedInput(app);
 
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);

@@ -68,7 +68,11 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
       return sendError(reply, 'bad_request', 'Malformed JSON body.');
     }
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.code === 'FST_REQ_FILE_TOO_LARGE' || error.statusCode === 413) {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      // Each route's limit follows from its schema (json-body.ts): a body this much larger holds more than it takes.
+      return sendError(reply, 'payload_too_large', `The request body is larger than this route takes (at most ${request.routeOptions.bodyLimit} bytes).`);
+    }
+    if (error.code === 'FST_REQ_FILE_TOO_LARGE' || error.statusCode === 413) {
       return sendError(reply, 'payload_too_large', `The request is too large: uploads are limited to ${MAX_UPLOAD_BYTES / 1024 / 1024} MB per file.`);
     }
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || error.statusCode === 415) {

@@ -44,10 +44,14 @@ afterAll(async () => {
   rmSync(workspace, { recursive: true, force: true });
 });
 
-/** Strings that have broken parsers and databases before: NUL, bidi controls, quotes, lone `$`, huge. */
+/** Half of a UTF-16 pair on its own (fast-check's 'binary' unit never draws one): valid JSON, but no character. */
+const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((code) => String.fromCharCode(code));
+
+/** Strings that have broken parsers and databases before: NUL, bidi controls, quotes, lone `$`, lone surrogates, huge. */
 const nasty = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 60 }),
-  fc.constantFrom('', '\0', 'a\0b', '\u202e', "'", '"', '\\', '$', '_', '../../etc/passwd', '%00', 'https://127.0.0.1:1/', 'x'.repeat(5000), '0', '-1', '1e400'),
+  fc.string({ unit: fc.oneof(fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }), loneSurrogate), maxLength: 20 }),
+  fc.constantFrom('', '\0', 'a\0b', '\u202e', "'", '"', '\\', '$', '_', '../../etc/passwd', '%00', 'https://127.0.0.1:1/', 'x'.repeat(5000), '0', '-1', '1e400', '\ud800x', 'x\udfff'),
   fc.webUrl(),
 );
 
@@ -112,7 +116,7 @@ function fromSchema(schema: JsonSchema | undefined, depth = 0, key = ''): fc.Arb
 
 function objectFor(schema: JsonSchema | undefined, depth = 0): fc.Arbitrary<Record<string, unknown>> {
   const properties = schema?.properties ?? {};
-  if (Object.keys(properties).length === 0) return fc.dictionary(fc.string({ maxLength: 10 }), anyValue, { maxKeys: 4 });
+  if (Object.keys(properties).length === 0) return fc.dictionary(fc.oneof(fc.string({ maxLength: 10 }), loneSurrogate), anyValue, { maxKeys: 4 });
   const arbitraries = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, fromSchema(v, depth + 1, k)]));
   return fc.record(arbitraries, { requiredKeys: (schema?.required ?? []).filter((k) => k in properties) });
 }
@@ -152,6 +156,39 @@ async function writingOperations(): Promise<Operation[]> {
 }
 
 describe('hostile input to the real daemon', () => {
+  // First: the property below spends the rate-limited routes' allowance.
+  // SECURITY.md, Hostile input: "Every text field of a request, in a REST body, query or path, or in an MCP
+  // tool's arguments, must be well-formed Unicode: a lone UTF-16 surrogate answers 422 naming the field."
+  it('answers 422 naming the field for a lone surrogate in any string field of each JSON body route', async () => {
+    const ops = (await writingOperations()).filter((op) => op.schema?.properties);
+    expect(ops.length).toBeGreaterThan(10);
+    let checked = 0;
+    for (const op of ops) {
+      const url = op.route.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
+      for (const [field, schema] of Object.entries(op.schema!.properties!)) {
+        const type = Array.isArray(schema.type) ? schema.type : [schema.type];
+        const value = type.includes('string') ? 'a\ud800b' : type.includes('array') ? ['\udfff'] : undefined;
+        if (value === undefined) continue;
+        const token = (await readManagerToken(db.pool)) ?? 'none';
+        const res = await fetch(`${daemon.base}${url}`, {
+          method: op.method,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ [field]: value }),
+        });
+        const body = (await res.json()) as { code: string; error: string; details: Array<{ path?: string }> };
+        const what = `${op.method} ${op.route} ${field} → ${res.status} ${JSON.stringify(body).slice(0, 300)}`;
+        // Most of the internal API answers invalid input with 400, as the agent-manager specification wants.
+        const statuses = op.route.startsWith('/api/internal/') ? [400, 422] : [422];
+        expect(statuses, what).toContain(res.status);
+        expect(body.code, what).toBe(res.status === 400 ? 'bad_request' : 'validation_error');
+        expect(body.error, what).toContain(`${field}${Array.isArray(value) ? '[0]' : ''} is not well-formed text`);
+        expect(body.details[0]?.path, what).toBe(`/${field}${Array.isArray(value) ? '/0' : ''}`);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+  });
+
   it('answers any JSON body to each POST/PUT/PATCH route of the OpenAPI document with 2xx/4xx', async () => {
     const ops = await writingOperations();
     expect(ops.length).toBeGreaterThan(10);
@@ -177,6 +214,31 @@ describe('hostile input to the real daemon', () => {
       );
     }
     expect((await fetch(`${daemon.base}/health`)).status).toBe(200);
+  });
+
+  it('answers 422 naming the field for the upload title and name of the report (was a 500 from encodeURIComponent)', async () => {
+    for (const field of ['title', 'name']) {
+      const res = await fetch(`${daemon.base}/upload/markdown`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"content":"# hi","${field}":"\\ud800x"}` });
+      const body = (await res.json()) as { code: string; error: string };
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(body.error).toContain(`${field} is not well-formed text`);
+    }
+  });
+
+  it('names the argument of an MCP tool call that holds a lone surrogate, over the MCP transport and the REST tool endpoint', async () => {
+    const client = new Client({ name: 'surrogates', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${daemon.base}/mcp`)));
+    try {
+      const result = await client.callTool({ name: 'get_content', arguments: { library_id: 'quillstack', query: 'install\ud800' } });
+      expect(result.isError).toBe(true);
+      expect((result._meta?.['docdex/error'] as { code?: string } | undefined)?.code).toBe('validation_error');
+      expect(JSON.stringify(result.content)).toContain('query is not well-formed text');
+    } finally {
+      await client.close();
+    }
+    const res = await fetch(`${daemon.base}/mcp/execute/get_content`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"library_id":"quillstack","query":"x\\udc00"}' });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { error: string }).error).toContain('query is not well-formed text');
   });
 
   it('answers any arguments to each MCP tool without a protocol crash or an internal error', async () => {

@@ -63,16 +63,28 @@ export const PushSubscriptionInput = z
         // Real push services are https; plain http only to a host in CRAWL_ALLOW_HOSTS (assertPushEndpointAllowed).
         return u.protocol === 'https:' || u.protocol === 'http:';
       }, 'must be an https URL'),
-    keys: z.object({
-      p256dh: z.string().regex(/^[A-Za-z0-9_-]{80,100}={0,2}$/, 'a base64url P-256 public key'),
-      auth: z.string().regex(/^[A-Za-z0-9_-]{16,32}={0,2}$/, 'a base64url 16-byte secret'),
-    }),
+    // What PushSubscription.toJSON() gives along with the endpoint and keys; not stored.
+    expirationTime: z.number().nullable().optional(),
+    keys: z
+      .object({
+        p256dh: z
+          .string()
+          .max(102)
+          .regex(/^[A-Za-z0-9_-]{80,100}={0,2}$/, 'a base64url P-256 public key'),
+        auth: z
+          .string()
+          .max(34)
+          .regex(/^[A-Za-z0-9_-]{16,32}={0,2}$/, 'a base64url 16-byte secret'),
+      })
+      .strict(),
     userId: z
       .string()
+      .max(128)
       .regex(/^[A-Za-z0-9._@-]{1,128}$/)
       .optional(),
     userAgent: z.string().max(500).optional(),
   })
+  .strict()
   .meta({ id: 'PushSubscriptionCreate' });
 export type PushSubscriptionInput = z.infer<typeof PushSubscriptionInput>;
 

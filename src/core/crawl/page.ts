@@ -241,6 +241,8 @@ async function storeAndFollow(ctx: PageContext, claim: PageClaim, result: Fetche
     lastModified: result.lastModified,
     job: { kind: 'crawl', id: job.id },
     snippets,
+    flags: page.flags,
+    flaggedPassage: page.flaggedPassage,
   };
   // The frontier's step runs last, just before the commit.
   const frontier = claim.withStoredPage({ rows: claim.aliasRows(result.status), done, record, links, description: page.description });

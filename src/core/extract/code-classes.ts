@@ -52,6 +52,19 @@ export function hiddenByStyle(style: string): boolean {
   return HIDDEN_STYLE.test(style) || FAINT_STYLE.test(style) || (ZERO_SIZE.test(style) && OVERFLOW_HIDDEN.test(style));
 }
 
+const VISUALLY_HIDDEN_CLASS = /(?:^|\s)(?:sr-only|visually-hidden|visuallyhidden|screen-reader-text|screen-reader-only|a11y-hidden|hidden|d-none|invisible)(?:\s|$)/;
+
+/**
+ * Hidden from a reader by its attributes: `hidden` (but an inactive tab panel, whose text is indexed and screened
+ * as prose), an inline style that hides it, or a visually-hidden class.
+ */
+export function concealedByAttributes(attrs: Record<string, string>): boolean {
+  if (attrs.role === 'tabpanel') return false;
+  if (attrs.hidden !== undefined) return true;
+  if (attrs.style !== undefined && hiddenByStyle(attrs.style)) return true;
+  return attrs.class !== undefined && VISUALLY_HIDDEN_CLASS.test(attrs.class);
+}
+
 export function isPlainCodeSpan(attrs: Record<string, string>): boolean {
   if (attrs['aria-hidden'] !== undefined || attrs.hidden !== undefined || attrs['data-line-number'] !== undefined || attrs['data-linenos'] !== undefined) {
     return false;

@@ -1,29 +1,22 @@
-// Text an HTML page holds but a reader never sees: comments, and elements hidden by attribute, inline style
-// or a visually-hidden class. None of it is indexed (the renderer drops hidden elements, the parser drops
+// Text an HTML page holds but a reader never sees: comments, and elements hidden by attribute, inline style,
+// a visually-hidden class or ink the colour of their background (ink.ts). None of it is indexed (the renderer drops hidden elements, the parser drops
 // comments); it is collected here only so screening can read it, because instructions to an assistant
 // hidden from the page's reader are the clearest sign that a page is not what it looks like.
-import { hiddenByStyle } from './code-classes.js';
+import { concealedByAttributes } from './code-classes.js';
 import { NO_ATTRS } from './html-parser.js';
 import { type HElement, type HNode, type HtmlTree, textOf } from './html-tree.js';
 
 /** How much hidden-element text a page gives screening. */
 const MAX_CONCEALED_TEXT = 64 * 1024;
 
-const VISUALLY_HIDDEN_CLASS = /(?:^|\s)(?:sr-only|visually-hidden|visuallyhidden|screen-reader-text|screen-reader-only|a11y-hidden|hidden|d-none|invisible)(?:\s|$)/;
-
 function isConcealed(el: HElement): boolean {
-  const a = el.attrs;
-  if (a === NO_ATTRS) return false;
-  // An inactive tab panel is hidden until its tab is picked; its text is indexed and screened as prose.
-  if (a.role === 'tabpanel') return false;
-  if (a.hidden !== undefined) return true;
-  if (a.style !== undefined && hiddenByStyle(a.style)) return true;
-  return a.class !== undefined && VISUALLY_HIDDEN_CLASS.test(a.class);
+  if (el.inkHidden) return true;
+  return el.attrs !== NO_ATTRS && concealedByAttributes(el.attrs);
 }
 
 /** The page's comments and hidden elements' text, each a separate piece, bounded in total. */
 export function concealedText(tree: HtmlTree): string[] {
-  const out = [...tree.comments];
+  const out = [...tree.comments, ...tree.hiddenPastCap];
   let budget = MAX_CONCEALED_TEXT;
   const stack: HNode[] = [tree.root];
   while (stack.length > 0 && budget > 0) {

@@ -86,7 +86,7 @@ const junkClass = new ClassMatcher(JUNK_CLASS);
 
 /** Interface junk inside (or instead of) the main content: skipped with its whole subtree. */
 export function isJunk(el: HElement): boolean {
-  if (el.kind === Kind.Junk) return true;
+  if (el.kind === Kind.Junk || el.inkHidden) return true;
   const tag = el.tag;
   const a = el.attrs;
   if (el.kind === Kind.Aside) {
@@ -109,6 +109,7 @@ export function isJunk(el: HElement): boolean {
 }
 
 export function isCodeJunk(el: HElement): boolean {
+  if (el.inkHidden) return true;
   const tag = el.tag;
   if (tag === 'button' || tag === 'script' || tag === 'style' || tag === 'svg' || tag === 'input' || tag === 'label' || tag === 'template') {
     return true;

@@ -9,6 +9,7 @@
 //
 // Markdown text is not escaped: the rendition is read by people and language
 // models, for whom `a*b` is clearer than `a\*b`.
+import { concealedByAttributes } from './code-classes.js';
 import type { HeadingItem, StreamItem } from './context.js';
 import { codeFromTable, codeLabels, codeText, declaredLanguage, isCodeTable, isGutterPre, tabLabel } from './html-code.js';
 import { ClassMatcher, isJunk } from './html-main.js';
@@ -276,7 +277,8 @@ export class HtmlMarkdownRenderer {
   }
 
   private walk(el: HElement): void {
-    if (isJunk(el) && !isContentSidebar(el)) return;
+    // A sidebar that holds code is content, unless it is hidden from the reader.
+    if (isJunk(el) && (el.inkHidden || concealedByAttributes(el.attrs) || !isContentSidebar(el))) return;
     switch (el.kind) {
       case Kind.CodeBlock:
         this.flush();

@@ -3,8 +3,9 @@
 // links for every tag and text, cost as much as the parse itself on the doc
 // corpus; these plain objects, with shared empty children and attributes, cost
 // a fraction of it (bench/extract.ts, the 'extraction / bare' column).
-import { ClassMatcher, isPlainCodeSpan } from './code-classes.js';
+import { ClassMatcher, concealedByAttributes, isPlainCodeSpan } from './code-classes.js';
 import { type HtmlSink, NO_ATTRS, parseHtml } from './html-parser.js';
+import { type Ink, NO_INK, inkOf } from './ink.js';
 
 export interface HElement {
   tag: string;
@@ -14,6 +15,8 @@ export interface HElement {
   /** Shared NO_CHILDREN until the first child: most elements have one child or none. */
   children: HNode[];
   parent: HElement | null;
+  /** Its text's colour cannot be told from the colour behind it (ink.ts): a reader does not see it. */
+  inkHidden: boolean;
 }
 
 // A plain object rather than an enum: type-stripping tools (Node, esbuild) handle it as is.
@@ -181,6 +184,11 @@ export interface HtmlTree {
   tabs: HElement[];
   /** Text of the document's HTML comments with letters in them, up to MAX_COMMENT_TEXT characters in all. */
   comments: string[];
+  /**
+   * Text of hidden elements past MAX_DEPTH (not built, so no walker sees them), up to MAX_COMMENT_TEXT
+   * characters: left out of the page like every hidden element's, and kept for screening.
+   */
+  hiddenPastCap: string[];
 }
 
 const MAX_HOME_TITLES = 3;
@@ -322,9 +330,16 @@ class TreeBuilder implements HtmlSink {
   private sectionDepth = 0;
   private readonly sectionStack: boolean[] = [];
   private commentChars = 0;
+  // The ink (text and background colours) in effect, and the enclosing elements' inks, one per open element.
+  private ink: Ink = NO_INK;
+  private readonly inkStack: Ink[] = [];
+  // Past MAX_DEPTH: per open element, whether it began a region whose text is dropped (hidden: also screened).
+  private readonly dropStack: Array<'hidden' | 'junk' | null> = [];
+  private dropping: 'hidden' | 'junk' | null = null;
+  private hiddenChars = 0;
 
   constructor(private readonly xmlMode: boolean) {
-    const root: HElement = { tag: '#root', kind: Kind.Block, attrs: {}, children: NO_CHILDREN, parent: null };
+    const root: HElement = { tag: '#root', kind: Kind.Block, attrs: {}, children: NO_CHILDREN, parent: null, inkHidden: false };
     this.tree = {
       root,
       hrefs: [],
@@ -338,6 +353,7 @@ class TreeBuilder implements HtmlSink {
       baseHref: null,
       tabs: [],
       comments: [],
+      hiddenPastCap: [],
     };
     this.cur = root;
   }
@@ -348,19 +364,22 @@ class TreeBuilder implements HtmlSink {
       name = mapped.name;
       attrs = mapped.attrs;
     }
+    this.inkStack.push(this.ink);
+    if (attrs !== NO_ATTRS) this.ink = inkOf(this.ink, name, attrs);
     if (this.depth >= MAX_DEPTH) {
       this.openPastCap(name, attrs);
       return;
     }
     if (this.inCode > 0) {
-      if (name === 'span' && (attrs === NO_ATTRS || isPlainCodeSpan(attrs))) {
+      // A token span in ink that cannot be seen is built, so the code reader drops it (isCodeJunk).
+      if (name === 'span' && !this.ink.hidden && (attrs === NO_ATTRS || isPlainCodeSpan(attrs))) {
         this.codeStack.push(false);
         return;
       }
       this.codeStack.push(true);
     }
     const rule = BUILD_RULES.get(name) ?? INLINE_RULE;
-    const el: HElement = { tag: name, kind: rule.kind, attrs, children: NO_CHILDREN, parent: this.cur };
+    const el: HElement = { tag: name, kind: rule.kind, attrs, children: NO_CHILDREN, parent: this.cur, inkHidden: this.ink.hidden };
     addChild(this.cur, el);
     this.cur = el;
     this.depth++;
@@ -406,14 +425,20 @@ class TreeBuilder implements HtmlSink {
     return { name, attrs };
   }
 
-  /** An element past MAX_DEPTH: not built, except one level of code blocks. */
+  /**
+   * An element past MAX_DEPTH: not built, except one level of code blocks. Its text joins the element at the
+   * cap, unless it, or an element around it past the cap, is hidden or holds no prose (a script, a template).
+   */
   private openPastCap(name: string, attrs: Record<string, string>): void {
     const tree = this.tree;
+    const drops = this.dropping !== null ? null : this.ink.hidden || concealedByAttributes(attrs) ? 'hidden' : BUILD_RULES.get(name)?.kind === Kind.Junk || RAW_TEXT.has(name) ? 'junk' : null;
+    this.dropStack.push(drops);
+    if (drops !== null) this.dropping = drops;
     if (name === 'a' && attrs.href) tree.hrefs.push(attrs.href);
     // Past the cap everything is flattened, except one level of code blocks,
     // so a <pre> at the bottom of 10,000 <div>s is still a snippet.
     if (!this.overflowCode && (name === 'pre' || name === 'programlisting' || name === 'screen')) {
-      const el: HElement = { tag: name, kind: Kind.CodeBlock, attrs, children: NO_CHILDREN, parent: this.cur };
+      const el: HElement = { tag: name, kind: Kind.CodeBlock, attrs, children: NO_CHILDREN, parent: this.cur, inkHidden: this.ink.hidden };
       addChild(this.cur, el);
       this.cur = el;
       tree.codeElements.push(el);
@@ -473,6 +498,14 @@ class TreeBuilder implements HtmlSink {
   }
 
   text(text: string): void {
+    if (this.dropping !== null) {
+      if (this.dropping === 'hidden' && this.hiddenChars < MAX_COMMENT_TEXT && /\p{L}{2}/u.test(text)) {
+        const kept = text.slice(0, MAX_COMMENT_TEXT - this.hiddenChars);
+        this.hiddenChars += kept.length;
+        this.tree.hiddenPastCap.push(kept);
+      }
+      return;
+    }
     const cur = this.cur;
     if (this.rawText > 0 && RAW_TEXT.has(cur.tag) && cur.tag !== 'noscript') return;
     const c = cur.children;
@@ -482,11 +515,13 @@ class TreeBuilder implements HtmlSink {
   }
 
   close(): void {
+    this.ink = this.inkStack.pop() ?? NO_INK;
     if (this.xmlMode) {
       const wasSection = this.sectionStack.pop();
       if (wasSection === true) this.sectionDepth--;
     }
     if (this.overflowStack.length > 0) {
+      if (this.dropStack.pop() !== null) this.dropping = null;
       if (this.overflowStack.pop() === true && this.cur.parent !== null) {
         this.cur = this.cur.parent;
         this.overflowCode = false;

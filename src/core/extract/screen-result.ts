@@ -57,15 +57,19 @@ function flagged(s: ExtractedSnippet, finding: ScreenResult): ExtractedSnippet {
   return { ...s, flags: finding.flags, flaggedPassage: finding.passage };
 }
 
-/** The extraction with each snippet's screening flags set (see above) and the concealed text dropped. */
+/**
+ * The extraction with the page's screening finding and each snippet's flags set (see above), and the concealed
+ * text dropped. The page carries its own finding, so a read of the whole page (get_page_markdown) is flagged as
+ * its snippets are, snippets or not.
+ */
 export function screenResult(r: ExtractResult): ExtractResult {
   const { concealed: _concealed, ...rest } = r;
-  const page = r.snippets.length === 0 ? null : pageFinding(r);
+  const page = pageFinding(r);
   const snippets = r.snippets.map((s) => {
     // The code first: when both the code and its description say something, the code's passage is named.
     const own = screenSnippetText(s);
     if (own !== null) return flagged(s, own);
     return page === null ? s : flagged(s, page);
   });
-  return { ...rest, snippets };
+  return { ...rest, page: page === null ? r.page : { ...r.page, flags: page.flags, flaggedPassage: page.passage }, snippets };
 }

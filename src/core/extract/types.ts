@@ -59,6 +59,13 @@ export interface ExtractedPage {
   /** md5 hex of the raw body bytes. */
   contentHash: string;
   format: PageFormat;
+  /**
+   * Screening of the whole page (screen-result.ts): its prose, title, description, comments and hidden text.
+   * Set by extraction's last step: absent before it, and when nothing was found.
+   */
+  flags?: string[];
+  /** The sentence that raised the flags (prefixed when no reader could see it). */
+  flaggedPassage?: string;
 }
 
 /** Why a code-looking element did not become a snippet. */

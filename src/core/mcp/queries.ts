@@ -167,6 +167,9 @@ export interface StoredPage {
   source_id: string;
   source_name: string;
   version: string;
+  /** The page's screening finding: [] when screened and clean, null when stored before pages were screened. */
+  flags: string[] | null;
+  flagged_passage: string | null;
 }
 
 /**
@@ -204,7 +207,7 @@ export function urlVariants(raw: string): string[] {
 export async function getPageByUrl(pool: pg.Pool, url: string): Promise<StoredPage | undefined> {
   const variants = urlVariants(url);
   const { rows } = await pool.query<StoredPage>(
-    `SELECT d.url, d.title, d.markdown, d.updated_at, d.source_id, s.name AS source_name, s.version
+    `SELECT d.url, d.title, d.markdown, d.updated_at, d.source_id, s.name AS source_name, s.version, d.flags, d.flagged_passage
        FROM documents d JOIN sources s ON s.id = d.source_id
       WHERE d.url = ANY($1::text[])
       ORDER BY array_position($1::text[], d.url), d.updated_at DESC

@@ -7,6 +7,7 @@ import type { ConnectionInfo } from '../db/connect.js';
 import { databaseInputError, databaseUnavailableError } from '../db/errors.js';
 import { isUserError } from '../errors.js';
 import type { ErrorCode } from '../errors.js';
+import { findIllFormedText, illFormedTextMessage } from '../well-formed.js';
 
 /** What every docdex MCP tool may use. The transports build it once and share it between sessions. */
 export interface McpDeps {
@@ -89,6 +90,15 @@ export function validationErrorResult(tool: string, error: z.ZodError): CallTool
   return errorResult(`Invalid arguments for ${tool}:\n${lines.join('\n')}\nFix these arguments and call ${tool} again.`, { code: 'validation_error', details });
 }
 
+/** Arguments holding a lone surrogate (core/well-formed.ts), refused before validation with the argument named. */
+function illFormedResult(tool: string, path: ReadonlyArray<string | number>): CallToolResult {
+  const field = describePath(path);
+  return errorResult(`Invalid arguments for ${tool}:\n- ${illFormedTextMessage(field)}\nFix these arguments and call ${tool} again.`, {
+    code: 'validation_error',
+    details: [{ path: path.map(String).join('.'), message: 'lone UTF-16 surrogate', code: 'ill_formed_text' }],
+  });
+}
+
 /** Why a writing tool was refused, phrased for a model (and the REST endpoint's error text). */
 export function readOnlyMessage(tool: string): string {
   return `${tool} changes the index, and this MCP connection is read-only (the server runs with MCP_READ_ONLY=true, or the token is listed with :read). Only tools that read are available here; ask the user to run ${tool} with full access.`;
@@ -120,6 +130,8 @@ export function toolErrorResult(tool: string, error: unknown, deps: Pick<McpDeps
  */
 export function registerDocdexTool<S extends z.ZodObject>(server: McpServer, deps: McpDeps, def: ToolDefinition<S>): DocdexTool {
   const call = async (args: unknown, context: ToolContext = {}): Promise<CallToolResult> => {
+    const illFormed = findIllFormedText(args);
+    if (illFormed !== null) return illFormedResult(def.name, illFormed.path);
     const parsed = await def.inputSchema.safeParseAsync(args ?? {});
     if (!parsed.success) return validationErrorResult(def.name, parsed.error);
     try {

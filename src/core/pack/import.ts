@@ -1,5 +1,3 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type pg from 'pg';
 import { ValidationError } from '../errors.js';
@@ -8,6 +6,7 @@ import { libraryName, libraryVersion } from './format.js';
 import { checkConflicts, installLibrary } from './install.js';
 import type { InstallTarget, InstalledLibrary } from './install.js';
 import { readPack } from './reader.js';
+import { createPackTempDir } from './temp-dir.js';
 
 const INSTALL_WRITERS = 2;
 
@@ -63,18 +62,17 @@ async function installAll<T, R>(items: readonly T[], install: (item: T) => Promi
 
 /**
  * Imports an index pack (docs/pack-format.md) from `input`: the whole pack is unpacked to a private folder
- * under DOCDEX_HOME/tmp and verified (manifest, every SHA-256, every row, counts, digests) before anything is
- * written; every library's installed state is checked next, so a conflict writes nothing; then each library
- * version is installed in its own transaction (installLibrary), and the search
- * indexes are settled as after a crawl, so its snippets are searchable at once, typo lexicon included.
+ * under DOCDEX_HOME/tmp (temp-dir.ts: the folders of killed imports are removed first) and verified (manifest,
+ * every SHA-256, every row, counts, digests) before anything is written; every library's installed state is
+ * checked next, so a conflict writes nothing; then each library version is installed in its own transaction
+ * (installLibrary), and the search indexes are settled as after a crawl, so its snippets are searchable at
+ * once, typo lexicon included.
  */
 export async function importPack(pool: pg.Pool, input: Readable, options: ImportOptions): Promise<ImportSummary> {
   const target = options.as === undefined ? undefined : parseInstallTarget(options.as);
-  const tmp = path.join(options.home, 'tmp');
-  await mkdir(tmp, { recursive: true, mode: 0o700 });
-  const dir = await mkdtemp(path.join(tmp, 'pack-'));
+  const temp = await createPackTempDir(options.home);
   try {
-    const pack = await readPack(input, dir, { maxBytes: options.maxBytes });
+    const pack = await readPack(input, temp.dir, { maxBytes: options.maxBytes });
     if (target && pack.libraries.length > 1) {
       throw new ValidationError(`--as names one library, and this pack holds ${pack.libraries.length}.`, { hint: 'Export the library alone, or import without --as.' });
     }
@@ -91,6 +89,6 @@ export async function importPack(pool: pg.Pool, input: Readable, options: Import
     if (libraries.some((l) => l.status !== 'unchanged')) await indexUpkeepStage.beforeJobCompletes?.(pool);
     return { libraries };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await temp.remove();
   }
 }

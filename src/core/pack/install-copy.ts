@@ -40,7 +40,8 @@ function isUniqueViolation(error: unknown): boolean {
 
 /**
  * Pages straight into documents (their ids are new: gen_random_uuid), each screened again as a crawled page
- * is: a pack is third-party text, whatever it claims. Returns the flagged pages' findings.
+ * is, its finding stored with it: a pack is third-party text, whatever it claims. Returns the flagged pages'
+ * findings.
  */
 async function copyDocuments(client: pg.ClientBase, sourceId: string, jobs: ImportJobs, part: Part): Promise<PageFindings> {
   const findings: PageFindings = new Map();
@@ -50,12 +51,31 @@ async function copyDocuments(client: pg.ClientBase, sourceId: string, jobs: Impo
         const found = screenStoredPage(row);
         if (found !== null) findings.set(row.url, found);
         const crawled = row.sourceType === 'crawled';
-        yield copyLine([sourceId, row.url, row.title, row.markdown, row.contentHash, row.etag, row.lastModified, row.sourceType, crawled ? jobs.crawl : null, crawled ? null : jobs.upload]);
+        // Flag names are identifiers (possible_prompt_injection): an array literal needs no quoting.
+        const flags = `{${(found?.flags ?? []).join(',')}}`;
+        yield copyLine([
+          sourceId,
+          row.url,
+          row.title,
+          row.markdown,
+          row.contentHash,
+          row.etag,
+          row.lastModified,
+          row.sourceType,
+          crawled ? jobs.crawl : null,
+          crawled ? null : jobs.upload,
+          flags,
+          found?.passage ?? null,
+        ]);
       }
     }
   }
   try {
-    await copyLines(client, 'COPY documents (source_id, url, title, markdown, content_hash, etag, last_modified, source_type, crawl_job_id, upload_job_id) FROM STDIN', lines());
+    await copyLines(
+      client,
+      'COPY documents (source_id, url, title, markdown, content_hash, etag, last_modified, source_type, crawl_job_id, upload_job_id, flags, flagged_passage) FROM STDIN',
+      lines(),
+    );
   } catch (error) {
     if (isUniqueViolation(error)) throw invalid(`${part.where} lists a page URL twice.`);
     throw error;

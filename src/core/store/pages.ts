@@ -24,6 +24,9 @@ export interface PageWrite {
   lastModified?: string | null;
   job: PageJob;
   snippets: ExtractedSnippet[];
+  /** The page's own screening finding (ExtractedPage.flags and flaggedPassage); absent when nothing was found. */
+  flags?: readonly string[] | undefined;
+  flaggedPassage?: string | undefined;
 }
 
 export interface PageWriteResult {
@@ -143,12 +146,13 @@ async function upsertDocument(client: pg.ClientBase, w: PageWrite, list: Extract
   const { rows } = await client.query<{ document_id: string; existed: boolean; id: number | null; code_hash: string | null }>({
     name: 'docdex-store-document',
     text: `WITH doc AS (
-       INSERT INTO documents (source_id, url, title, markdown, content_hash, etag, last_modified, source_type, crawl_job_id, upload_job_id)
-       VALUES ($1, $2, $11, $12, $13, $14, $15, $16, $17, $18)
+       INSERT INTO documents (source_id, url, title, markdown, content_hash, etag, last_modified, source_type, crawl_job_id, upload_job_id, flags, flagged_passage)
+       VALUES ($1, $2, $11, $12, $13, $14, $15, $16, $17, $18, $21::text[], $22)
        ON CONFLICT (source_id, url) DO UPDATE SET
          title = EXCLUDED.title, markdown = EXCLUDED.markdown, content_hash = EXCLUDED.content_hash,
          etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified, source_type = EXCLUDED.source_type,
-         crawl_job_id = EXCLUDED.crawl_job_id, upload_job_id = EXCLUDED.upload_job_id, updated_at = now()
+         crawl_job_id = EXCLUDED.crawl_job_id, upload_job_id = EXCLUDED.upload_job_id, updated_at = now(),
+         flags = EXCLUDED.flags, flagged_passage = EXCLUDED.flagged_passage
        RETURNING id, (xmax <> 0) AS existed),
      ${newSnippetsSql('doc.id', ['$19', '$20'], 'doc, ', 'WHERE NOT doc.existed')}
      SELECT doc.id AS document_id, doc.existed, ins.id, ins.code_hash FROM doc LEFT JOIN ins ON true`,
@@ -165,6 +169,8 @@ async function upsertDocument(client: pg.ClientBase, w: PageWrite, list: Extract
       w.job.kind === 'crawl' ? w.job.id : null,
       w.job.kind === 'upload' ? w.job.id : null,
       ...screeningValues(list),
+      [...(w.flags ?? [])],
+      w.flaggedPassage ?? null,
     ],
   });
   const first = rows[0]!;

@@ -172,7 +172,7 @@ export async function processUploadFile(pool: pg.Pool, fileId: number, hooks: Pr
     const stages = hooks.stages ?? [];
     const job = { kind: 'upload', id: file.job_id } as const;
     const title = page.title || file.path;
-    const write = { sourceId: file.source_id, url: file.url, title, markdown: page.markdown, contentHash: page.contentHash, job, snippets };
+    const write = { sourceId: file.source_id, url: file.url, title, markdown: page.markdown, contentHash: page.contentHash, job, snippets, flags: page.flags, flaggedPassage: page.flaggedPassage };
     const stored = await storePage(pool, write, inTransactionSteps(stages, [countUploadedPage]));
     const services: StageServices = { pool, onError: () => undefined, ...hooks.services };
     await runPostCommitStages(stages, { job, sourceId: file.source_id, title, stored }, services);

@@ -12,7 +12,10 @@ import type { McpDeps, ToolErrorMeta } from '../../core/mcp/tool.js';
 import { rejectUnauthorized } from '../auth.js';
 import { clientGone } from '../client-gone.js';
 import { sendError } from '../errors.js';
-import { jsonNestingExceeds, tooDeepError } from '../json-body.js';
+import { UserError } from '../../core/errors.js';
+import { OPEN_SHAPE, readBodySchema } from '../body-shape.js';
+import type { Reading } from '../body-shape.js';
+import { BODY_SLACK_BYTES, readJsonBody } from '../json-body.js';
 
 /**
  * MCP over HTTP, as a Fastify plugin: streamable HTTP at /mcp (sessions, and stateless requests from clients
@@ -23,6 +26,13 @@ import { jsonNestingExceeds, tooDeepError } from '../json-body.js';
  * all share `deps`, so the database pool is shared. The plugin is encapsulated: its JSON parser and hooks
  * apply to these routes only.
  */
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The REST tool endpoint: its body is the arguments of the tool its path names. */
+    toolArguments?: boolean;
+  }
+}
 
 export interface McpHttpPluginOptions {
   deps: McpDeps;
@@ -72,17 +82,31 @@ interface SseSession {
 
 type Session = StreamableSession | SseSession;
 
-/** What the JSON parser hands the routes for a body that is not JSON, so each route answers in its own dialect. */
+/**
+ * What the JSON parser hands the routes for a body that is not JSON, or that scanJson refused (`refusal`), so
+ * each route answers in its own dialect.
+ */
 class MalformedJson {
-  constructor(readonly message: string) {}
+  constructor(
+    readonly message: string,
+    readonly refusal?: UserError,
+  ) {}
 }
 
-// The SDK's limit for one message (MAXIMUM_MESSAGE_SIZE in server/sse.js).
+// The SDK's limit for one message (MAXIMUM_MESSAGE_SIZE in server/sse.js): the most any message may take.
 const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+// A JSON-RPC message beyond a tool's arguments: method, id, names, progress token, an initialize request's client
+// information and capabilities.
+const ENVELOPE_BYTES = 64 * 1024;
 const SESSION_HEADER = 'mcp-session-id';
 
 function jsonRpcError(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
   return reply.status(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** A body that is not JSON is a parse error; one the scan refused is an invalid request. */
+function malformedJsonRpc(reply: FastifyReply, body: MalformedJson): FastifyReply {
+  return body.refusal === undefined ? jsonRpcError(reply, 400, -32700, `Parse error: ${body.message}`) : jsonRpcError(reply, 400, -32600, `Invalid Request: ${body.message}`);
 }
 
 /**
@@ -111,22 +135,55 @@ interface McpHttpState {
   readOnly: (request: FastifyRequest) => boolean;
   /** The REST endpoint calls tools directly through their validated entry points; one instance per scope serves all. */
   rest: Record<TokenScope, ReturnType<typeof createDocdexMcpServer>>;
+  /** The REST tool endpoint's body per tool: the tool's arguments, no others (json-body.ts), and their most bytes. */
+  toolArguments: Map<string, Reading>;
+  /** The most bytes any tool's arguments can take: the REST endpoint's limit, and a JSON-RPC message's less its envelope. */
+  argumentBytes: number;
 }
 
-/** Bodies become JSON or a MalformedJson, never a parser error, so each route answers in its own dialect. */
-function installJsonParser(app: FastifyInstance): void {
+/**
+ * Each tool's arguments as a body shape (its listed input schema, closed: the REST endpoint refuses an argument
+ * the tool does not take, at the first one) and the most bytes any tool's arguments can take.
+ */
+function readToolArguments(rest: ReturnType<typeof createDocdexMcpServer>): Map<string, Reading> {
+  return new Map([...rest.tools.values()].map((tool) => [tool.name, readBodySchema({ ...tool.listing.inputSchema, additionalProperties: false })]));
+}
+
+/** A REST tool call whose declared length is more than its tool's arguments can take: refused before it is read. */
+async function refuseOversizedArguments(state: McpHttpState, request: FastifyRequest): Promise<void> {
+  const tool = (request.params as { tool_name?: string }).tool_name ?? '';
+  const bytes = state.toolArguments.get(tool)?.bytes;
+  if (bytes === undefined || !Number.isFinite(bytes)) return;
+  const limit = bytes + BODY_SLACK_BYTES;
+  if (Number(request.headers['content-length'] ?? 0) > limit) {
+    throw new UserError(`The request body is larger than ${tool}'s arguments can be (at most ${limit} bytes).`, { code: 'payload_too_large' });
+  }
+}
+
+/**
+ * Bodies become JSON or a MalformedJson, never a parser error, so each route answers in its own dialect. Each is
+ * scanned first (json-body.ts): JSON-RPC messages for nesting and width, the REST tool endpoint's body against
+ * the tool's arguments.
+ */
+function installJsonParser(app: FastifyInstance, state: McpHttpState): void {
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: MAX_MESSAGE_BYTES }, (_request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (jsonNestingExceeds(text)) {
-      done(null, new MalformedJson(tooDeepError().message));
-      return;
-    }
-    try {
-      done(null, JSON.parse(text));
-    } catch (error) {
-      done(null, new MalformedJson(error instanceof Error ? error.message : 'invalid JSON'));
-    }
+  app.addContentTypeParser('application/json', (request, payload, done) => {
+    const tool = request.routeOptions.config.toolArguments === true ? (request.params as { tool_name?: string }).tool_name : undefined;
+    const shape = tool === undefined ? OPEN_SHAPE : (state.toolArguments.get(tool)?.shape ?? OPEN_SHAPE);
+    readJsonBody(payload, { limit: request.routeOptions.bodyLimit, contentLength: request.headers['content-length'], shape }).then(
+      (text) => {
+        try {
+          done(null, JSON.parse(text));
+        } catch (error) {
+          done(null, new MalformedJson(error instanceof Error ? error.message : 'invalid JSON'));
+        }
+      },
+      (error: unknown) => {
+        // Too large is an HTTP matter (413); anything else the scan refused, each route answers in its dialect.
+        if (error instanceof UserError && error.code !== 'payload_too_large') done(null, new MalformedJson(error.message, error));
+        else done(error as Error, undefined);
+      },
+    );
   });
 }
 
@@ -221,7 +278,7 @@ async function startStreamableSession(state: McpHttpState, request: FastifyReque
 async function handleStreamable(state: McpHttpState, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const body = request.body;
   if (body instanceof MalformedJson) {
-    jsonRpcError(reply, 400, -32700, `Parse error: ${body.message}`);
+    malformedJsonRpc(reply, body);
     return;
   }
   const header = request.headers[SESSION_HEADER];
@@ -249,6 +306,14 @@ async function handleStreamable(state: McpHttpState, request: FastifyRequest, re
 
 const hidden = { schema: { hide: true } };
 
+/**
+ * JSON-RPC routes: a lone surrogate in a tool's arguments is named by the tool's own check (core/mcp/tool.ts),
+ * and a message may take the largest tool call's bytes and an envelope.
+ */
+function jsonRpcRoute(state: McpHttpState) {
+  return { ...hidden, config: { ownTextCheck: true }, bodyLimit: Math.min(MAX_MESSAGE_BYTES, state.argumentBytes + ENVELOPE_BYTES) };
+}
+
 /** POST, GET and DELETE /mcp: streamable HTTP. */
 function registerStreamableRoutes(app: FastifyInstance, state: McpHttpState): void {
   const mcpRoute = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -262,7 +327,7 @@ function registerStreamableRoutes(app: FastifyInstance, state: McpHttpState): vo
       }
     }
   };
-  app.post('/mcp', hidden, mcpRoute);
+  app.post('/mcp', jsonRpcRoute(state), mcpRoute);
   app.get('/mcp', hidden, mcpRoute);
   app.delete('/mcp', hidden, mcpRoute);
 }
@@ -296,9 +361,9 @@ function registerSseRoutes(app: FastifyInstance, state: McpHttpState): void {
     }
   });
 
-  app.post('/mcp/v1/messages', hidden, async (request, reply) => {
+  app.post('/mcp/v1/messages', jsonRpcRoute(state), async (request, reply) => {
     const body = request.body;
-    if (body instanceof MalformedJson) return jsonRpcError(reply, 400, -32700, `Parse error: ${body.message}`);
+    if (body instanceof MalformedJson) return malformedJsonRpc(reply, body);
     const sessionId = (request.query as Record<string, unknown>).sessionId;
     const session = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
     if (!session || session.kind !== 'sse') {
@@ -332,6 +397,12 @@ function registerRestToolRoutes(app: FastifyInstance, state: McpHttpState): void
   app.post(
     '/mcp/execute/:tool_name',
     {
+      config: { toolArguments: true },
+      bodyLimit: state.argumentBytes + BODY_SLACK_BYTES,
+      preParsing: async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
+        await refuseOversizedArguments(state, request);
+        return payload;
+      },
       schema: {
         tags: ['mcp'],
         summary: 'Run an MCP tool',
@@ -349,7 +420,10 @@ function registerRestToolRoutes(app: FastifyInstance, state: McpHttpState): void
         return sendError(reply, 'unknown_tool', `Unknown tool: ${name}.`, [{ available: [...rest.tools.keys()] }]);
       }
       const body = request.body;
-      if (body instanceof MalformedJson) return sendError(reply, 'bad_request', `Malformed JSON body: ${body.message}`);
+      if (body instanceof MalformedJson) {
+        if (body.refusal !== undefined) throw body.refusal;
+        return sendError(reply, 'bad_request', `Malformed JSON body: ${body.message}`);
+      }
       if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
         return sendError(reply, 'validation_error', 'The request body must be a JSON object of tool arguments.');
       }
@@ -375,8 +449,12 @@ export const mcpHttpPlugin: FastifyPluginAsync<McpHttpPluginOptions> = async (ap
     rebinding: (request) => options.rebinding?.(request) ?? {},
     readOnly: (request) => options.scope?.(request) === 'read',
     rest: { full: createDocdexMcpServer(options.deps, { sessions: false }), read: createDocdexMcpServer(options.deps, { readOnly: true, sessions: false }) },
+    toolArguments: new Map(),
+    argumentBytes: MAX_MESSAGE_BYTES,
   };
-  installJsonParser(app);
+  state.toolArguments = readToolArguments(state.rest.full);
+  state.argumentBytes = Math.min(MAX_MESSAGE_BYTES, Math.max(0, ...[...state.toolArguments.values()].map((r) => r.bytes)));
+  installJsonParser(app, state);
   app.addHook('onRequest', async (request, reply) => {
     if (options.auth && !(await options.auth(request))) return rejectUnauthorized(reply);
   });

@@ -37,6 +37,7 @@ import {
 import type { ScheduleContext } from '../../core/agent/schedules.js';
 import { DEFAULT_USER_ID, PreferencesPatch, SettingsEnvelope, UserId, assertPatchKeys, parsePreferencesPatch, patchSettings, readSettings } from '../../core/agent/settings.js';
 import { ensureManagerToken } from '../../core/agent/token.js';
+import { OPEN_SHAPE } from '../body-shape.js';
 import { AgentWorkspaces, listAgentWorkspaces } from '../../core/agent/workspaces.js';
 import { workspaceLayout } from '../../core/agent/workspace.js';
 import { createBoss } from '../../core/queue/boss.js';
@@ -174,7 +175,10 @@ function registerNotificationAndSettingsRoutes(r: ZodApp, { deps }: InternalCont
   r.patch(
     '/settings',
     {
-      // Keys first, so a rejected or unknown key is reported by name before any value is looked at.
+      // Keys first, so a rejected or unknown key is reported by name before any value is looked at. The parser
+      // leaves the keys to that check (an open body shape: only nesting and the key count are checked first),
+      // which tells a restricted key from an unknown one, as an agent needs to hear.
+      config: { bodyShape: OPEN_SHAPE },
       preValidation: async (request) => assertPatchKeys(request.body),
       schema: {
         summary: 'Change preferences: allowed keys only',

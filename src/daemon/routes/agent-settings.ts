@@ -195,7 +195,7 @@ function registerPushRoutes(r: ZodApp, deps: DaemonDeps): void {
       schema: {
         summary: 'Remove a device (by its push endpoint)',
         tags,
-        body: z.object({ endpoint: z.string().min(1).max(2048) }),
+        body: z.object({ endpoint: z.string().min(1).max(2048) }).strict(),
         response: { 200: z.object({ removed: z.boolean() }), 400: ErrorBody },
       },
     },

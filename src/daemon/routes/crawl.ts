@@ -7,8 +7,11 @@ import type { CrawlRequestInput } from '../../core/crawl-request.js';
 import type { DaemonDeps } from '../app.js';
 import { ErrorBody } from '../errors.js';
 
-/** The crawl request's own schema: the OpenAPI document shows its fields, bounds, defaults and descriptions. */
-export const CrawlRequestBody = crawlRequestSchema.meta({ id: 'CrawlRequest' });
+/**
+ * The crawl request's own schema: the OpenAPI document shows its fields, bounds, defaults and descriptions. Closed:
+ * a field the request does not have is refused (at the first one, json-body.ts).
+ */
+export const CrawlRequestBody = crawlRequestSchema.strict().meta({ id: 'CrawlRequest' });
 
 /**
  * Validates the body with the crawl request's rules and reports a bad one as the crawler does (the same

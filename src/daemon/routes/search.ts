@@ -27,6 +27,7 @@ export const SearchRequest = z
     limit: z.number().int().min(1).max(100).default(10).describe('Maximum results (1 to 100)'),
     offset: z.number().int().min(0).max(10_000).default(0),
   })
+  .strict()
   .meta({ id: 'SearchRequest' });
 
 const SearchQuery = z.object({

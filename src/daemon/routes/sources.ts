@@ -58,9 +58,10 @@ const SourceUpdateBody = z
     name: z.string().min(1).max(200).optional(),
     version: z.string().max(100).optional(),
     description: z.string().max(2000).optional(),
-    base_url: z.string().nullable().optional(),
-    add_url_patterns: z.array(z.string()).max(100).optional().describe('Include globs added to the stored crawl configuration'),
-    add_exclude_patterns: z.array(z.string()).max(100).optional().describe('Exclude globs added to the stored crawl configuration'),
+    base_url: z.string().max(2048).nullable().optional(),
+    // As long as the crawl request's globs may be (crawl-request.ts).
+    add_url_patterns: z.array(z.string().max(500)).max(100).optional().describe('Include globs added to the stored crawl configuration'),
+    add_exclude_patterns: z.array(z.string().max(500)).max(100).optional().describe('Exclude globs added to the stored crawl configuration'),
     max_depth: z.number().int().min(0).max(3).optional(),
     max_concurrent_crawls: z.number().int().min(1).max(20).optional(),
   })

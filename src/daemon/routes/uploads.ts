@@ -51,6 +51,7 @@ const MarkdownUpload = z
     name: z.string().max(200).optional().describe('Source name; defaults to the title'),
     version: z.string().max(100).optional(),
   })
+  .strict()
   .meta({ id: 'MarkdownUpload' });
 
 export function registerUploadRoutes(app: FastifyInstance, deps: DaemonDeps): void {
