@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { createOutboundAgent } from '../net/outbound.js';
-import type { AllowEntry } from '../net/outbound.js';
+import type { AllowEntry } from '../net/policy.js';
 import { npmRegistryBase } from './npm-registry-url.js';
 import { badRegistryAnswer, registryUnavailable } from './problems.js';
 import type { RegistryConfig, RegistryRequestOptions } from './types.js';
