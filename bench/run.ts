@@ -11,7 +11,7 @@ type Bench = { name: string; load: () => Promise<BenchFn> };
 const fromModule = (file: string, exportName: string) => async (): Promise<BenchFn> => ((await import(new URL(file, import.meta.url).href)) as Record<string, BenchFn>)[exportName]!;
 
 const benches: Bench[] = [
-  { name: 'CLI cold start (issue 2)', load: async () => benchStartup },
+  { name: 'CLI cold start (issues 2, 52)', load: async () => benchStartup },
   { name: 'extraction (issue 3)', load: fromModule('./extract.ts', 'benchExtract') },
   { name: 'crawl (issue 4)', load: fromModule('./crawl.ts', 'benchCrawl') },
   { name: 'search (issue 5)', load: fromModule('./search.ts', 'benchSearch') },

@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { TokenScopeConflict, parseAuthTokenEntry, parseAuthTokens } from './auth-token.js';
 import type { AuthToken } from './auth-token.js';
 import { UserError } from './errors.js';
-import { parseAllowHosts } from './net/outbound.js';
-import type { AllowEntry } from './net/outbound.js';
+import { parseAllowHosts } from './net/policy.js';
+import type { AllowEntry } from './net/policy.js';
 
 /**
  * Every environment variable docdex reads, in one schema. Commands and the daemon call `loadConfig()` once;

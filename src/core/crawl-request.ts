@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import picomatch from 'picomatch';
-import { parse as parseHost } from 'tldts';
+import type * as Tldts from 'tldts';
 import { z } from 'zod';
 import { ValidationError } from './errors.js';
 
@@ -55,9 +56,15 @@ const glob = z
     }
   });
 
+// tldts builds its public suffix list when it loads, and only a domain filter reads it: it is loaded on first
+// use, so that the many commands that import this schema (every CLI error message names its flags) do not pay
+// for it: after undici, it was the largest import of a cold `docdex search`.
+let tldts: typeof Tldts | undefined;
+const publicSuffixList = (): typeof Tldts => (tldts ??= createRequire(import.meta.url)('tldts') as typeof Tldts);
+
 /** Why `host` cannot be a domain filter, or null when it is a registrable domain or a subdomain of one. */
 export function domainFilterProblem(host: string): string | null {
-  const parsed = parseHost(host, { allowPrivateDomains: true });
+  const parsed = publicSuffixList().parse(host, { allowPrivateDomains: true });
   if (parsed.isIp) return "an IP address is not a domain; leave domain_filter out to stay on the start URLs' hosts";
   const known = parsed.isIcann === true || parsed.isPrivate === true;
   if (!parsed.domain && known) return `${JSON.stringify(host)} is a public suffix shared by unrelated sites; give a registrable domain like docs.example.com`;

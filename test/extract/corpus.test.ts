@@ -5,7 +5,7 @@ import { Parser } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
 import { detectLanguage, extractDocument } from '../../src/core/extract/index.js';
 import type { ExtractResult } from '../../src/core/extract/index.js';
-import { CANONICAL_LANGUAGES } from '../../src/core/extract/language.js';
+import { CANONICAL_LANGUAGES } from '../../src/core/extract/language-names.js';
 
 /**
  * The extractor on four real documentation sites (Debian's python3.11-doc,

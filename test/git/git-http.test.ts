@@ -7,7 +7,7 @@ import { prepareAccess } from '../../src/core/git/access.js';
 import { contextFor, listRemoteRefs } from '../../src/core/git/checkout.js';
 import { listRemoteTags, startGitSource } from '../../src/core/git/index.js';
 import { parseRemote } from '../../src/core/git/remote.js';
-import { parseAllowHosts } from '../../src/core/net/outbound.js';
+import { parseAllowHosts } from '../../src/core/net/policy.js';
 import { searchSnippets } from '../../src/core/search/search.js';
 import { startUploadWorkers, waitForUpload } from '../../src/core/upload/index.js';
 import type { UploadWorkers } from '../../src/core/upload/index.js';

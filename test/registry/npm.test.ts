@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
-import { refusalFor } from '../../src/core/net/outbound.js';
+import { refusalFor } from '../../src/core/net/policy.js';
 import { fetchTarballReadme, resolvePackage } from '../../src/core/registry/index.js';
 import { serveRegistry, failure } from './registry-server.js';
 import type { RegistryServer } from './registry-server.js';

@@ -7,8 +7,9 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
 import { createScope } from '../../src/core/crawl/scope.js';
-import { admittedAddresses, createOutboundAgent, createOutboundNodeAgent, embeddedIPv4, OUTBOUND_REFUSED, parseAllowHosts, refusalFor, refusalForUrl } from '../../src/core/net/outbound.js';
-import type { OutboundPolicy, Resolve } from '../../src/core/net/outbound.js';
+import { createOutboundAgent, createOutboundNodeAgent } from '../../src/core/net/outbound.js';
+import { admittedAddresses, embeddedIPv4, OUTBOUND_REFUSED, parseAllowHosts, refusalFor, refusalForUrl } from '../../src/core/net/policy.js';
+import type { OutboundPolicy, Resolve } from '../../src/core/net/policy.js';
 
 /**
  * The outbound policy on its own. Nothing here sends a packet to a private or public address: internal ranges

@@ -5,8 +5,9 @@ import type { Config } from '../config.js';
 import { fetch } from 'undici';
 import type { Agent } from 'undici';
 import { UserError, ValidationError } from '../errors.js';
-import { createOutboundAgent, hostExplicitlyAllowed, isOutboundRefusal, refusalForUrl } from '../net/outbound.js';
-import type { OutboundPolicy } from '../net/outbound.js';
+import { createOutboundAgent } from '../net/outbound.js';
+import { hostExplicitlyAllowed, isOutboundRefusal, refusalForUrl } from '../net/policy.js';
+import type { OutboundPolicy } from '../net/policy.js';
 
 /**
  * Web push to the user's registered devices. web-push builds each request (payload encryption and the

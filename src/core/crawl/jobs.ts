@@ -10,7 +10,7 @@ import { dropQueuedPages, PAGE_QUEUE, WAKE_CHANNEL } from './queue.js';
 import { parseCrawlRequest, storedCrawlConfig } from '../crawl-request.js';
 import type { CrawlRequest, CrawlRequestInput, RenderMode } from '../crawl-request.js';
 import { findChromium } from '../render/browser.js';
-import { refusalForUrl } from '../net/outbound.js';
+import { refusalForUrl } from '../net/policy.js';
 import { typedByUser } from '../net/provenance.js';
 import type { Provenance } from '../net/provenance.js';
 import { assertLlmReady } from '../llm/preflight.js';

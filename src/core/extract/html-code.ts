@@ -5,7 +5,8 @@ import { filenameFromAttribute, asFilename } from './filename.js';
 import { LINE_CLASS } from './code-classes.js';
 import { isCodeJunk } from './html-main.js';
 import { type HElement, type HNode, type HtmlTree, isAncestor, Kind, textOf } from './html-tree.js';
-import { isKnownLanguage, languageFromClass, normalizeLanguage } from './language.js';
+import { languageFromClass } from './language.js';
+import { isKnownLanguage, normalizeLanguage } from './language-names.js';
 import { collapseSpaces } from './whitespace.js';
 
 // ---------------------------------------------------------------------------

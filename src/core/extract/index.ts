@@ -13,7 +13,8 @@ import { screenResult } from './screen-result.js';
 import type { ExtractInput, ExtractResult, PageFormat } from './types.js';
 
 export type { ExtractInput, ExtractedSnippet, ExtractResult, PageFormat } from './types.js';
-export { normalizeLanguage, detectLanguage } from './language.js';
+export { detectLanguage } from './language.js';
+export { normalizeLanguage } from './language-names.js';
 export { normalizeCode } from './snippet.js';
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml', 'application/xml', 'text/xml', 'application/docbook+xml']);

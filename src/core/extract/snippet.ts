@@ -3,7 +3,8 @@
 import { composeDescription, composeTitle, type BlockContext } from './context.js';
 import { md5Hex } from './encoding.js';
 import { languageFromFilename } from './filename.js';
-import { detectLanguage, normalizeLanguage } from './language.js';
+import { detectLanguage } from './language.js';
+import { normalizeLanguage } from './language-names.js';
 import type { ExtractedSnippet, LanguageConfidence, SkippedBlock } from './types.js';
 import { collapseSpaces } from './whitespace.js';
 

@@ -5,8 +5,8 @@ import type pg from 'pg';
 import { loadGitCredentials, pickCredential } from '../agent-server/git-credentials.js';
 import type { Config } from '../config.js';
 import { UserError } from '../errors.js';
-import { admittedAddresses, OutboundRefusedError } from '../net/outbound.js';
-import type { Resolve } from '../net/outbound.js';
+import { admittedAddresses, OutboundRefusedError } from '../net/policy.js';
+import type { Resolve } from '../net/policy.js';
 import { assertRemoteAllowed } from './remote.js';
 import type { Remote } from './remote.js';
 

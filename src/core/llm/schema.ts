@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { normalizeLanguage } from '../extract/language.js';
+import { normalizeLanguage } from '../extract/language-names.js';
 
 /**
  * The model's answer for one batch: a JSON schema for `response_format` (strict mode: every property required,

@@ -1,7 +1,8 @@
 import { request } from 'undici';
 import type { Agent, Dispatcher } from 'undici';
-import { createOutboundAgent, isOutboundRefusal } from '../net/outbound.js';
-import type { AllowEntry } from '../net/outbound.js';
+import { createOutboundAgent } from '../net/outbound.js';
+import { isOutboundRefusal } from '../net/policy.js';
+import type { AllowEntry } from '../net/policy.js';
 import { networkFailure } from '../net/network-error.js';
 import { npmRegistryBase } from './npm-registry-url.js';
 import { UserError } from '../errors.js';

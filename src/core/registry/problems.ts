@@ -1,5 +1,5 @@
 import { UserError } from '../errors.js';
-import { isOutboundRefusal } from '../net/outbound.js';
+import { isOutboundRefusal } from '../net/policy.js';
 import type { Ecosystem } from './types.js';
 
 /** The errors a resolver raises: each carries its code from ERROR_CODES and one next step. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { ValidationError } from '../errors.js';
-import { normalizeLanguage } from '../extract/language.js';
+import { normalizeLanguage } from '../extract/language-names.js';
 import { parseLibraryRef } from '../library-ref.js';
 import { resolveLibrary } from '../sources/resolve.js';
 import { termCodeness } from './codeness.js';
