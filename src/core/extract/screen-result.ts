@@ -4,7 +4,7 @@
 // of that page suspect, since the snippet's description and its neighbours come from the same author.
 import { visibleText } from './invisible.js';
 import { screenText, type ScreenResult } from './screening.js';
-import type { ExtractedSnippet, ExtractResult } from './types.js';
+import type { ExtractedSection, ExtractedSnippet, ExtractResult } from './types.js';
 
 /** Said before a passage that no reader of the page could see. */
 export const CONCEALED_PREFIX = '(hidden from readers of the page) ';
@@ -53,19 +53,27 @@ export function screenSnippetText(s: { code: string; title: string; description:
   return own.passage === undefined ? null : own;
 }
 
-function flagged(s: ExtractedSnippet, finding: ScreenResult): ExtractedSnippet {
+function flagged<T extends ExtractedSnippet | ExtractedSection>(s: T, finding: ScreenResult): T {
   return { ...s, flags: finding.flags, flaggedPassage: finding.passage };
 }
 
-/** The extraction with each snippet's screening flags set (see above) and the concealed text dropped. */
+/** The extraction with each snippet's and section's screening flags set (see above) and the concealed text dropped. */
 export function screenResult(r: ExtractResult): ExtractResult {
   const { concealed: _concealed, ...rest } = r;
-  const page = r.snippets.length === 0 ? null : pageFinding(r);
+  const sections = r.sections ?? [];
+  const page = r.snippets.length === 0 && sections.length === 0 ? null : pageFinding(r);
   const snippets = r.snippets.map((s) => {
     // The code first: when both the code and its description say something, the code's passage is named.
     const own = screenSnippetText(s);
     if (own !== null) return flagged(s, own);
     return page === null ? s : flagged(s, page);
   });
-  return { ...rest, snippets };
+  if (r.sections === undefined) return { ...rest, snippets };
+  // A section by its own text (its prose and code), else by its page, as a snippet is.
+  const screened = sections.map((s) => {
+    const own = screenSnippetText({ code: s.text, title: s.title, description: '' });
+    if (own !== null) return flagged(s, own);
+    return page === null ? s : flagged(s, page);
+  });
+  return { ...rest, snippets, sections: screened };
 }
