@@ -209,11 +209,17 @@ describe('get_content', () => {
 
 describe('get_page_markdown', () => {
   it('finds a page from a snippet URL with a fragment and without the trailing slash', async () => {
-    const r = await call('get_page_markdown', { url: `${site.url}/guide/routing.html#decorators` });
+    // A fragment that names no section of the page is ignored: the whole page.
+    const r = await call('get_page_markdown', { url: `${site.url}/guide/routing.html#nowhere` });
     expect(r.isError).toBeFalsy();
     expect(r.text).toContain('Whole page');
     expect(r.text).toContain('Route decorators');
     expect(r.text).toContain('add_timing_header');
+    // A result's #anchor opens its section only.
+    const section = await call('get_page_markdown', { url: `${site.url}/guide/routing.html#decorators` });
+    expect(section.text).toContain('The section #decorators of the page');
+    expect(section.text).toContain('def show_item(request, item_id):');
+    expect(section.text).not.toContain('add_timing_header');
     const home = await call('get_page_markdown', { url: site.url });
     expect(home.isError).toBeFalsy();
     expect(home.text).toContain('Quick start');
