@@ -20,6 +20,7 @@ const benches: Bench[] = [
   { name: 'rendered pages (issue 34)', load: fromModule('./render.ts', 'benchRender') },
   { name: 'screening (issue 36)', load: fromModule('./screening.ts', 'benchScreening') },
   { name: 'index packs (issue 38)', load: fromModule('./pack.ts', 'benchPack') },
+  { name: 'git repositories of docs (issue 50)', load: fromModule('./git-index.ts', 'benchGitIndex') },
 ];
 
 export function printTable(title: string, rows: Row[]): void {

@@ -4,7 +4,7 @@ import type { Database } from '../core/db/connect.js';
 import type { AddOutcome } from '../core/library/add.js';
 import { startUploadWorkers, waitForUpload } from '../core/upload/index.js';
 import { documentStages } from '../core/pipeline/stages.js';
-import { uploadSummaryLine } from './upload-summary.js';
+import { unresolvedIncludeLines, uploadSummaryLine } from './upload-summary.js';
 import { followToEnd } from './crawl-follow.js';
 import type { FollowOptions } from './crawl-follow.js';
 
@@ -34,6 +34,7 @@ export async function followAddedJobs(db: Database, config: Config, outcomes: re
       const final = await waitForUpload(db, job.id);
       if (!options.json) options.log(uploadSummaryLine(final));
       for (const e of final.file_errors) options.warn(`error ${e.path}: ${e.error}`);
+      for (const line of unresolvedIncludeLines(final)) options.warn(`warning ${line}`);
       if (final.status !== 'completed') process.exitCode = 1;
       finished.push({ type: 'upload', id: job.id, status: final.status });
     }

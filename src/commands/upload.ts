@@ -6,7 +6,7 @@ import { createUploadFromPaths, startUploadWorkers, waitForUpload } from '../cor
 import { llmProgressText } from '../core/llm/progress-text.js';
 import type { UploadJob } from '../core/upload/index.js';
 import { plural } from '../cli/plural.js';
-import { uploadSummaryLine } from '../cli/upload-summary.js';
+import { unresolvedIncludeLines, uploadSummaryLine } from '../cli/upload-summary.js';
 import { documentStages } from '../core/pipeline/stages.js';
 
 export default class Upload extends BaseCommand<typeof Upload> {
@@ -35,6 +35,7 @@ export default class Upload extends BaseCommand<typeof Upload> {
       });
       for (const s of job.skipped_files.slice(0, 20)) this.log(`skipped ${s.path}: ${s.reason}`);
       if (job.skipped_files.length > 20) this.log(`skipped ${job.skipped_files.length - 20} more files`);
+      for (const line of unresolvedIncludeLines(job)) this.logToStderr(`warning ${line}`);
       if (!this.flags.wait) {
         this.log(`Upload job ${job.id} queued: ${job.file_count} files into ${job.source_name}. \`docdex serve\` or \`docdex worker\` processes it; or re-run with --wait.`);
         this.reportErrors(job);

@@ -13,7 +13,7 @@ import type { ExtractResult } from '../../src/core/extract/index.js';
 const md5 = (s: string | Uint8Array): string => createHash('md5').update(s).digest('hex');
 const FORMATS = new Set(['html', 'markdown', 'text', 'rst', 'adoc']);
 const CONFIDENCE = new Set(['declared', 'filename', 'detected', 'unknown']);
-const REASONS = new Set(['empty', 'duplicate', 'outside-main', 'line-number-gutter', 'nested', 'too-large', 'not-code', 'interface']);
+const REASONS = new Set(['empty', 'duplicate', 'outside-main', 'line-number-gutter', 'nested', 'too-large', 'not-code', 'interface', 'hidden']);
 
 /** Violated invariants, as messages (plain checks: 10,000 runs of `expect` would dominate the test's time). */
 function violations(r: ExtractResult, url: string, body: string | Uint8Array): string[] {
@@ -105,6 +105,29 @@ const mdPiece = fc.oneof(
   fc.tuple(fc.constantFrom('# ', '## ', '### ', '- ', '> ', '1. ', '    ', '\t', '=== "', '!!! note ', '::: '), text).map(([m, x]) => m + x),
   fc.tuple(fc.constantFrom('', 'js', 'python title="a.py"', 'ts:src/x.ts', '{.sh}'), codeText).map(([l, x]) => `\`\`\`${l}\n${x}\n\`\`\``),
   fc.constantFrom('---\ntitle: T\n---', '```', '~~~', '<pre>a\nb</pre>', '<TabItem label="L">', '</TabItem>', '[l](http://x.test/a)', '| a | b |\n|---|---|\n| 1 | 2 |'),
+  // MDX as authors write it: components, heading ids, comments, fence meta, pymdown blocks.
+  fc.constantFrom(
+    '<Sandpack>',
+    '</Sandpack>',
+    '<Pitfall>',
+    '</Pitfall>',
+    '<CodeGroup>',
+    '</CodeGroup>',
+    '<Tabs>',
+    '</Tabs>',
+    '<Note>x</Note>',
+    '<>',
+    '</>',
+    '<Foo a={b > c} />',
+    '<Foo a="{"',
+    '{/*',
+    '*/}',
+  ),
+  fc.tuple(fc.constantFrom('## ', '### '), text, word).map(([m, x, id]) => `${m}${x} {/*${id}*/}`),
+  fc
+    .tuple(fc.constantFrom('js src/a.js hidden', 'js {2} [[1, 2, "x"]]', 'js {expectedErrors: {a: [1]}} src/b.js', 'bash npm', 'ts [npm]', 'js {{{', 'js [[['), codeText)
+    .map(([l, x]) => `\`\`\`${l}\n${x}\n\`\`\``),
+  fc.constantFrom('/// tip | T', '//// tab | Py', '///', '////', 'import X from "y";', 'export const a = 1;'),
 );
 const rstPiece = fc.oneof(
   text,

@@ -141,7 +141,8 @@ export function languageFromFilename(filename: string): string | null {
 
 // A path or file name: optional ./ ../ ~/ or /, segments, and a name with a
 // letter-led extension, or one of the well-known extension-less names.
-const PATH_RE = /^(?:~\/|\.{1,2}\/|\/)?(?:[\w@+-][\w@.+-]*\/)*(?:[\w@+-][\w@.+-]*\.[A-Za-z][\w]{0,9}|\.[A-Za-z][\w.-]{1,30}|Dockerfile|Makefile|Gemfile|Rakefile|Procfile|Containerfile|Vagrantfile)$/;
+const PATH_RE =
+  /^(?:~\/|\.{1,2}\/|\/)?(?:\.?[\w@+-][\w@.+-]*\/)*(?:[\w@+-][\w@.+-]*\.[A-Za-z][\w]{0,9}|\.[A-Za-z][\w.-]{1,30}|Dockerfile|Makefile|Gemfile|Rakefile|Procfile|Containerfile|Vagrantfile)$/;
 // "Node.js", "Vue.js": product names, not files.
 const PRODUCT_RE = /^[A-Z][a-z]+\.js$/;
 

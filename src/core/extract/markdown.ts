@@ -24,14 +24,16 @@ import { frontmatter } from 'micromark-extension-frontmatter';
 import { gfm } from 'micromark-extension-gfm';
 import { parse as parseYaml } from 'yaml';
 import { resolveContexts, streamHeadings, type StreamItem } from './context.js';
-import { asFilename } from './filename.js';
 import { htmlFragmentBlocks } from './html.js';
 import { type ScannedBlocks, scanBlocks, Unsupported } from './markdown-blocks.js';
 import { markdownChunks } from './markdown-chunks.js';
 import { splitMarkdownComments } from './markdown-comments.js';
+import { parseFenceInfo } from './markdown-fence.js';
 import { inlineText } from './markdown-inline.js';
-import { finaliseSnippets, type RawBlock } from './snippet.js';
-import type { ExtractedPage, ExtractResult } from './types.js';
+import { jsxAttribute, looksLikeMdx, mdxHeadingId, mdxToMarkdown, readJsxBlock, separateJsxLines, stripMdxComments } from './markdown-mdx.js';
+import type { JsxTag } from './markdown-mdx.js';
+import { finaliseSnippets, preview, type RawBlock } from './snippet.js';
+import type { ExtractedPage, ExtractResult, SkippedBlock } from './types.js';
 import { collapseSpaces } from './whitespace.js';
 
 const MAX_REPARSE_DEPTH = 3;
@@ -74,30 +76,6 @@ export class Slugger {
 
 const CUSTOM_ID = /\s*\{\s*#([\w:.-]+)[^}]*\}\s*$/;
 
-/** Filename from a fence: `js:app.js`, `title="app.py"`, `filename=app.py`, `[app.js]`. */
-export function fenceFilename(lang: string | null | undefined, meta: string | null | undefined): { lang: string | null; filename: string | null } {
-  let language = lang ?? null;
-  let filename: string | null = null;
-  if (language !== null) {
-    const colon = language.indexOf(':');
-    if (colon > 0) {
-      const f = asFilename(language.slice(colon + 1));
-      if (f !== null) filename = f;
-      language = language.slice(0, colon);
-    }
-  }
-  if (meta) {
-    const m = /(?:^|[\s{,])(?:title|filename|file|name|path)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s},]+))/.exec(meta) ?? null;
-    const v = m ? (m[1] ?? m[2] ?? m[3] ?? '') : null;
-    if (v) filename = asFilename(v) ?? filename;
-    if (filename === null) {
-      const bracket = /\[([^\]\s]+)\]/.exec(meta);
-      if (bracket?.[1]) filename = asFilename(bracket[1]);
-    }
-  }
-  return { lang: language, filename };
-}
-
 /** Parses one chunk of markdown; calls `onFenced` for each fenced (not indented) code node. */
 export type ChunkParser = (text: string, onFenced: (code: Code) => void) => Root;
 
@@ -105,11 +83,19 @@ interface MdState {
   parse: ChunkParser;
   items: StreamItem[];
   blocks: RawBlock[];
+  /** Blocks left out on purpose (a Sandpack file the reader does not see). */
+  skipped: SkippedBlock[];
   slugger: Slugger;
   tab: string | null;
   h1: string | null;
   frontmatter: Record<string, unknown> | null;
   mdx: boolean;
+  /** An `.mdx` file: MDX has no indented code, so an indented block is text. */
+  mdxFile: boolean;
+  /** Open <CodeGroup> components: a fence's bare title names its tab. */
+  codeGroups: number;
+  /** Open pymdown blocks (`/// tip`, `//// tab | Label`), by the number of slashes that close them. */
+  pymdown: Array<{ slashes: number; tab: boolean }>;
 }
 
 const ADMONITION = /^(?:!!!|\?\?\?\+?)\s*[\w-]+(?:\s+"[^"]*")?\s*$/;
@@ -138,10 +124,12 @@ function readFrontmatter(value: string): Record<string, unknown> | null {
 
 /** A paragraph that is only a tab or admonition marker: the indented block right after it is its content. */
 interface Marker {
-  kind: 'admonition' | 'tab';
+  kind: 'admonition' | 'tab' | 'jsx';
   tab: string | null;
 }
 const ADMONITION_MARKER: Marker = { kind: 'admonition', tab: null };
+// A JSX component's tags: MDX has no indented code, so an indented block after them is the component's text.
+const JSX_MARKER: Marker = { kind: 'jsx', tab: null };
 
 function walkChildren(children: readonly Nodes[], st: MdState, depth: number): void {
   let marker: Marker | null = null;
@@ -162,7 +150,7 @@ function walkChildren(children: readonly Nodes[], st: MdState, depth: number): v
         addCode(node as Code, st, depth, prevMarker);
         break;
       case 'html':
-        addHtml((node as Html).value, st);
+        marker = addHtml((node as Html).value, st, depth) ? JSX_MARKER : null;
         break;
       case 'list':
       case 'listItem':
@@ -178,9 +166,13 @@ function walkChildren(children: readonly Nodes[], st: MdState, depth: number): v
 
 function addHeading(h: Heading, st: MdState): void {
   let text = collapseSpaces(mdText(h)).trim();
-  const custom = CUSTOM_ID.exec(text);
+  const mdxId = mdxHeadingId(text);
+  const custom = mdxId === null ? CUSTOM_ID.exec(text) : null;
   let anchor: string;
-  if (custom?.[1]) {
+  if (mdxId !== null) {
+    text = mdxId.text;
+    anchor = mdxId.id;
+  } else if (custom?.[1]) {
     text = text.slice(0, custom.index).trim();
     anchor = custom[1];
   } else {
@@ -197,41 +189,99 @@ function addParagraph(node: Paragraph, st: MdState): Marker | null {
   const tab = MATERIAL_TAB.exec(text);
   if (tab?.[1]) return { kind: 'tab', tab: tab[1] };
   if (ADMONITION.test(text)) return ADMONITION_MARKER;
-  const lines = text.split('\n').filter((l) => !/^\s*:::/.test(l) && !(st.mdx && /^\s*(?:import|export)\s/.test(l)));
-  const prose = lines.join(' ').trim();
+  const kept: string[] = [];
+  for (const line of text.split('\n')) {
+    if (/^\s*:::/.test(line) || (st.mdx && /^\s*(?:import|export)\s/.test(line))) continue;
+    const block = PYMDOWN_BLOCK.exec(line);
+    if (block === null) kept.push(line);
+    else pymdownBlock(block, st, kept);
+  }
+  const joined = kept.join(' ').trim();
+  const prose = st.mdx ? stripMdxComments(joined).trim() : joined;
   if (prose.length > 0) st.items.push({ kind: 'prose', text: prose });
   return null;
 }
 
-/** A code block; an indented one right after a marker is the marker's markdown content, parsed again. */
+// pymdown-extensions' blocks: `/// type | title` opens, a line of as many slashes closes; `//// tab | Label`.
+const PYMDOWN_BLOCK = /^\s*(\/{3,})[ \t]*(?:([A-Za-z][\w-]*)[ \t]*(?:\|[ \t]*(.*?))?)?[ \t]*$/;
+
+/** A pymdown block's marker line: a tab's label, an admonition's title kept as prose, a closing line. */
+function pymdownBlock(m: RegExpExecArray, st: MdState, kept: string[]): void {
+  const slashes = (m[1] as string).length;
+  const name = m[2]?.toLowerCase();
+  const title = m[3]?.trim() ?? '';
+  if (name === undefined) {
+    const open = st.pymdown.findLastIndex((b) => b.slashes === slashes);
+    if (open >= 0 && st.pymdown.splice(open).some((b) => b.tab)) st.tab = null;
+    return;
+  }
+  if (st.pymdown.length < 32) st.pymdown.push({ slashes, tab: name === 'tab' });
+  if (name === 'tab') st.tab = title || null;
+  else if (title !== '') kept.push(title);
+}
+
+/**
+ * A code block; an indented one right after a marker is the marker's markdown content, parsed again, and so
+ * is every indented block of an `.mdx` file.
+ */
 function addCode(c: Code, st: MdState, depth: number, prevMarker: Marker | null): void {
   const indented = !fencedHint.has(c);
-  if (indented && prevMarker !== null && depth < MAX_REPARSE_DEPTH) {
+  if (indented && (prevMarker !== null || st.mdxFile) && depth < MAX_REPARSE_DEPTH) {
     const saved = st.tab;
-    if (prevMarker.kind === 'tab') st.tab = prevMarker.tab;
+    if (prevMarker?.kind === 'tab') st.tab = prevMarker.tab;
     walkChildren(safeParse(c.value, st.parse).children as Nodes[], st, depth + 1);
     st.tab = saved;
     return;
   }
-  const { lang, filename } = fenceFilename(c.lang, c.meta);
-  addBlock(st, {
-    code: c.value,
-    origin: indented ? 'indented' : 'fenced',
-    declaredLanguage: lang,
-    filename,
-    tab: st.tab,
-    caption: null,
-  });
+  const origin = indented ? 'indented' : 'fenced';
+  const info = indented ? parseFenceInfo(null, null) : parseFenceInfo(c.lang, c.meta, st.codeGroups > 0);
+  if (info.hidden) {
+    st.skipped.push({ reason: 'hidden', tag: origin, preview: preview(c.value) });
+    return;
+  }
+  addBlock(st, { code: c.value, origin, declaredLanguage: info.lang, filename: info.filename, tab: info.label ?? st.tab, caption: info.caption });
 }
 
-/** Raw HTML: Docusaurus tab items, and code blocks written as HTML. */
-function addHtml(v: string, st: MdState): void {
+const TAB_COMPONENT = /(?:^|\.)Tab(?:Item)?$/;
+const CODE_GROUP_COMPONENT = /(?:CodeGroup|CodeTabs)$/;
+
+/** Tags that change how the blocks after them are labelled. */
+function isStructural(tag: JsxTag): boolean {
+  return TAB_COMPONENT.test(tag.name) || CODE_GROUP_COMPONENT.test(tag.name) || tag.name === 'Tabs';
+}
+
+function applyJsxTag(tag: JsxTag, st: MdState): void {
+  if (CODE_GROUP_COMPONENT.test(tag.name)) {
+    if (tag.closing) st.codeGroups = Math.max(0, st.codeGroups - 1);
+    else if (!tag.selfClosing) st.codeGroups++;
+  } else if (TAB_COMPONENT.test(tag.name) && !tag.closing) {
+    st.tab = jsxAttribute(tag, 'label') ?? jsxAttribute(tag, 'title') ?? jsxAttribute(tag, 'value');
+  } else {
+    st.tab = null;
+  }
+}
+
+/** An HTML block written as JSX: its tabs and code groups, and the markdown inside parsed as the page's own. */
+function addJsx(v: string, st: MdState, depth: number): boolean {
+  const parts = readJsxBlock(v, isStructural);
+  if (parts === null) return false;
+  for (const part of parts) {
+    if ('tag' in part) applyJsxTag(part.tag, st);
+    else if (depth < MAX_REPARSE_DEPTH) walkChildren(safeParse(part.text, st.parse).children as Nodes[], st, depth + 1);
+  }
+  return true;
+}
+
+/** Raw HTML: JSX components (true), Docusaurus tab items, and code blocks written as HTML. */
+function addHtml(v: string, st: MdState, depth: number): boolean {
+  if (st.mdx && addJsx(v, st, depth)) return true;
   const item = TAB_ITEM_LABEL.exec(v) ?? TAB_ITEM_VALUE.exec(v);
   if (item) st.tab = item[1] ?? item[2] ?? item[3] ?? null;
   else if (/<\/TabItem>|<\/?Tabs\b/.test(v)) st.tab = null;
   if (/<(?:pre|code|programlisting|screen)\b/i.test(v)) {
     for (const b of htmlFragmentBlocks(v)) addBlock(st, { ...b, tab: b.tab ?? st.tab });
   }
+  return false;
 }
 
 // Fenced code nodes (by their source), to tell them from indented ones: mdast
@@ -437,9 +487,11 @@ function stripFrontmatter(text: string): string {
 }
 
 /** A markdown or plain-text document's page and snippets; `parse` reads each chunk (tests pass micromark's reference). */
-export function extractMarkdown(text: string, url: string, contentHash: string, format: 'markdown' | 'text', mdx: boolean, parse: ChunkParser = parseMarkdownChunk): ExtractResult {
-  const tree = safeParse(text, parse);
-  const st: MdState = { parse, items: [], blocks: [], slugger: new Slugger(), tab: null, h1: null, frontmatter: null, mdx };
+export function extractMarkdown(text: string, url: string, contentHash: string, format: 'markdown' | 'text', mdxFile: boolean, parse: ChunkParser = parseMarkdownChunk): ExtractResult {
+  // Docusaurus and react.dev write MDX in .md files too.
+  const mdx = mdxFile || (format === 'markdown' && looksLikeMdx(text));
+  const tree = safeParse(mdx ? separateJsxLines(text) : text, parse);
+  const st: MdState = { parse, items: [], blocks: [], skipped: [], slugger: new Slugger(), tab: null, h1: null, frontmatter: null, mdx, mdxFile, codeGroups: 0, pymdown: [] };
   walkChildren(tree.children as Nodes[], st, 0);
   const fm = st.frontmatter ?? {};
   const fmTitle = typeof fm.title === 'string' ? fm.title.trim() : '';
@@ -448,7 +500,7 @@ export function extractMarkdown(text: string, url: string, contentHash: string, 
   const contexts = resolveContexts(st.items, st.blocks.length);
   const fin = finaliseSnippets(st.blocks, contexts, url, title);
   // A markdown page's comments are hidden from its readers (markdown-comments.ts); a text file's are its text.
-  const body = stripFrontmatter(text);
+  const body = mdx ? mdxToMarkdown(stripFrontmatter(text)) : stripFrontmatter(text);
   const { text: visible, comments } = format === 'markdown' ? splitMarkdownComments(body) : { text: body, comments: [] };
   const page: ExtractedPage = {
     url,
@@ -463,5 +515,5 @@ export function extractMarkdown(text: string, url: string, contentHash: string, 
     format,
     headings: streamHeadings(st.items),
   };
-  return { page, snippets: fin.snippets, skipped: fin.skipped, origins: fin.origins, ...(comments.length > 0 ? { concealed: comments } : {}) };
+  return { page, snippets: fin.snippets, skipped: [...fin.skipped, ...st.skipped], origins: fin.origins, ...(comments.length > 0 ? { concealed: comments } : {}) };
 }

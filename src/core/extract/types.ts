@@ -100,7 +100,7 @@ export interface PageHeading {
 }
 
 /** Why a code-looking element did not become a snippet. */
-export type SkipReason = 'empty' | 'duplicate' | 'outside-main' | 'line-number-gutter' | 'nested' | 'too-large' | 'not-code' | 'interface';
+export type SkipReason = 'empty' | 'duplicate' | 'outside-main' | 'line-number-gutter' | 'nested' | 'too-large' | 'not-code' | 'interface' | 'hidden';
 
 export interface SkippedBlock {
   reason: SkipReason;

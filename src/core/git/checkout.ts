@@ -152,3 +152,22 @@ export async function checkoutRef(tmp: string, request: CheckoutRequest): Promis
   const tracked = parseLsFiles(await step(context, request, dir, ['ls-files', '-s', '-z']));
   return { dir, commit, ref, tracked };
 }
+
+/** A tracked path as a non-cone sparse-checkout pattern matching exactly it (gitignore syntax, anchored). */
+function exactPattern(filePath: string): string {
+  return `/${filePath.replace(/[\\*?[\]!#]/g, '\\$&').replace(/ +$/, (spaces) => spaces.replaceAll(' ', '\\ '))}`;
+}
+
+/**
+ * Adds tracked files outside the docs paths to the checkout (an include names them): their blobs are
+ * fetched from the same commit by the partial clone's lazy fetch, within the size watch of `--max-repo-mb`.
+ * False when git failed or the repository grew past the limit: the caller keeps those includes unresolved.
+ */
+export async function checkoutMore(tmp: string, request: Pick<CheckoutRequest, 'remote' | 'access' | 'maxBytes'>, dir: string, paths: readonly string[]): Promise<boolean> {
+  const patterns = paths.filter((p) => !p.includes('\n')).map(exactPattern);
+  if (patterns.length === 0) return true;
+  const context = contextFor(tmp, request.remote, request.access, request.maxBytes);
+  const result = await runGit(context, ['sparse-checkout', 'add', '--stdin'], dir, `${patterns.join('\n')}\n`);
+  if (result.exitCode !== 0 || result.oversize) return false;
+  return (await directoryBytes(tmp)) <= request.maxBytes;
+}

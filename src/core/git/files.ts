@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { languageFromFilename } from '../extract/filename.js';
-import { decodeUpload } from '../upload/files.js';
+import { decodeUpload } from '../upload/decode.js';
 import type { FileProblem, UploadFileInput } from '../upload/files.js';
 import { absoluteMarkdownLinks } from './relative-links.js';
 import type { SelectedFile } from './select.js';
@@ -48,6 +48,12 @@ export interface ReadFiles {
   errors: Map<string, FileProblem>;
 }
 
+/** A selected file's text as it is in the checkout. */
+export interface SelectedText {
+  file: SelectedFile;
+  text: string;
+}
+
 async function readText(absolute: string, relative: string, limit: number): Promise<{ text: string } | FileProblem> {
   const stat = await fs.lstat(absolute).catch(() => undefined);
   if (!stat?.isFile()) return { path: relative, error: 'not in the checkout' };
@@ -57,19 +63,25 @@ async function readText(absolute: string, relative: string, limit: number): Prom
 }
 
 /** Reads each selected file under `dir`; a file that cannot be read is reported, the others go on. */
-export async function readSelected(dir: string, selected: readonly SelectedFile[], urlOf: (filePath: string) => string): Promise<ReadFiles> {
-  const files = new Map<string, UploadFileInput>();
+export async function readSelected(dir: string, selected: readonly SelectedFile[]): Promise<{ texts: SelectedText[]; errors: Map<string, FileProblem> }> {
+  const texts: SelectedText[] = [];
   const errors = new Map<string, FileProblem>();
   for (const file of selected) {
+    const read = await readText(path.join(dir, ...file.path.split('/')), file.path, file.role === 'example' ? MAX_EXAMPLE_BYTES : 10 * 1024 * 1024);
+    if ('error' in read) errors.set(file.path, read);
+    else texts.push({ file, text: read.text });
+  }
+  return { texts, errors };
+}
+
+/** The upload rows of the files read: documentation with its relative links made absolute, examples wrapped. */
+export function uploadRows(texts: readonly SelectedText[], errors: Map<string, FileProblem>, urlOf: (filePath: string) => string): ReadFiles {
+  const files = new Map<string, UploadFileInput>();
+  for (const { file, text } of texts) {
     const example = file.role === 'example';
-    const read = await readText(path.join(dir, ...file.path.split('/')), file.path, example ? MAX_EXAMPLE_BYTES : 10 * 1024 * 1024);
-    if ('error' in read) {
-      errors.set(file.path, read);
-      continue;
-    }
     const extension = path.extname(file.path).toLowerCase();
     const url = urlOf(file.path);
-    const content = example ? exampleDocument(file.path, read.text) : MARKDOWN.has(extension) ? absoluteMarkdownLinks(read.text, url) : read.text;
+    const content = example ? exampleDocument(file.path, text) : MARKDOWN.has(extension) ? absoluteMarkdownLinks(text, url) : text;
     const contentType = example ? 'text/markdown' : (DOC_TYPES[extension] ?? 'text/plain');
     files.set(file.path, { path: file.path, url, content, sizeBytes: Buffer.byteLength(content, 'utf8'), contentType });
   }

@@ -95,15 +95,15 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
-/** Runs git with the context's settings; never rejects for git's own failure (see exitCode). */
-export async function runGit(context: GitContext, args: string[], cwd: string): Promise<GitResult> {
+/** Runs git with the context's settings; never rejects for git's own failure (see exitCode). `input`: its stdin. */
+export async function runGit(context: GitContext, args: string[], cwd: string, input?: string): Promise<GitResult> {
   const child = execa('git', [...baseSettings(context), ...args], {
     cwd,
     env: gitEnvironment(context),
     extendEnv: false,
     reject: false,
     timeout: GIT_TIMEOUT_MS,
-    stdin: 'ignore',
+    ...(input === undefined ? { stdin: 'ignore' as const } : { input }),
     stripFinalNewline: true,
     // Its own process group: a fetch runs helpers (remote-https, index-pack) that must stop with it.
     detached: true,

@@ -11,8 +11,11 @@ import type { QueueDb } from '../upload/queue.js';
 import { prepareAccess } from './access.js';
 import { checkoutRef } from './checkout.js';
 import type { RefKind } from './checkout.js';
-import { isExampleSource, readSelected } from './files.js';
+import { addToTally, emptyTally } from '../upload/includes.js';
+import { isExampleSource, readSelected, uploadRows } from './files.js';
 import type { ReadFiles } from './files.js';
+import { resolveGitIncludes } from './includes.js';
+import type { PageIncludes } from './includes.js';
 import { fileUrl } from './links.js';
 import { hasControlCharacter, parseRemote } from './remote.js';
 import { withTempDir } from './run.js';
@@ -43,6 +46,8 @@ export interface GitSourceRequest {
 interface IndexedFile {
   blob: string;
   url: string;
+  /** The blobs of the files its includes read: the page is indexed again when one changes. */
+  includes?: Record<string, string>;
 }
 
 /** Where a git source came from, kept in sources.crawl_config.git for recrawls. */
@@ -87,8 +92,22 @@ interface CheckedOut {
   origin: GitOrigin;
   selected: SelectedFile[];
   read: ReadFiles;
+  /** The includes of each page that has any. */
+  includes: Map<string, PageIncludes>;
   name: string;
   version: string;
+}
+
+function indexedFile(file: SelectedFile, url: string, includes: PageIncludes | undefined): IndexedFile {
+  return includes === undefined ? { blob: file.blob, url } : { blob: file.blob, url, includes: includes.reads };
+}
+
+/** Whether a file and what its includes read are as they were. */
+function unchanged(before: IndexedFile | undefined, now: IndexedFile | undefined): boolean {
+  if (before === undefined || now === undefined || before.blob !== now.blob) return false;
+  const a = Object.entries(before.includes ?? {}).sort(([x], [y]) => (x < y ? -1 : 1));
+  const b = Object.entries(now.includes ?? {}).sort(([x], [y]) => (x < y ? -1 : 1));
+  return a.length === b.length && a.every(([k, v], i) => b[i]?.[0] === k && b[i]?.[1] === v);
 }
 
 /** Checks out and reads everything the job needs; the temp directory is gone when this returns. */
@@ -105,11 +124,14 @@ async function checkoutAndRead(config: Config, pool: pg.Pool, request: GitSource
     const checkout = await checkoutRef(tmp, { remote, ...(ref === undefined ? {} : { ref }), selection, maxBytes: maxRepoMb * 1024 * 1024, access });
     const selected = selectFiles(checkout.tracked, selection, isExampleSource);
     const urlOf = (filePath: string) => fileUrl(remote, checkout.commit, filePath);
-    const read = await readSelected(checkout.dir, selected, urlOf);
-    const files = Object.fromEntries(selected.map((f) => [f.path, { blob: f.blob, url: urlOf(f.path) }]));
+    const raw = await readSelected(checkout.dir, selected);
+    const maxBytes = maxRepoMb * 1024 * 1024;
+    const { texts, pages: includes } = await resolveGitIncludes(tmp, { remote, access, maxBytes }, checkout.dir, checkout.tracked, raw.texts);
+    const read = uploadRows(texts, raw.errors, urlOf);
+    const files = Object.fromEntries(selected.map((f) => [f.path, indexedFile(f, urlOf(f.path), includes.get(f.path))]));
     const origin: GitOrigin = { remote: remote.url, ref: ref ?? null, refKind: checkout.ref.kind, commit: checkout.commit, paths: paths ?? null, examples: examples ?? null, maxRepoMb, files };
     const version = checkText(request.version, 'version', 100) ?? versionFromRef(checkout.ref);
-    return { origin, selected, read, name, version };
+    return { origin, selected, read, includes, name, version };
   });
 }
 
@@ -153,13 +175,12 @@ async function saveSource(client: pg.ClientBase, target: TargetSource | undefine
 /** What changed since the last checkout: files to (re)index, and the pages of changed or removed files to drop. */
 function planChanges(previous: Record<string, IndexedFile>, checked: CheckedOut): { paths: string[]; dropUrls: string[] } {
   const current = checked.origin.files;
-  // A file kept at the same blob keeps its page and the URL it was stored under.
-  for (const [filePath, before] of Object.entries(previous)) {
-    if (current[filePath]?.blob === before.blob) current[filePath] = before;
-  }
-  const paths = checked.selected.map((f) => f.path).filter((p) => previous[p]?.blob !== current[p]!.blob);
+  // A file kept at the same blob, its includes unchanged, keeps its page and the URL it was stored under.
+  const kept = new Set(Object.keys(previous).filter((filePath) => unchanged(previous[filePath], current[filePath])));
+  for (const filePath of kept) current[filePath] = previous[filePath]!;
+  const paths = checked.selected.map((f) => f.path).filter((p) => !kept.has(p));
   const dropUrls = Object.entries(previous)
-    .filter(([filePath, before]) => current[filePath]?.blob !== before.blob)
+    .filter(([filePath]) => !kept.has(filePath))
     .map(([, before]) => before.url);
   return { paths, dropUrls };
 }
@@ -180,7 +201,12 @@ async function commitJob(db: QueueDb, config: Config, checked: CheckedOut, expec
       for (const url of plan.dropUrls) await removePageIn(client, sourceId, url);
       const files = plan.paths.flatMap((p) => (checked.read.files.has(p) ? [checked.read.files.get(p)!] : []));
       const errors = plan.paths.flatMap((p) => (checked.read.errors.has(p) ? [checked.read.errors.get(p)!] : []));
-      return insertUploadJob(boss, client, sourceId, { name: checked.name, files, errors, skipped: [], llmEnhance: config.llm.enabled, sourceType: 'git' });
+      const includes = emptyTally();
+      for (const p of plan.paths) {
+        const page = checked.includes.get(p);
+        if (page) addToTally(includes, page.tally);
+      }
+      return insertUploadJob(boss, client, sourceId, { name: checked.name, files, errors, skipped: [], llmEnhance: config.llm.enabled, sourceType: 'git', includes });
     }),
   );
   return getUploadJob(db.pool, jobId);

@@ -11,7 +11,7 @@ import type { ExtractedSection, ExtractedSnippet } from '../extract/types.js';
  * smallest page, then the first URL (see rehomeSnippets). So Node's fs code links to fs.html#anchor, not to
  * all.html, the page of every module.
  *
- * A page's sections (extract/sections.ts) are rows of the same table with kind 'section' (migration 033): they
+ * A page's sections (extract/sections.ts) are rows of the same table with kind 'section' (migration 034): they
  * take the same way through deduplication, occurrences and homes, and are counted apart from snippets.
  */
 

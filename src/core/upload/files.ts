@@ -4,6 +4,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ValidationError } from '../errors.js';
+import { hasIncludes } from '../extract/includes.js';
+import type { IncludeHost } from '../extract/includes.js';
+import { decodeUpload, MAX_FILE_BYTES } from './decode.js';
+import { addToTally, emptyTally, expandUploadedFile, includeScope, scopeIncludeHost } from './includes.js';
+import type { IncludeScope, IncludeTally } from './includes.js';
 
 /**
  * Finding and reading the files of an upload. Everything is checked here, before anything is written: a file
@@ -21,9 +26,6 @@ export const UPLOAD_FORMATS: Readonly<Record<string, string>> = {
   '.adoc': 'text/asciidoc',
 };
 
-// Documentation pages are kilobytes; 10 MB is far beyond any hand-written page and keeps a mistaken upload
-// (a log, a data dump) from filling the database or a worker's memory.
-export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 // One upload is one job; beyond this a directory is almost certainly the wrong one (a home folder, a monorepo
 // with vendored docs), and the user should point at the docs folder instead.
 export const MAX_FILES = 10_000;
@@ -53,6 +55,15 @@ export interface ScanResult {
   files: UploadFileInput[];
   errors: FileProblem[];
   skipped: SkippedFile[];
+  /** The files' includes, resolved from the folder around them. */
+  includes: IncludeTally;
+}
+
+interface FoundFile {
+  absolute: string;
+  relative: string;
+  /** The uploaded folder it was found in: its includes come from there and the repository around it. */
+  uploaded?: string;
 }
 
 export function contentTypeFor(filePath: string): string | undefined {
@@ -61,40 +72,6 @@ export function contentTypeFor(filePath: string): string | undefined {
 
 function toPosix(p: string): string {
   return p.split(path.sep).join('/');
-}
-
-/**
- * The text of a file body, or why it cannot be one. Binary is a NUL byte in the first 8 KB (what git and grep
- * use); invalid UTF-8 is reported with the byte offset so the user can find it.
- */
-export function decodeUpload(bytes: Uint8Array): { text: string } | { error: string } {
-  if (bytes.byteLength > MAX_FILE_BYTES) {
-    return { error: `file is ${(bytes.byteLength / 1024 / 1024).toFixed(1)} MB; the limit is ${MAX_FILE_BYTES / 1024 / 1024} MB per file` };
-  }
-  const head = bytes.subarray(0, 8192);
-  if (head.includes(0)) return { error: 'binary content (contains NUL bytes); upload text files only' };
-  try {
-    const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
-    if (text.includes('\u0000')) return { error: 'binary content (contains NUL bytes); upload text files only' };
-    return { text };
-  } catch {
-    return { error: `not valid UTF-8 (first bad byte at offset ${firstInvalidUtf8(bytes)}); convert the file to UTF-8` };
-  }
-}
-
-function firstInvalidUtf8(bytes: Uint8Array): number {
-  let i = 0;
-  while (i < bytes.length) {
-    const b = bytes[i]!;
-    const need = b < 0x80 ? 0 : b >= 0xc2 && b < 0xe0 ? 1 : b >= 0xe0 && b < 0xf0 ? 2 : b >= 0xf0 && b < 0xf5 ? 3 : -1;
-    if (need < 0) return i;
-    for (let k = 1; k <= need; k++) {
-      const c = bytes[i + k];
-      if (c === undefined || (c & 0xc0) !== 0x80) return i;
-    }
-    i += need + 1;
-  }
-  return i;
 }
 
 /** The document URL of an uploaded file: under --source-url when given, else the file's own file:// URL. */
@@ -131,7 +108,7 @@ async function readOne(absolute: string, relative: string): Promise<{ text: stri
   }
 }
 
-async function walk(dir: string, root: string, found: Array<{ absolute: string; relative: string }>, skipped: SkippedFile[]): Promise<void> {
+async function walk(dir: string, root: string, found: FoundFile[], skipped: SkippedFile[]): Promise<void> {
   let entries: Dirent[];
   try {
     entries = await fs.readdir(dir, { withFileTypes: true });
@@ -158,7 +135,7 @@ async function walk(dir: string, root: string, found: Array<{ absolute: string; 
 /** Reads every supported file under the given paths (files or directories). */
 export async function scanPaths(paths: string[], sourceUrl: string | undefined): Promise<ScanResult> {
   if (paths.length === 0) throw new ValidationError('Nothing to upload: give a file or a directory.');
-  const found: Array<{ absolute: string; relative: string }> = [];
+  const found: FoundFile[] = [];
   const skipped: SkippedFile[] = [];
   for (const p of paths) {
     const absolute = path.resolve(p);
@@ -179,13 +156,14 @@ export async function scanPaths(paths: string[], sourceUrl: string | undefined):
           details: skipped.slice(skippedBefore, skippedBefore + 50),
         });
       }
+      for (let k = before; k < found.length; k++) (found[k] as FoundFile).uploaded = absolute;
     } else if (stat.isFile()) {
       if (contentTypeFor(absolute) === undefined) {
         throw new ValidationError(`${p}: unsupported format "${path.extname(absolute) || '(none)'}".`, {
           hint: `Supported formats: ${Object.keys(UPLOAD_FORMATS).join(' ')}.`,
         });
       }
-      found.push({ absolute, relative: path.basename(absolute) });
+      found.push({ absolute, relative: path.basename(absolute), uploaded: path.dirname(absolute) });
     } else {
       throw new ValidationError(`${p} is neither a file nor a directory.`);
     }
@@ -200,15 +178,38 @@ export async function scanPaths(paths: string[], sourceUrl: string | undefined):
     seen.add(f.relative);
     return true;
   });
-  const single = unique.length === 1;
+  return { ...(await readFound(unique, sourceUrl)), skipped };
+}
+
+/** Reads the files found, each with its includes resolved from the folder around it. */
+async function readFound(found: readonly FoundFile[], sourceUrl: string | undefined): Promise<Omit<ScanResult, 'skipped'>> {
+  const single = found.length === 1;
   const files: UploadFileInput[] = [];
   const errors: FileProblem[] = [];
-  for (const f of unique) {
+  const includes = emptyTally();
+  const scopes = new Map<string, { scope: IncludeScope; host: IncludeHost }>();
+  for (const f of found) {
     const read = await readOne(f.absolute, f.relative);
-    if ('error' in read) errors.push(read);
-    else files.push({ path: f.relative, url: uploadUrl(f.absolute, f.relative, sourceUrl, single), content: read.text, sizeBytes: read.size });
+    if ('error' in read) {
+      errors.push(read);
+      continue;
+    }
+    let content = read.text;
+    if (f.uploaded !== undefined && hasIncludes(f.absolute, read.text)) {
+      let entry = scopes.get(f.uploaded);
+      if (entry === undefined) {
+        const scope = await includeScope(f.uploaded);
+        entry = { scope, host: scopeIncludeHost(scope) };
+        scopes.set(f.uploaded, entry);
+      }
+      const expanded = expandUploadedFile(entry.scope, entry.host, f.absolute, read.text);
+      addToTally(includes, expanded.tally);
+      content = expanded.text;
+    }
+    const sizeBytes = content === read.text ? read.size : Buffer.byteLength(content, 'utf8');
+    files.push({ path: f.relative, url: uploadUrl(f.absolute, f.relative, sourceUrl, single), content, sizeBytes });
   }
-  return { files, errors, skipped };
+  return { files, errors, includes };
 }
 
 /** A stable name for pasted content: the given file name, else a slug of the title, else a content hash. */

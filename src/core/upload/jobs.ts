@@ -6,7 +6,11 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import { subscribe } from '../events/notify.js';
 import type { JobEvent } from '../events/notify.js';
 import { isUuid } from '../sources/resolve.js';
-import { checkSourceUrl, contentFileName, decodeUpload, MAX_FILE_BYTES, scanPaths } from './files.js';
+import { decodeUpload, MAX_FILE_BYTES } from './decode.js';
+import type { UnresolvedInclude } from '../extract/includes.js';
+import { checkSourceUrl, contentFileName, scanPaths } from './files.js';
+import { emptyTally } from './includes.js';
+import type { IncludeTally } from './includes.js';
 import type { FileProblem, SkippedFile, UploadFileInput } from './files.js';
 import { assertUploadTargetAllowed } from './guard.js';
 import { queueFiles, withBoss } from './queue.js';
@@ -40,6 +44,12 @@ export interface UploadJob {
   file_errors: FileProblem[];
   /** Files of unsupported formats found in uploaded directories, not part of the job. */
   skipped_files: SkippedFile[];
+  /** Include directives of the job's files replaced by what they include, from the same commit or folder. */
+  includes_resolved: number;
+  /** Include directives kept as written (outside the repository, not found, a region the file lacks ...). */
+  includes_unresolved: number;
+  /** The first of those: the file, the directive and why. */
+  unresolved_includes: UnresolvedInclude[];
   error: string | null;
   /** Started with LLM enhancement on, and how far the LLM stage has got (see CrawlJob). */
   llm_enhance: boolean;
@@ -54,7 +64,8 @@ export interface UploadJob {
 }
 
 const JOB_COLUMNS = `j.id, j.name, j.source_type, j.source_id, src.name AS source_name, src.version, j.status, j.file_count,
-  j.processed_files, j.failed_files, j.snippets_extracted, j.file_errors, j.skipped_files, j.error, j.created_at,
+  j.processed_files, j.failed_files, j.snippets_extracted, j.file_errors, j.skipped_files, j.includes_resolved,
+  j.includes_unresolved, j.unresolved_includes, j.error, j.created_at,
   j.started_at, j.completed_at, j.updated_at, j.llm_enhance, llm.llm_pages_total, llm.llm_pages_done, llm.llm_pages_failed, llm.llm_snippets_enhanced`;
 
 export async function getUploadJob(pool: pg.Pool | pg.ClientBase, id: string): Promise<UploadJob> {
@@ -111,6 +122,7 @@ interface NewUpload {
   skipped: SkippedFile[];
   /** LLM enhancement on: the job reads enhancing after its files until the LLM stage is through with its pages. */
   llmEnhance: boolean;
+  includes?: IncludeTally;
 }
 
 async function createUpload(db: QueueDb, upload: NewUpload): Promise<UploadJob> {
@@ -147,6 +159,8 @@ export interface UploadJobRows {
   llmEnhance: boolean;
   /** 'upload' unless another producer (a git checkout) made the files. */
   sourceType?: 'upload' | 'git';
+  /** The files' include directives, resolved and not. */
+  includes?: IncludeTally;
 }
 
 /**
@@ -156,12 +170,28 @@ export interface UploadJobRows {
  */
 export async function insertUploadJob(boss: PgBoss, client: pg.ClientBase, sourceId: string, upload: UploadJobRows): Promise<string> {
   const fileCount = upload.files.length + upload.errors.length;
+  const includes = upload.includes ?? emptyTally();
   const finished = upload.files.length === 0 ? (upload.errors.length > 0 ? 'failed' : 'completed') : null;
   const job = await client.query<{ id: string }>(
-    `INSERT INTO upload_jobs (name, source_id, file_count, processed_files, failed_files, file_errors, skipped_files, llm_enhance, source_type, status, error, completed_at)
-     VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, COALESCE($9::text, 'queued'), CASE WHEN $9::text = 'failed' THEN 'every file failed' END, CASE WHEN $9::text IS NOT NULL THEN now() END)
+    `INSERT INTO upload_jobs (name, source_id, file_count, processed_files, failed_files, file_errors, skipped_files, llm_enhance, source_type, status, error, completed_at,
+                              includes_resolved, includes_unresolved, unresolved_includes)
+     VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, COALESCE($9::text, 'queued'), CASE WHEN $9::text = 'failed' THEN 'every file failed' END, CASE WHEN $9::text IS NOT NULL THEN now() END,
+             $10, $11, $12)
      RETURNING id`,
-    [upload.name, sourceId, fileCount, upload.errors.length, JSON.stringify(upload.errors), JSON.stringify(upload.skipped.slice(0, 1000)), upload.llmEnhance, upload.sourceType ?? 'upload', finished],
+    [
+      upload.name,
+      sourceId,
+      fileCount,
+      upload.errors.length,
+      JSON.stringify(upload.errors),
+      JSON.stringify(upload.skipped.slice(0, 1000)),
+      upload.llmEnhance,
+      upload.sourceType ?? 'upload',
+      finished,
+      includes.resolved,
+      includes.unresolved,
+      JSON.stringify(includes.problems),
+    ],
   );
   const jobId = job.rows[0]!.id;
   const files = await client.query<{ id: number }>(
@@ -198,7 +228,7 @@ export async function createUploadFromPaths(db: QueueDb, config: Config, request
   const name = checkName(request.name, fallbackName);
   const version = checkVersion(request.version);
   const scan = await scanPaths(request.paths, sourceUrl);
-  return createUpload(db, { name, version, sourceUrl, files: scan.files, errors: scan.errors, skipped: scan.skipped, llmEnhance: config.llm.enabled });
+  return createUpload(db, { name, version, sourceUrl, files: scan.files, errors: scan.errors, skipped: scan.skipped, llmEnhance: config.llm.enabled, includes: scan.includes });
 }
 
 export interface UploadContentRequest {

@@ -19,6 +19,13 @@ export const UploadJobSchema = z
     snippets_extracted: z.number(),
     file_errors: z.array(z.unknown()),
     skipped_files: z.array(z.unknown()).describe('Unsupported files found in uploaded directories'),
+    includes_resolved: z
+      .number()
+      .describe(
+        "Include directives (fastapi's {* *}, pymdown --8<--, VitePress <<<, Sphinx literalinclude, AsciiDoc include::, MDX raw imports) replaced by the file they name, from the same commit or folder",
+      ),
+    includes_unresolved: z.number().describe('Include directives kept as written: outside the repository, not found, too large, or a part the file lacks'),
+    unresolved_includes: z.array(z.object({ path: z.string(), include: z.string(), reason: z.string() })).describe('The first unresolved include directives: the file, the directive, why'),
     source_name: z.string().nullable(),
     version: z.string().nullable(),
     error: z.string().nullable(),

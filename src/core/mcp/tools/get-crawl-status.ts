@@ -27,16 +27,22 @@ function uploadAsJobView(job: UploadJob): CrawlJobView {
   };
 }
 
+/** The job's include directives, when its pages have any: resolved, and the first kept as written with why. */
+function includesText(job: UploadJob): string {
+  if (job.includes_resolved + job.includes_unresolved === 0) return '';
+  const kept = job.unresolved_includes.slice(0, 5).map((u) => `\n  ${u.path}: ${u.include} (${u.reason})`);
+  return `\nIncludes: ${job.includes_resolved} resolved from the same commit, ${job.includes_unresolved} kept as written${kept.join('')}`;
+}
+
 export async function getCrawlStatus(deps: McpDeps, args: z.output<typeof inputSchema>): Promise<ToolOutput> {
   const id = args.job_id.trim().toLowerCase();
   if (isUuid(id) && (await isUploadJob(deps.pool, id))) {
-    const view = uploadAsJobView(await getUploadJob(deps.pool, id));
-    return {
-      text: describeCrawlJob(view)
-        .replace(/^Crawl job/, 'Indexing job')
-        .replace('Pages:', 'Files:'),
-      structured: crawlJobStructured(view),
-    };
+    const job = await getUploadJob(deps.pool, id);
+    const view = uploadAsJobView(job);
+    const text = describeCrawlJob(view)
+      .replace(/^Crawl job/, 'Indexing job')
+      .replace('Pages:', 'Files:');
+    return { text: `${text}${includesText(job)}`, structured: crawlJobStructured(view) };
   }
   const job = await getCrawlJob(deps.pool, await resolveCrawlJobId(deps.pool, args.job_id));
   return { text: describeCrawlJob(job), structured: crawlJobStructured(job) };
