@@ -182,7 +182,11 @@ describe('get_content', () => {
   it('cuts long code at the token budget with a visible marker', async () => {
     const r = await call('get_content', { library_id: 'quillstack', query: 'configure_everything', limit: 1, fresh: true });
     expect(r.text).toContain('def configure_everything(app):');
-    expect(r.text).toMatch(/\[… code truncated: showing \d+ of \d+ tokens, \d+ more lines not shown\. Full code: call get_page_markdown with url="[^"]+\/api\/reference\.html[^"]*"\.\]/);
+    // The section that holds the code answers first (its heading and prose name it too); it is cut the same way
+    // and points at itself.
+    expect(r.text).toMatch(
+      /\[… (code truncated: showing \d+ of \d+ tokens, \d+ more lines not shown\. Full code|section truncated: showing \d+ of \d+ tokens\. The whole section): call get_page_markdown with url="[^"]+\/api\/reference\.html[^"]*"\.\]/,
+    );
     expect(r.text).not.toContain('app.method_400(');
   });
 
