@@ -92,11 +92,7 @@ describe('sections as search units', () => {
     const best = Math.max(...all.items.filter((i) => !routing.includes(i)).map((i) => i.score));
     expect(routing.filter((i) => i.score > best)).toHaveLength(12);
     const r = await searchSnippets(db.pool, { query: 'route handler', source: source.id, limit: 3 });
-    expect(r.items.map((i) => i.source_url.split('#')[0])).toEqual([
-      'https://webkit.example/tutorial/routing',
-      'https://webkit.example/guide/router',
-      'https://webkit.example/tutorial/routing',
-    ]);
+    expect(r.items.map((i) => i.source_url.split('#')[0])).toEqual(['https://webkit.example/tutorial/routing', 'https://webkit.example/guide/router', 'https://webkit.example/tutorial/routing']);
     const more = r.items[0]!.more ?? [];
     expect(more).toHaveLength(3);
     for (const m of more) expect(m.source_url.startsWith('https://webkit.example/tutorial/routing')).toBe(true);
