@@ -13,7 +13,7 @@ import { screenResult } from './screen-result.js';
 import { extractSections } from './sections.js';
 import type { ExtractInput, ExtractResult, PageFormat } from './types.js';
 
-export type { ExtractInput, ExtractedSection, ExtractedSnippet, ExtractResult, PageFormat } from './types.js';
+export type { ExtractInput, ExtractedSnippet, ExtractResult, PageFormat } from './types.js';
 export { normalizeLanguage, detectLanguage } from './language.js';
 export { normalizeCode } from './snippet.js';
 
