@@ -132,6 +132,11 @@ function fragmentOf(url: string): string {
 
 type StoredPage = Awaited<ReturnType<typeof findPage>>;
 
+/** What every answer says of its page, whole or a section of it. */
+function pageFacts(page: StoredPage) {
+  return { source_trust: SOURCE_TRUST, url: page.url, title: page.title, library: page.source_name, version: page.version };
+}
+
 /**
  * The section a result's URL names (`…#anchor`), within max_tokens (else chunk_size), cut between blocks when
  * it is longer; undefined when the page has no section by that anchor (the whole page is read then).
@@ -156,11 +161,7 @@ async function anchoredSection(deps: McpDeps, page: StoredPage, args: z.output<t
   return {
     text: `${header.join('\n')}\n\n---\n\n${wrapDocumentation(text === '' ? '(This section has no text content.)' : text)}`,
     structured: {
-      source_trust: SOURCE_TRUST,
-      url: page.url,
-      title: page.title,
-      library: page.source_name,
-      version: page.version,
+      ...pageFacts(page),
       anchor,
       section: section.title,
       tokens: first?.tokens ?? 0,
@@ -219,11 +220,7 @@ export async function getPageMarkdown(deps: McpDeps, args: z.output<typeof input
   return {
     text: `${header.join('\n')}\n\n---\n\n${wrapDocumentation(body)}`,
     structured: {
-      source_trust: SOURCE_TRUST,
-      url: page.url,
-      title: page.title,
-      library: page.source_name,
-      version: page.version,
+      ...pageFacts(page),
       chunk_index: view.chunkIndex,
       chunk_size: chunkSize,
       total_chunks: totalChunks,
