@@ -1,5 +1,7 @@
 // Search at scale (issue 5): BENCH_SNIPPETS (default 1,000,000) generated snippets of ~500 bytes in varied
-// vocabularies and languages, stored in a scratch database through the real schema (generated search vectors,
+// vocabularies and languages, with their pages' sections (issue 50: each page's sections as extraction cuts
+// them, rows of kind section beside the snippets, as a crawl stores them), stored in a scratch database
+// through the real schema (generated search vectors,
 // GIN indexes, the lexicon queue and its refreshes), then a fixed mix of 200 queries through searchSnippets
 // (BENCH_SEARCH_PASSES passes, default 3: the median pass is reported with the range of all), next
 // to EXPLAIN ANALYZE of the statement it runs. The corpus is kept and reused (migrated forward) while its size
@@ -11,6 +13,7 @@ import { loadConfig } from '../dist/core/config.js';
 import { createPool, resolveConnection } from '../dist/core/db/connect.js';
 import type { ConnectionInfo } from '../dist/core/db/connect.js';
 import { latestMigrationId, migrate } from '../dist/core/db/migrate.js';
+import { extractSections } from '../dist/core/extract/sections.js';
 import { refreshSearchTerms } from '../dist/core/search/lexicon.js';
 import { explainSearch, searchSnippets } from '../dist/core/search/search.js';
 import { clearWordStatsCache } from '../dist/core/search/typo.js';
@@ -21,7 +24,9 @@ type Row = Record<string, string | number>;
 
 // 2: each batch's text comes from its own seed, and the query mix picks snippets by code hash, so a rebuild
 // gives the same corpus and the same 200 queries (version 1 let the two writers' race decide both).
-const GENERATOR_VERSION = 2;
+// 3: each page's sections are stored too (issue 50). Its corpus has a database of its own (the version in the
+// name), so the version-2 corpus stays to measure the code before sections against.
+const GENERATOR_VERSION = 3;
 const BATCH = 2000;
 const PASSES = Math.max(1, Number(process.env.BENCH_SEARCH_PASSES ?? 3));
 const SNIPPETS_PER_PAGE = 10;
@@ -163,6 +168,36 @@ function sourceSpecs(): SourceSpec[] {
   return out;
 }
 
+/** The pages' sections as extraction cuts them (extract/sections.ts), stored as a crawl stores them; returns how many. */
+async function insertSections(client: pg.ClientBase, sourceId: string, docIds: string[], urls: string[], titles: string[], markdowns: string[]): Promise<number> {
+  const rows = markdowns.flatMap((markdown, p) => extractSections({ url: urls[p]!, title: titles[p]!, markdown }, []).map((s) => ({ ...s, page: p })));
+  const ins = await client.query<{ id: number; document_id: string; position: number }>(
+    `INSERT INTO snippets (source_id, document_id, kind, title, description, language, code, code_hash, source_url, position)
+     SELECT $1, ($2::uuid[])[x.page + 1], 'section', x.title, x.description, x.language, x.code, x.hash, x.url, x.position
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::int[])
+         AS x(title, description, language, code, hash, url, page, position)
+     RETURNING id, document_id, position`,
+    [
+      sourceId,
+      docIds,
+      rows.map((s) => s.title),
+      rows.map((s) => s.description),
+      rows.map((s) => s.language),
+      rows.map((s) => s.text),
+      rows.map((s) => `s${s.hash}`),
+      rows.map((s) => s.sourceUrl),
+      rows.map((s) => s.page),
+      rows.map((s) => s.position),
+    ],
+  );
+  await client.query('INSERT INTO snippet_occurrences (snippet_id, document_id, position) SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::int[])', [
+    ins.rows.map((r) => r.id),
+    ins.rows.map((r) => r.document_id),
+    ins.rows.map((r) => r.position),
+  ]);
+  return ins.rows.length;
+}
+
 export async function generate(pool: pg.Pool, total: number): Promise<{ seconds: number; rate: number }> {
   const specs = sourceSpecs();
   const sources = await pool.query<{ id: string }>(`INSERT INTO sources (name, kind) SELECT unnest($1::text[]), 'crawl' RETURNING id`, [specs.map((s) => s.name)]);
@@ -248,7 +283,13 @@ export async function generate(pool: pg.Pool, total: number): Promise<{ seconds:
            SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::int[])`,
           [ins.rows.map((r) => r.id), ins.rows.map((r) => r.document_id), ins.rows.map((r) => r.position)],
         );
-        await client.query('UPDATE sources SET snippet_count = snippet_count + $2, document_count = document_count + $3 WHERE id = $1', [sourceIds[si], count, pages]);
+        const sections = await insertSections(client, sourceIds[si]!, docIds, urls, pageTitles, markdowns);
+        await client.query('UPDATE sources SET snippet_count = snippet_count + $2, section_count = section_count + $4, document_count = document_count + $3 WHERE id = $1', [
+          sourceIds[si],
+          count,
+          pages,
+          sections,
+        ]);
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -353,7 +394,7 @@ export async function ensureDatabase(info: ConnectionInfo, name: string, fresh: 
 /** The generated corpus of `total` snippets in its scratch database, generated on first use and then reused. */
 export async function openBenchCorpus(total: number): Promise<{ info: ConnectionInfo; pool: pg.Pool; ingest: { seconds: number; rate: number; reused: boolean } }> {
   const config = loadConfig();
-  const name = `docdex_bench_search_${total}`;
+  const name = `docdex_bench_search_${total}_g${GENERATOR_VERSION}`;
   let info = await ensureDatabase(await resolveConnection(config), name, false);
   let pool = createPool(info, { max: 4, applicationName: 'docdex-bench' });
   await pool.query('CREATE TABLE IF NOT EXISTS bench_meta (snippets integer, generator integer, schema integer, seconds float8, rate float8)').catch(() => undefined);
@@ -381,8 +422,8 @@ export async function benchSearch(): Promise<Row[]> {
   const total = Number(process.env.BENCH_SNIPPETS ?? 1_000_000);
   const { pool, ingest } = await openBenchCorpus(total);
   try {
-    const sizes = await pool.query<{ table_bytes: string; index_bytes: string; search_gin: string; lexicon: string; terms: number }>(
-      `SELECT pg_table_size('snippets') AS table_bytes, pg_indexes_size('snippets') AS index_bytes,
+    const sizes = await pool.query<{ table_bytes: string; index_bytes: string; search_gin: string; lexicon: string; terms: number; sections: number }>(
+      `SELECT (SELECT COALESCE(sum(section_count), 0)::int FROM sources) AS sections, pg_table_size('snippets') AS table_bytes, pg_indexes_size('snippets') AS index_bytes,
               pg_relation_size('snippets_search') AS search_gin,
               pg_total_relation_size('search_terms') AS lexicon, (SELECT count(*)::int FROM search_terms) AS terms`,
     );
@@ -442,6 +483,7 @@ export async function benchSearch(): Promise<Row[]> {
     const s99 = percentile(sql, 99);
     return [
       { metric: 'snippets', value: total.toLocaleString('en-US'), goal: '', met: '' },
+      { metric: 'sections beside them (search units of kind section)', value: Number(sz.sections).toLocaleString('en-US'), goal: '', met: '' },
       {
         metric: `ingest rate${ingest.reused ? ' (from the cached run)' : ''}`,
         value: `${Math.round(ingest.rate)} snippets/s (${ingest.seconds.toFixed(0)} s)`,

@@ -147,7 +147,7 @@ async function ingestSiteDirect(
     while (next < options.files.length) {
       const file = options.files[next++]!;
       const url = new URL(file, options.baseUrl).href;
-      const { page, snippets: found } = parts.extractDocument({ url, contentType: 'text/html', body: readFileSync(path.join(options.root, file)) });
+      const { page, snippets: found, sections } = parts.extractDocument({ url, contentType: 'text/html', body: readFileSync(path.join(options.root, file)) });
       const stored = await parts.storePage(pool, {
         sourceId,
         url,
@@ -156,6 +156,7 @@ async function ingestSiteDirect(
         contentHash: page.contentHash,
         job: { kind: 'crawl', id: jobId },
         snippets: found,
+        sections: sections ?? [],
       });
       pages++;
       snippets += stored.snippetsInserted;

@@ -63,7 +63,7 @@ describe('includes in a git source', () => {
     const found = await searchSnippets(db.pool, { query: 'pour_darjeeling_cup', source: 'teapot' });
     expect(found.items[0]).toMatchObject({ language: 'python', title: 'Pouring' });
     expect(found.items[0]?.source_url).toContain('/docs/en/docs/pour.md');
-    const stored = await db.pool.query(`SELECT filename FROM snippets WHERE code LIKE '%pour_darjeeling_cup%'`);
+    const stored = await db.pool.query(`SELECT filename FROM snippets WHERE kind = 'snippet' AND code LIKE '%pour_darjeeling_cup%'`);
     expect(stored.rows).toEqual([{ filename: 'app/pour.py' }]);
     const origin = await db.pool.query<{ files: Record<string, { includes?: Record<string, string> }> }>(`SELECT crawl_config->'git'->'files' AS files FROM sources WHERE name = 'teapot'`);
     expect(Object.keys(origin.rows[0]!.files['docs/en/docs/pour.md']!.includes ?? {}).sort()).toEqual(['docs/en/mkdocs.yml', 'docs_src/big.py', 'docs_src/pour.py']);
@@ -96,7 +96,9 @@ describe('includes in a git source', () => {
     const again = await recrawlGitSource(dbh(), db.config, sourceId, { askedBy: 'user' });
     expect(again).toMatchObject({ file_count: 1, includes_resolved: 1 });
     await waitForUpload(dbh(), again.id);
-    expect((await searchSnippets(db.pool, { query: 'pour_assam_cup', source: 'teapot', version: 'main' })).items).toHaveLength(1);
+    // The included code as a snippet and inside its page's section.
+    const assam = await searchSnippets(db.pool, { query: 'pour_assam_cup', source: 'teapot', version: 'main' });
+    expect(assam.items.map((i) => i.kind).sort()).toEqual(['section', 'snippet']);
     expect((await searchSnippets(db.pool, { query: 'pour_darjeeling_cup', source: 'teapot', version: 'main' })).items).toHaveLength(0);
   });
 

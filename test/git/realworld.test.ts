@@ -66,9 +66,10 @@ describe.runIf(present)('real-world docs repositories indexed with docdex add', 
   });
 
   async function snippets(name: Name): Promise<Array<{ title: string; description: string; code: string; filename: string | null; language: string; source_url: string }>> {
-    const { rows } = await db.pool.query(`SELECT sn.title, sn.description, sn.code, sn.filename, sn.language, sn.source_url FROM snippets sn JOIN sources s ON s.id = sn.source_id WHERE s.name = $1`, [
-      name,
-    ]);
+    const { rows } = await db.pool.query(
+      `SELECT sn.title, sn.description, sn.code, sn.filename, sn.language, sn.source_url FROM snippets sn JOIN sources s ON s.id = sn.source_id WHERE s.name = $1 AND sn.kind = 'snippet'`,
+      [name],
+    );
     return rows;
   }
 

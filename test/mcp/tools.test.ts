@@ -182,7 +182,11 @@ describe('get_content', () => {
   it('cuts long code at the token budget with a visible marker', async () => {
     const r = await call('get_content', { library_id: 'quillstack', query: 'configure_everything', limit: 1, fresh: true });
     expect(r.text).toContain('def configure_everything(app):');
-    expect(r.text).toMatch(/\[… code truncated: showing \d+ of \d+ tokens, \d+ more lines not shown\. Full code: call get_page_markdown with url="[^"]+\/api\/reference\.html[^"]*"\.\]/);
+    // The section that holds the code answers first (its heading and prose name it too); it is cut the same way
+    // and points at itself.
+    expect(r.text).toMatch(
+      /\[… (code truncated: showing \d+ of \d+ tokens, \d+ more lines not shown\. Full code|section truncated: showing \d+ of \d+ tokens\. The whole section): call get_page_markdown with url="[^"]+\/api\/reference\.html[^"]*"\.\]/,
+    );
     expect(r.text).not.toContain('app.method_400(');
   });
 
@@ -209,11 +213,17 @@ describe('get_content', () => {
 
 describe('get_page_markdown', () => {
   it('finds a page from a snippet URL with a fragment and without the trailing slash', async () => {
-    const r = await call('get_page_markdown', { url: `${site.url}/guide/routing.html#decorators` });
+    // A fragment that names no section of the page is ignored: the whole page.
+    const r = await call('get_page_markdown', { url: `${site.url}/guide/routing.html#nowhere` });
     expect(r.isError).toBeFalsy();
     expect(r.text).toContain('Whole page');
     expect(r.text).toContain('Route decorators');
     expect(r.text).toContain('add_timing_header');
+    // A result's #anchor opens its section only.
+    const section = await call('get_page_markdown', { url: `${site.url}/guide/routing.html#decorators` });
+    expect(section.text).toContain('The section #decorators of the page');
+    expect(section.text).toContain('def show_item(request, item_id):');
+    expect(section.text).not.toContain('add_timing_header');
     const home = await call('get_page_markdown', { url: site.url });
     expect(home.isError).toBeFalsy();
     expect(home.text).toContain('Quick start');

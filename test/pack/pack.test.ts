@@ -4,17 +4,24 @@ import { storePage } from '../../src/core/store/pages.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { addPage, createSource, snippet } from '../search/fixtures.js';
-import { exportToBuffer, importBuffer, refusal, repack } from './pack-helpers.js';
+import { exportToBuffer, forge, importBuffer, refusal, repack } from './pack-helpers.js';
 
 const QUERIES = ['read file', 'zebra stripes', 'parse json', 'http server', 'readFileSync', 'connect database', 'stripe', 'async iterator', 'upload guide', 'gallop'];
 
 async function seed(pool: TestDatabase['pool']): Promise<void> {
   for (const version of ['1.0.0', '2.0.0']) {
     const source = await createSource(pool, 'zebra', version);
-    await addPage(pool, source, `https://zebra.example/${version}/io`, [
-      { title: 'Read a file', code: `const data = fs.readFileSync("stripes-${version}.txt");`, language: 'javascript', anchor: 'read' },
-      { title: 'Parse JSON', code: `JSON.parse(data) // ${version}`, language: 'javascript' },
-    ]);
+    // With its sections (issue 50): packs carry them as snippet rows of kind section.
+    await addPage(
+      pool,
+      source,
+      `https://zebra.example/${version}/io`,
+      [
+        { title: 'Read a file', code: `const data = fs.readFileSync("stripes-${version}.txt");`, language: 'javascript', anchor: 'read', description: 'Read the stripes.' },
+        { title: 'Parse JSON', code: `JSON.parse(data) // ${version}`, language: 'javascript', description: 'Parse what was read.' },
+      ],
+      { sections: true },
+    );
     await addPage(pool, source, `https://zebra.example/${version}/net`, [
       { title: 'HTTP server', code: `http.createServer((req, res) => res.end("gallop ${version}"));`, language: 'javascript' },
       { title: 'Parse JSON', code: `JSON.parse(data) // ${version}`, language: 'javascript' },
@@ -67,7 +74,7 @@ async function pages(db: TestDatabase): Promise<unknown[]> {
 
 async function snippetRows(db: TestDatabase): Promise<unknown[]> {
   const { rows } = await db.pool.query(
-    `SELECT so.name, so.version, s.code_hash, s.title, s.description, s.language, s.language_confidence, s.code, s.source_url, s.position, s.page_count, s.llm_enhanced, d.url,
+    `SELECT so.name, so.version, s.kind, s.code_hash, s.title, s.description, s.language, s.language_confidence, s.code, s.source_url, s.position, s.page_count, s.llm_enhanced, d.url,
             (SELECT array_agg(t.code_hash || ':' || r.relationship_type || ':' || r.description) FROM snippet_relationships r JOIN snippets t ON t.id = r.target_snippet_id WHERE r.source_snippet_id = s.id) AS rel,
             (SELECT array_agg(od.url || '#' || o.position ORDER BY od.url) FROM snippet_occurrences o JOIN documents od ON od.id = o.document_id WHERE o.snippet_id = s.id) AS occ
        FROM snippets s JOIN sources so ON so.id = s.source_id JOIN documents d ON d.id = s.document_id ORDER BY so.name, so.version, s.code_hash`,
@@ -129,7 +136,7 @@ describe('index packs', () => {
     });
     expect((await refusal(to, lying)).message).toMatch(/has \d+ rows; the manifest says/);
     const newer = await repack(pack, (files) => {
-      files[0]!.data = Buffer.from(files[0]!.data.toString().replace('"formatVersion": "1.0"', '"formatVersion": "2.0"'));
+      files[0]!.data = Buffer.from(files[0]!.data.toString().replace(/"formatVersion": "1\.\d+"/, '"formatVersion": "2.0"'));
     });
     const unsupported = await refusal(to, newer);
     expect(unsupported.code).toBe('pack_version_unsupported');
@@ -142,7 +149,7 @@ describe('index packs', () => {
     expect(summary.libraries.map((l) => `${l.name}@${l.version}:${l.status}`)).toEqual(['handbook@:installed', 'zebra@1.0.0:installed', 'zebra@2.0.0:installed']);
     expect(await pages(to)).toEqual(await pages(from));
     const sourcesOf = async (db: TestDatabase) =>
-      (await db.pool.query('SELECT name, version, kind, base_url, crawl_config, metadata, aliases, document_count, snippet_count FROM sources ORDER BY name, version')).rows;
+      (await db.pool.query('SELECT name, version, kind, base_url, crawl_config, metadata, aliases, document_count, snippet_count, section_count FROM sources ORDER BY name, version')).rows;
     expect(await sourcesOf(to)).toEqual(await sourcesOf(from));
     expect(await snippetRows(to)).toEqual(await snippetRows(from));
     expect(await searches(to)).toEqual(await searches(from));
@@ -155,6 +162,23 @@ describe('index packs', () => {
     const expected = await to.pool.query('SELECT w AS term, count(*)::int AS doc_count FROM snippets, LATERAL search_vector_terms(search_vector) AS w GROUP BY w ORDER BY w');
     expect(terms.rows.length).toBeGreaterThan(0);
     expect(terms.rows).toEqual(expected.rows);
+  }, 120_000);
+
+  it('carries sections, and imports a 1.0 pack (no kind, no sections) as the snippets it holds', async () => {
+    const { rows } = await to.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM snippets s JOIN sources so ON so.id = s.source_id WHERE so.name = 'zebra' AND s.kind = 'section'");
+    expect(rows[0]!.n).toBeGreaterThan(0);
+    const old = await forge(await exportToBuffer(from.pool, ['zebra@1.0.0']), (libraries) => {
+      for (const l of libraries) l.snippets = l.snippets.filter((s) => s.kind !== 'section').map(({ kind: _kind, ...rest }) => rest);
+    });
+    const oldFormat = await repack(old, (files) => {
+      files[0]!.data = Buffer.from(files[0]!.data.toString().replace(/"formatVersion": "1\.\d+"/, '"formatVersion": "1.0"'));
+    });
+    const summary = await importBuffer(to, oldFormat, { as: 'zebra-old@1.0.0' });
+    expect(summary.libraries[0]).toMatchObject({ name: 'zebra-old', status: 'installed', snippets: 3 });
+    const counts = await to.pool.query("SELECT snippet_count, section_count FROM sources WHERE name = 'zebra-old'");
+    expect(counts.rows[0]).toEqual({ snippet_count: 3, section_count: 0 });
+    const hit = await searchSnippets(to.pool, { query: 'readFileSync', source: 'zebra-old@1.0.0' });
+    expect(hit.items[0]).toMatchObject({ kind: 'snippet', title: 'Read a file' });
   }, 120_000);
 
   it('leaves an identical version alone, refuses a different one without replace, and renames with as', async () => {

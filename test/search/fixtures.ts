@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { extractSections } from '../../src/core/extract/sections.js';
 import type { ExtractedSnippet } from '../../src/core/extract/types.js';
 import { indexUpkeepStage } from '../../src/core/pipeline/index-upkeep.js';
 import { runPostCommitStages } from '../../src/core/pipeline/stages.js';
@@ -59,17 +60,21 @@ export async function addPage(
   source: FixtureSource,
   url: string,
   snippets: FixtureSnippet[],
-  options: { title?: string; markdown?: string } = {},
+  /** sections: the page's sections cut from its markdown and stored too, as extraction does. */
+  options: { title?: string; markdown?: string; sections?: boolean } = {},
 ): Promise<Awaited<ReturnType<typeof storePage>>> {
   const markdown = options.markdown ?? snippets.map((s) => `## ${s.title}\n\n${s.description ?? ''}\n\n\`\`\`\n${s.code}\n\`\`\``).join('\n\n');
+  const title = options.title ?? snippets[0]?.title ?? url;
+  const extracted = snippets.map((s, i) => snippet(s, url, i));
   const write: PageWrite = {
     sourceId: source.id,
     url,
-    title: options.title ?? snippets[0]?.title ?? url,
+    title,
     markdown,
     contentHash: md5(markdown),
     job: { kind: 'crawl', id: source.jobId },
-    snippets: snippets.map((s, i) => snippet(s, url, i)),
+    snippets: extracted,
+    ...(options.sections ? { sections: extractSections({ url, title, markdown }, extracted) } : {}),
   };
   const stored = await storePage(pool, write);
   await runPostCommitStages(

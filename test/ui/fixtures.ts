@@ -51,6 +51,7 @@ export const STATS: DashboardStats = {
 export const SNIPPETS: SnippetHit[] = [
   {
     id: 1,
+    kind: 'snippet',
     title: 'Create an app',
     description: 'The smallest FastAPI application.',
     language: 'python',
@@ -61,6 +62,7 @@ export const SNIPPETS: SnippetHit[] = [
   },
   {
     id: 2,
+    kind: 'snippet',
     title: 'useState hook',
     description: '',
     language: 'javascript',

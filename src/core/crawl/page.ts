@@ -225,7 +225,7 @@ async function takeCanonical(claim: PageClaim, result: Fetched, extracted: Extra
 /** Stores the page with its frontier outcome and links in one transaction, then runs the post-commit stages. */
 async function storeAndFollow(ctx: PageContext, claim: PageClaim, result: Fetched, extracted: ExtractResult, doc: NewDocument): Promise<PageResult> {
   const { job } = claim;
-  const { page, snippets } = extracted;
+  const { page, snippets, sections } = extracted;
   const { documentUrl, contentHash, route } = doc;
   const found = page.noFollow ? [] : [...new Set(page.links)];
   const links = found.slice(0, MAX_LINKS_PER_PAGE);
@@ -243,6 +243,7 @@ async function storeAndFollow(ctx: PageContext, claim: PageClaim, result: Fetche
     snippets,
     flags: page.flags,
     flaggedPassage: page.flaggedPassage,
+    sections: sections ?? [],
   };
   // The frontier's step runs last, just before the commit.
   const frontier = claim.withStoredPage({ rows: claim.aliasRows(result.status), done, record, links, description: page.description });

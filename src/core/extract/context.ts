@@ -140,6 +140,11 @@ interface HeadingEntry {
   section?: string;
 }
 
+/** The stream's headings, in order: what the page's sections are cut at (sections.ts). */
+export function streamHeadings(items: readonly StreamItem[]): Array<{ level: number; text: string; anchor: string | null }> {
+  return items.flatMap((item) => (item.kind === 'heading' ? [{ level: item.level, text: item.text, anchor: item.anchor }] : []));
+}
+
 /** Context for every code item in the stream, indexed by its block number. */
 export function resolveContexts(items: readonly StreamItem[], blockCount: number): BlockContext[] {
   const out: BlockContext[] = new Array<BlockContext>(blockCount);

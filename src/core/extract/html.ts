@@ -1,5 +1,5 @@
 // HTML (and DocBook XML) pages: metadata, links, main content, code blocks.
-import { plainText, resolveContexts } from './context.js';
+import { plainText, resolveContexts, streamHeadings } from './context.js';
 import { concealedText } from './html-concealed.js';
 import { chooseMainRoot } from './html-main.js';
 import { HtmlMarkdownRenderer, markdownWithCode } from './html-markdown.js';
@@ -198,6 +198,7 @@ export function extractHtml(text: string, url: string, contentHash: string): Ext
     markdown: markdownWithCode(rendered.parts, fences).trim(),
     contentHash,
     format: 'html',
+    headings: streamHeadings(rendered.items),
   };
   return { page, snippets: fin.snippets, skipped, origins: fin.origins, concealed: concealedText(tree) };
 }

@@ -10,6 +10,7 @@ import { isNotebook, notebookToMarkdown } from './ipynb.js';
 import { extractMarkdown } from './markdown.js';
 import { extractRst } from './rst.js';
 import { screenResult } from './screen-result.js';
+import { extractSections } from './sections.js';
 import type { ExtractInput, ExtractResult, PageFormat } from './types.js';
 
 export type { ExtractInput, ExtractedSnippet, ExtractResult, PageFormat } from './types.js';
@@ -105,9 +106,14 @@ function safeHash(body: string | Uint8Array): string {
   }
 }
 
-/** A document's page record and snippets; every snippet screened for instructions aimed at AI assistants. */
+/** A document's page record, snippets and sections; each screened for instructions aimed at AI assistants. */
 export function extractDocument(input: ExtractInput): ExtractResult {
-  return screenResult(visibleResult(extractAny(input)));
+  return screenResult(withSections(visibleResult(extractAny(input))));
+}
+
+/** The result with its page's sections, cut from the page as a reader sees it (after visibleResult). */
+function withSections(r: ExtractResult): ExtractResult {
+  return { ...r, sections: r.error === undefined ? extractSections(r.page, r.snippets) : [] };
 }
 
 function extractAny(input: ExtractInput): ExtractResult {

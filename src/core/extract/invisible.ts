@@ -55,6 +55,7 @@ export function visibleResult(r: ExtractResult): ExtractResult {
       description: visibleText(p.description),
       siteName: p.siteName === null ? null : visibleText(p.siteName),
       markdown: visibleText(p.markdown),
+      ...(p.headings === undefined ? {} : { headings: p.headings.map((h) => ({ ...h, text: visibleText(h.text) })) }),
     },
     snippets: r.snippets.map(visibleSnippet),
   };

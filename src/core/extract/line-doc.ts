@@ -1,6 +1,6 @@
 // Shared output side of the line-based readers (reStructuredText, AsciiDoc): the
 // context stream, the raw code blocks and a markdown rendition, built together.
-import { resolveContexts, type StreamItem } from './context.js';
+import { resolveContexts, streamHeadings, type StreamItem } from './context.js';
 import { fence, finaliseSnippets, type RawBlock } from './snippet.js';
 import type { ExtractedPage, ExtractResult, PageFormat } from './types.js';
 import { collapseSpaces } from './whitespace.js';
@@ -77,6 +77,7 @@ export class LineDocument {
       markdown: parts.join('\n\n').trim(),
       contentHash,
       format,
+      headings: streamHeadings(this.items),
     };
     return { page, snippets: fin.snippets, skipped: fin.skipped, origins: fin.origins };
   }

@@ -23,7 +23,7 @@ import { gfmFromMarkdown } from 'mdast-util-gfm';
 import { frontmatter } from 'micromark-extension-frontmatter';
 import { gfm } from 'micromark-extension-gfm';
 import { parse as parseYaml } from 'yaml';
-import { resolveContexts, type StreamItem } from './context.js';
+import { resolveContexts, streamHeadings, type StreamItem } from './context.js';
 import { htmlFragmentBlocks } from './html.js';
 import { type ScannedBlocks, scanBlocks, Unsupported } from './markdown-blocks.js';
 import { markdownChunks } from './markdown-chunks.js';
@@ -514,6 +514,7 @@ export function extractMarkdown(text: string, url: string, contentHash: string, 
     markdown: visible.trim(),
     contentHash,
     format,
+    headings: streamHeadings(st.items),
   };
   return { page, snippets: fin.snippets, skipped: [...fin.skipped, ...st.skipped], origins: fin.origins, ...(comments.length > 0 ? { concealed: comments } : {}) };
 }

@@ -4,7 +4,7 @@
 // of that page suspect, since the snippet's description and its neighbours come from the same author.
 import { visibleText } from './invisible.js';
 import { screenText, type ScreenResult } from './screening.js';
-import type { ExtractedSnippet, ExtractResult } from './types.js';
+import type { ExtractedSection, ExtractedSnippet, ExtractResult } from './types.js';
 
 /** Said before a passage that no reader of the page could see. */
 export const CONCEALED_PREFIX = '(hidden from readers of the page) ';
@@ -53,14 +53,14 @@ export function screenSnippetText(s: { code: string; title: string; description:
   return own.passage === undefined ? null : own;
 }
 
-function flagged(s: ExtractedSnippet, finding: ScreenResult): ExtractedSnippet {
+function flagged<T extends ExtractedSnippet | ExtractedSection>(s: T, finding: ScreenResult): T {
   return { ...s, flags: finding.flags, flaggedPassage: finding.passage };
 }
 
 /**
- * The extraction with the page's screening finding and each snippet's flags set (see above), and the concealed
- * text dropped. The page carries its own finding, so a read of the whole page (get_page_markdown) is flagged as
- * its snippets are, snippets or not.
+ * The extraction with the page's screening finding, each snippet's and section's flags set (see above), and the
+ * concealed text dropped. The page carries its own finding, so a read of the whole page (get_page_markdown) is
+ * flagged as its snippets are, snippets or not.
  */
 export function screenResult(r: ExtractResult): ExtractResult {
   const { concealed: _concealed, ...rest } = r;
@@ -71,5 +71,13 @@ export function screenResult(r: ExtractResult): ExtractResult {
     if (own !== null) return flagged(s, own);
     return page === null ? s : flagged(s, page);
   });
-  return { ...rest, page: page === null ? r.page : { ...r.page, flags: page.flags, flaggedPassage: page.passage }, snippets };
+  const screenedPage = page === null ? r.page : { ...r.page, flags: page.flags, flaggedPassage: page.passage };
+  if (r.sections === undefined) return { ...rest, page: screenedPage, snippets };
+  // A section by its own text (its prose and code), else by its page, as a snippet is.
+  const sections = r.sections.map((s) => {
+    const own = screenSnippetText({ code: s.text, title: s.title, description: '' });
+    if (own !== null) return flagged(s, own);
+    return page === null ? s : flagged(s, page);
+  });
+  return { ...rest, page: screenedPage, snippets, sections };
 }

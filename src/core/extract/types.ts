@@ -36,6 +36,35 @@ export interface ExtractedSnippet {
   flaggedPassage?: string;
 }
 
+/**
+ * A heading-bounded section of a page (sections.ts): the unit of its prose, stored and searched beside the
+ * snippets, shown with the code blocks it holds.
+ */
+export interface ExtractedSection {
+  /** The page title, then the headings above the section, outermost first, then its own. */
+  breadcrumb: string[];
+  /** The breadcrumb as one line (`useRef › Usage › Referencing a value with a ref`). */
+  title: string;
+  /** Plain text of its first prose, bounded like a snippet's description. */
+  description: string;
+  /** Its markdown, code blocks included, its heading line left out. */
+  text: string;
+  /** The most frequent language of its code blocks, 'markdown' when it has none. */
+  language: string;
+  codeBlocks: number;
+  /** The id its heading is reached by on the page, or null (the page's start). */
+  anchor: string | null;
+  /** Page url + '#anchor', else the page url. */
+  sourceUrl: string;
+  /** md5 hex of its heading and text: the same section on two pages of a source is one. */
+  hash: string;
+  /** 0-based order among the page's sections. */
+  position: number;
+  /** Set by screening, as on snippets. */
+  flags?: string[];
+  flaggedPassage?: string;
+}
+
 export type PageFormat = 'html' | 'markdown' | 'text' | 'rst' | 'adoc';
 
 export interface ExtractedPage {
@@ -66,6 +95,19 @@ export interface ExtractedPage {
   flags?: string[];
   /** The sentence that raised the flags (prefixed when no reader could see it). */
   flaggedPassage?: string;
+  /**
+   * The page's headings in reading order, with the ids they are reached by: its headings, and on an HTML page
+   * the API entries (`<dt id>`) that act as headings. Sections are cut at them (sections.ts). Optional: records
+   * built without it (older code, tests) cut sections at the markdown's own headings.
+   */
+  headings?: PageHeading[];
+}
+
+export interface PageHeading {
+  /** 1-6; an API entry ranks below every heading (7 and deeper for nested lists). */
+  level: number;
+  text: string;
+  anchor: string | null;
 }
 
 /** Why a code-looking element did not become a snippet. */
@@ -82,6 +124,8 @@ export interface SkippedBlock {
 export interface ExtractResult {
   page: ExtractedPage;
   snippets: ExtractedSnippet[];
+  /** The page's sections (sections.ts); always set by extractDocument. */
+  sections?: ExtractedSection[];
   /** Code-looking blocks that were deliberately not emitted, each with a reason (always set by extractDocument). */
   skipped?: SkippedBlock[];
   /** Per emitted snippet, the element or block kind it came from, parallel to `snippets` (always set). */

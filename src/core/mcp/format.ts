@@ -6,11 +6,16 @@ import { neutraliseDocumentationTags, wrapDocumentation } from './trust.js';
 /**
  * Snippets rendered for a model to read: one numbered section per snippet with its facts, the code in a
  * fence tagged with its language, and clear separators. Compact by default (title, language, library@version,
- * URL, code, and a description only when it says more than the title); verbose adds every fact.
+ * URL, code, and a description only when it says more than the title); verbose adds every fact. A page
+ * section (kind 'section') is shown as its breadcrumb, its facts and its markdown (its prose with the code
+ * blocks it holds), cut on a line outside code when it does not fit. A result's further matches on its page
+ * are named after it in one line.
  */
 
 export interface SnippetForModel {
   id: number | string;
+  /** 'section': a page section; its title is its breadcrumb, its code its markdown. Default 'snippet'. */
+  kind?: 'snippet' | 'section';
   title: string;
   description: string;
   language: string;
@@ -25,6 +30,8 @@ export interface SnippetForModel {
   /** Screening flags (e.g. possible_prompt_injection) and the passage that raised them. */
   flags?: string[] | null;
   flagged_passage?: string | null;
+  /** More from this page: its other matches, folded under this result (search.ts). */
+  more?: Array<{ id: number; kind: 'snippet' | 'section'; title: string; source_url: string }>;
 }
 
 export interface SnippetFormatOptions {
@@ -83,11 +90,11 @@ function libraryAtVersion(snippet: SnippetForModel): string | undefined {
 function factsLine(snippet: SnippetForModel, verbose: boolean): string {
   const library = libraryAtVersion(snippet);
   if (!verbose) {
-    const facts = [snippet.language || 'text', ...(library ? [library] : []), snippet.source_url];
+    const facts = [snippet.kind === 'section' ? 'page section' : snippet.language || 'text', ...(library ? [library] : []), snippet.source_url];
     if (snippet.match === 'page') facts.push('page match');
     return facts.join(' · ');
   }
-  const facts = [`Language: ${snippet.language || 'text'}`];
+  const facts = [snippet.kind === 'section' ? `Page section, code in ${snippet.language || 'text'}` : `Language: ${snippet.language || 'text'}`];
   if (library) facts.push(`Library: ${library}`);
   if (snippet.filename) facts.push(`File: ${snippet.filename}`);
   facts.push(`Source: ${snippet.source_url}`);
@@ -102,11 +109,36 @@ export function flagLine(snippet: Pick<SnippetForModel, 'flags' | 'flagged_passa
   return `⚠ flagged: ${snippet.flags.join(', ')}${passage ? ` — ${passage}` : ''}`;
 }
 
+/** The folded matches of the result's page, in one line: titles and ids (get_page_markdown opens each URL). */
+function moreLine(snippet: SnippetForModel): string[] {
+  if (!snippet.more?.length) return [];
+  return ['', `More from this page: ${snippet.more.map((m) => `${JSON.stringify(m.title)} (${m.source_url})`).join('; ')}`];
+}
+
+/** A section's markdown cut to `budget` tokens on a line boundary, any code fence it cut open closed again. */
+function sectionText(snippet: SnippetForModel, budget: number): string[] {
+  const cut = truncateCode(snippet.code.replace(/\s+$/, ''), budget);
+  if (!cut.truncated) return ['', cut.text];
+  let open: string | null = null;
+  for (const line of cut.text.split('\n')) {
+    const fence = /^\s*(`{3,}|~{3,})(.*)$/.exec(line);
+    if (!fence) continue;
+    if (open === null) open = fence[1]!;
+    else if (fence[1]![0] === open[0] && fence[1]!.length >= open.length && fence[2]!.trim() === '') open = null;
+  }
+  return [
+    '',
+    open === null ? cut.text : `${cut.text}\n${open}`,
+    `[… section truncated: showing ${cut.keptTokens} of ${cut.totalTokens} tokens. The whole section: call get_page_markdown with url="${snippet.source_url}".]`,
+  ];
+}
+
 export function formatSnippet(snippet: SnippetForModel, index: number, budget: number, options: SnippetFormatOptions = {}): string {
   const verbose = options.verbose ?? false;
   const lines: string[] = [`## ${index}. ${snippet.title.trim() || '(untitled snippet)'}`, factsLine(snippet, verbose)];
   const flagged = flagLine(snippet);
   if (flagged) lines.push(flagged);
+  if (snippet.kind === 'section') return [...lines, ...sectionText(snippet, budget), ...moreLine(snippet)].join('\n');
   const description = snippet.description.trim();
   if (description && (verbose || descriptionAddsSomething(snippet.title, description))) lines.push('', description);
   const cut = truncateCode(snippet.code.replace(/\s+$/, ''), budget);
@@ -118,7 +150,7 @@ export function formatSnippet(snippet: SnippetForModel, index: number, budget: n
         `Full code: call get_page_markdown with url="${snippet.source_url}".]`,
     );
   }
-  return lines.join('\n');
+  return [...lines, ...moreLine(snippet)].join('\n');
 }
 
 /** The one-line stand-in for a snippet this session has already been shown in full. */

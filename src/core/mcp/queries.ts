@@ -148,12 +148,12 @@ export async function listLibrarySnippets(pool: pg.Pool, sourceId: string, optio
     pool.query<Omit<LibrarySnippetRow, keyof ScreenedFields> & { flags: string[]; flagged_passage: string | null }>(
       `SELECT s.id, s.title, s.description, s.language, s.code, s.filename, s.source_url, s.page_count, s.flags, s.flagged_passage
          FROM snippets s JOIN documents d ON d.id = s.document_id
-        WHERE s.source_id = $1
+        WHERE s.source_id = $1 AND s.kind = 'snippet'
         ORDER BY s.page_count DESC, d.url, s.position, s.id
         LIMIT $2 OFFSET $3`,
       [sourceId, options.limit, options.offset],
     ),
-    pool.query<{ n: number }>('SELECT count(*)::int AS n FROM snippets WHERE source_id = $1', [sourceId]),
+    pool.query<{ n: number }>("SELECT count(*)::int AS n FROM snippets WHERE source_id = $1 AND kind = 'snippet'", [sourceId]),
   ]);
   const rows = items.rows.map(({ flags, flagged_passage, ...row }) => ({ ...row, ...screeningFields({ flags, flagged_passage }) }));
   return { items: rows, total: total.rows[0]!.n };
@@ -213,6 +213,29 @@ export async function getPageByUrl(pool: pg.Pool, url: string): Promise<StoredPa
       ORDER BY array_position($1::text[], d.url), d.updated_at DESC
       LIMIT 1`,
     [variants],
+  );
+  return rows[0];
+}
+
+/** A page section as stored (a row of kind 'section'): its breadcrumb and its markdown. */
+export interface StoredSection {
+  title: string;
+  markdown: string;
+}
+
+/**
+ * The stored section of the page at `pageUrl` (a stored document's URL) that `anchor` names, the one a search
+ * result's URL points at: a section's own anchor, which its snippets link to as well. Undefined when the page
+ * has no section by that anchor.
+ */
+export async function getSectionByAnchor(pool: pg.Pool, pageUrl: string, sourceId: string, anchor: string): Promise<StoredSection | undefined> {
+  const { rows } = await pool.query<StoredSection>(
+    `SELECT s.title, s.code AS markdown
+       FROM documents d JOIN snippet_occurrences o ON o.document_id = d.id JOIN snippets s ON s.id = o.snippet_id
+      WHERE d.source_id = $1 AND d.url = $2 AND s.kind = 'section' AND split_part(s.source_url, '#', 2) = $3
+      ORDER BY o.position
+      LIMIT 1`,
+    [sourceId, pageUrl, anchor],
   );
   return rows[0];
 }

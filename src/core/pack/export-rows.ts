@@ -61,7 +61,7 @@ export async function* readPackDocuments(pool: pg.ClientBase, sourceId: string):
   }
 }
 
-const SNIPPET_COLUMNS = `s.code_hash AS "codeHash", s.title, s.description, s.language, s.language_confidence AS "languageConfidence",
+const SNIPPET_COLUMNS = `s.kind, s.code_hash AS "codeHash", s.title, s.description, s.language, s.language_confidence AS "languageConfidence",
   s.code, s.filename, s.source_url AS "sourceUrl", s.position, s.page_count AS "pageCount", s.llm_enhanced AS "llmEnhanced",
   d.url AS "documentUrl",
   (SELECT coalesce(json_agg(json_build_object('url', od.url, 'position', o.position) ORDER BY od.url), '[]')

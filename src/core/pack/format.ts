@@ -9,7 +9,8 @@ import { MAX_LIBRARY_NAME_CHARS, MAX_LIBRARY_VERSION_CHARS } from '../library-re
 
 export const PACK_FORMAT = 'docdex-pack';
 export const PACK_FORMAT_MAJOR = 1;
-export const PACK_FORMAT_MINOR = 0;
+// 1.1: snippet rows may be page sections (`kind: "section"`, issue 50); a 1.0 pack has none and imports as before.
+export const PACK_FORMAT_MINOR = 1;
 export const PACK_FORMAT_VERSION = `${PACK_FORMAT_MAJOR}.${PACK_FORMAT_MINOR}`;
 
 export const MAX_JSON_ENTRY_BYTES = 1024 * 1024;
@@ -101,6 +102,8 @@ const occurrence = z.object({ url, position });
 const relationship = z.object({ target: hash, type: z.string().min(1).max(100).refine(noNul, 'no NUL characters'), description: text(10_000) });
 
 export const snippetRowSchema = z.object({
+  /** A page section (its title its breadcrumb, its code its markdown); absent in 1.0 packs, whose rows are all snippets. */
+  kind: z.enum(['snippet', 'section']).default('snippet'),
   codeHash: hash,
   title: text(100_000),
   description: text(1_000_000),

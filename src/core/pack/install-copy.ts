@@ -92,12 +92,12 @@ async function stagePageIds(client: pg.ClientBase, sourceId: string): Promise<vo
 }
 
 const SNIPPET_STAGE = `CREATE TEMP TABLE pack_snippets (
-  n bigint NOT NULL, code_hash text NOT NULL, title text, description text, language text, language_confidence text, code text,
+  n bigint NOT NULL, kind text NOT NULL, code_hash text NOT NULL, title text, description text, language text, language_confidence text, code text,
   filename text, source_url text, position int, page_count int, llm_enhanced boolean, document_url text, flags text,
   flagged_passage text, occurrences json NOT NULL, relationships json) ON COMMIT DROP`;
 
 const SNIPPET_COPY =
-  'COPY pack_snippets (n, code_hash, title, description, language, language_confidence, code, filename, source_url, position, page_count, llm_enhanced, document_url, flags, flagged_passage, occurrences, relationships) FROM STDIN';
+  'COPY pack_snippets (n, kind, code_hash, title, description, language, language_confidence, code, filename, source_url, position, page_count, llm_enhanced, document_url, flags, flagged_passage, occurrences, relationships) FROM STDIN';
 
 // A lone surrogate (a well-formed pair is one code point, so never \p{Cs} under the u flag).
 const LONE_SURROGATE = /\p{Cs}/gu;
@@ -113,6 +113,7 @@ function jsonText(value: unknown): string {
 function snippetLine(n: number, row: PackSnippet, screening: ScreenResult | null): string {
   return copyLine([
     n,
+    row.kind,
     row.codeHash,
     row.title,
     row.description,
@@ -163,9 +164,9 @@ async function insertSnippets(client: pg.ClientBase, sourceId: string, where: st
   const result = await client.query(
     `WITH inserted AS (
        INSERT INTO snippets (source_id, document_id, title, description, language, language_confidence, code, code_hash, filename,
-                             source_url, position, page_count, llm_enhanced, flags, flagged_passage)
+                             source_url, position, page_count, llm_enhanced, flags, flagged_passage, kind)
        SELECT $1, d.id, t.title, t.description, t.language, t.language_confidence, t.code, t.code_hash, t.filename,
-              t.source_url, t.position, t.page_count, t.llm_enhanced, coalesce(string_to_array(t.flags, ','), '{}'), t.flagged_passage
+              t.source_url, t.position, t.page_count, t.llm_enhanced, coalesce(string_to_array(t.flags, ','), '{}'), t.flagged_passage, t.kind
          FROM pack_snippets t JOIN pack_pages d ON d.url = t.document_url
         ORDER BY t.n
        ON CONFLICT (source_id, code_hash) DO NOTHING

@@ -54,9 +54,19 @@ export async function insertImportJobs(client: pg.ClientBase, sourceId: string, 
   return { crawl: crawl.rows[0]!.id, upload: upload.rows[0]!.id };
 }
 
-/** The source's counters and its import jobs' totals, once every row is in; a job with no page goes. */
-export async function finishCounts(client: pg.ClientBase, sourceId: string, jobs: { crawl: string; upload: string }, documents: number, snippets: number): Promise<void> {
-  await client.query('UPDATE sources SET document_count = $2, snippet_count = $3, updated_at = now() WHERE id = $1', [sourceId, documents, snippets]);
+/**
+ * The source's counters and its import jobs' totals, once every row is in; a job with no page goes. The rows of
+ * snippets.ndjson are snippets and sections (format 1.1): each is counted as its kind. Returns the snippets.
+ */
+export async function finishCounts(client: pg.ClientBase, sourceId: string, jobs: { crawl: string; upload: string }, documents: number): Promise<number> {
+  const { rows } = await client.query<{ snippets: number }>(
+    `UPDATE sources s SET document_count = $2, snippet_count = c.snippets, section_count = c.sections, updated_at = now()
+       FROM (SELECT count(*) FILTER (WHERE kind = 'snippet')::int AS snippets, count(*) FILTER (WHERE kind = 'section')::int AS sections
+               FROM snippets WHERE source_id = $1) c
+      WHERE s.id = $1 RETURNING c.snippets`,
+    [sourceId, documents],
+  );
+  const snippets = rows[0]?.snippets ?? 0;
   await client.query(
     `UPDATE crawl_jobs j SET pages_found = c.n, pages_crawled = c.n, snippets_stored = $2
        FROM (SELECT count(*)::int AS n FROM documents WHERE crawl_job_id = $1) c WHERE j.id = $1`,
@@ -65,4 +75,5 @@ export async function finishCounts(client: pg.ClientBase, sourceId: string, jobs
   await client.query(`UPDATE upload_jobs j SET file_count = c.n, processed_files = c.n FROM (SELECT count(*)::int AS n FROM documents WHERE upload_job_id = $1) c WHERE j.id = $1`, [jobs.upload]);
   await client.query('DELETE FROM crawl_jobs WHERE id = $1 AND pages_crawled = 0', [jobs.crawl]);
   await client.query('DELETE FROM upload_jobs WHERE id = $1 AND file_count = 0', [jobs.upload]);
+  return snippets;
 }

@@ -78,7 +78,7 @@ export async function installLibrary(pool: pg.Pool, library: VerifiedLibrary, ta
       documents: { file: library.files['documents.ndjson'], where: `${folder}/documents.ndjson` },
       snippets: { file: library.files['snippets.ndjson'], where: `${folder}/snippets.ndjson` },
     });
-    await finishCounts(client, sourceId, jobs, counts.documents, counts.snippets);
-    return { ...target, status: existing.state === 'absent' ? 'installed' : 'replaced', sourceId, ...counts };
+    const snippets = await finishCounts(client, sourceId, jobs, counts.documents);
+    return { ...target, status: existing.state === 'absent' ? 'installed' : 'replaced', sourceId, documents: counts.documents, snippets };
   });
 }

@@ -17,7 +17,7 @@ export const indexUpkeepStage: PostCommitStage = {
   queue: 'search_terms_queue (typo lexicon) and the GIN pending lists of snippets_search / documents_search',
   async afterCommit(page, services) {
     // New snippets, and since migrations/029 also replaced, removed or rehomed ones, have queued lexicon work.
-    if (page.stored.snippetsOnPage > 0 || page.stored.replaced) await refreshSearchTermsAfterWrite(services.pool);
+    if (page.stored.snippetsOnPage > 0 || page.stored.sectionsOnPage > 0 || page.stored.replaced) await refreshSearchTermsAfterWrite(services.pool);
     mergePendingEntriesWhenQuiet(services.pool);
   },
   beforeJobCompletes: (pool) => settleSearchIndexes(pool),

@@ -7,7 +7,8 @@ import { resolveLibrary } from '../sources/resolve.js';
 import { termCodeness } from './codeness.js';
 import { buildTsQueries, checkQueryLength, compoundPattern, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
-import { CODE_VECTOR_SQL, scoreSql, termHitsSql } from './rank.js';
+import { diversify } from './diversify.js';
+import { CODE_VECTOR_SQL, scoreSql, termHitsSql, WEIGHTS } from './rank.js';
 import { applyScreening, screeningFields } from './screening.js';
 import type { ScreenedFields, ScreeningMode } from './screening.js';
 import { correctWords, wordStats } from './typo.js';
@@ -48,6 +49,11 @@ export interface SearchOptions {
 
 export interface SearchResult extends ScreenedFields {
   id: number;
+  /**
+   * 'snippet': a code block with its title and context; 'section': a heading-bounded section of a page (title:
+   * its breadcrumb; code: its markdown, prose with the code blocks it holds; language: that of its code).
+   */
+  kind: 'snippet' | 'section';
   title: string;
   description: string;
   language: string;
@@ -60,6 +66,20 @@ export interface SearchResult extends ScreenedFields {
   score: number;
   /** 'snippet': the snippet itself matched; 'page': its page's text matched (fallback). */
   match: 'snippet' | 'page';
+  /**
+   * More from this page: its other matching units that wait below results from other pages (diversify.ts),
+   * best first, at most MORE_PER_PAGE; absent when there are none.
+   */
+  more?: MoreFromPage[];
+}
+
+/** A unit folded under its page's first result: enough to name it and fetch it (its id, its URL). */
+export interface MoreFromPage {
+  id: number;
+  kind: SearchResult['kind'];
+  title: string;
+  source_url: string;
+  score: number;
 }
 
 export interface SearchResponse {
@@ -116,6 +136,12 @@ const SNIPPETS_PER_CONTEXT_PAGE = 30;
 const PAGES_PER_COMBO = 50;
 // ts_rank normalisation 2: divide by the document length, so a page focused on the terms beats a long one.
 const PAGE_RANK_NORMALISATION = 2;
+// How deep the ranking is read to fill a page of results from distinct pages (diversify.ts): units of a page
+// come in runs (the ten results of a query came from a median of three pages), so five per result asked for.
+const DIVERSIFY_DEPTH = 5;
+// Units folded under a result as "more from this page": enough to say the page has more, bounded so a
+// result list stays small.
+const MORE_PER_PAGE = 3;
 
 interface Filters {
   sourceIds: string[] | null;
@@ -307,7 +333,7 @@ export function phraseIndexForms(parsed: ParsedQuery, stats: WordStats, correcte
 }
 
 // The screening columns are read here, for the returned rows only, never while ranking.
-const RESULT_COLUMNS = `s.id, s.title, s.description, s.language, s.code, s.source_url, s.source_id, src.name AS source_name, src.version, s.flags, s.flagged_passage`;
+const RESULT_COLUMNS = `s.id, s.kind, s.title, s.description, s.language, s.code, s.source_url, s.source_id, src.name AS source_name, src.version, s.flags, s.flagged_passage`;
 
 /**
  * Code shown on several pages links to the first page it was stored from. When that page is an aggregate (Node's
@@ -502,7 +528,7 @@ placed AS (
     ${FOCUSED_PAGE}
 ),
 ranked AS (
-  SELECT s.id, s.page_url, ${scoreSql(termCount, identifierCount)} AS score
+  SELECT s.id, s.document_id, s.page_url, ${scoreSql(termCount, identifierCount)} AS score
     FROM placed s
     -- One index probe per candidate: planned as a join, a mid-sized index (tens of thousands of pages) got its
     -- whole documents table hashed for a few hundred candidates. OFFSET 0 keeps the subquery from being merged.
@@ -511,11 +537,9 @@ ranked AS (
     LATERAL (SELECT ${termHitsSql(termCount)} AS hits, ${CODE_VECTOR_SQL}) AS h
 ),
 paged AS (
-  SELECT r.id, r.page_url, r.score, count(*) OVER ()::int AS total FROM ranked r ORDER BY r.score DESC, r.id LIMIT ${param.limit} OFFSET ${param.offset}
+  SELECT r.id, r.document_id, r.page_url, r.score, count(*) OVER ()::int AS total FROM ranked r ORDER BY r.score DESC, r.id LIMIT ${param.limit} OFFSET ${param.offset}
 )
-SELECT ${RESULT_COLUMNS.replace('s.source_url', 'COALESCE(p.page_url, s.source_url) AS source_url')}, p.score, p.total
-  FROM paged p JOIN snippets s ON s.id = p.id JOIN sources src ON src.id = s.source_id
- ORDER BY p.score DESC, p.id`;
+SELECT p.id, p.document_id::text AS document_id, p.page_url, p.score, p.total FROM paged p ORDER BY p.score DESC, p.id`;
 }
 
 // The statement texts are few (one per shape of query) and long: each goes out as a named statement, parsed
@@ -560,8 +584,9 @@ function snippetStatement({ q, parsed, retrieval, filters, compound, codeness }:
       language: filters.language,
       candidateCap: MAX_CANDIDATES,
       relaxBelow: Math.max(RELAX_BELOW, offset + limit),
-      limit,
-      offset,
+      // The ranking is read deeper than the page asked for, from the top: diversify() reorders it.
+      limit: offset + limit * DIVERSIFY_DEPTH,
+      offset: 0,
       pageMatchCap: MAX_PAGE_MATCHES,
       contextPages: CONTEXT_PAGES,
       relaxedCandidateCap: MAX_RELAXED_CANDIDATES,
@@ -578,15 +603,86 @@ function snippetStatement({ q, parsed, retrieval, filters, compound, codeness }:
   };
 }
 
-async function searchSnippetRows(pool: Db, input: StatementInput, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
-  const { rows } = await pool.query<Row>(snippetStatement(input, limit, offset));
-  let total = rows[0]?.total ?? 0;
-  if (rows.length === 0 && offset > 0) {
-    // Past the end: count without paging so `total` stays right.
-    const again = await pool.query<Row>(snippetStatement(input, 1, 0));
-    total = again.rows[0]?.total ?? 0;
+/** A ranked unit as the ranking statement returns it: which row, shown from which page, how good. */
+interface RankedRow {
+  id: number;
+  document_id: string;
+  /** The focused page's URL when the unit is shown from another page than its home (FOCUSED_PAGE). */
+  page_url: string | null;
+  score: number;
+  total: number;
+}
+
+async function rankUnits(pool: Db, input: StatementInput, limit: number, offset: number): Promise<{ rows: RankedRow[]; total: number }> {
+  const { rows } = await pool.query<RankedRow>(snippetStatement(input, limit, offset));
+  return { rows: rows.map((r) => ({ ...r, id: Number(r.id), score: Number(r.score) })), total: rows[0]?.total ?? 0 };
+}
+
+/** The result rows of ranked units, in their order, each shown from its ranked page. */
+async function loadResults(pool: Db, ranked: readonly RankedRow[]): Promise<Row[]> {
+  if (ranked.length === 0) return [];
+  const { rows } = await pool.query<Row>({
+    name: 'docdex-search-results',
+    text: `SELECT ${RESULT_COLUMNS} FROM snippets s JOIN sources src ON src.id = s.source_id WHERE s.id = ANY($1::bigint[])`,
+    values: [ranked.map((r) => r.id)],
+  });
+  const byId = new Map(rows.map((r) => [Number(r.id), r]));
+  return ranked.flatMap((r) => {
+    const row = byId.get(r.id);
+    return row ? [{ ...row, source_url: r.page_url ?? row.source_url, score: r.score, total: r.total }] : [];
+  });
+}
+
+/**
+ * The ranking reordered so that the first results come from distinct pages (diversify.ts), one page of it, and
+ * for each result the units of its page that wait below. A unit waits unless it beats the next page's best by
+ * one query term's share of the coverage: the coverage weight over the term count (term weights average 1).
+ */
+async function diversifiedPage(db: Db, ranked: readonly RankedRow[], termCount: number, limit: number, offset: number): Promise<SearchResult[]> {
+  const order = diversify(
+    ranked.map((r) => ({ ...r, page: r.document_id })),
+    WEIGHTS.coverage / Math.max(termCount, 1),
+  );
+  const window = order.slice(offset, offset + limit);
+  const inWindow = new Set(window.map((r) => r.id));
+  const more = new Map<string, RankedRow[]>();
+  for (const r of order) {
+    if (inWindow.has(r.id)) continue;
+    const list = more.get(r.document_id) ?? [];
+    if (list.length < MORE_PER_PAGE) more.set(r.document_id, [...list, r]);
   }
-  return { rows, total };
+  const firstOfPage = new Set<number>();
+  const seenPages = new Set<string>();
+  for (const r of window) {
+    if (!seenPages.has(r.document_id)) firstOfPage.add(r.id);
+    seenPages.add(r.document_id);
+  }
+  const folded = window.flatMap((r) => (firstOfPage.has(r.id) ? (more.get(r.document_id) ?? []) : []));
+  const rows = await loadResults(db, window);
+  const foldedById = await loadFolded(db, folded);
+  return rows.map((row, i) => {
+    const r = window[i]!;
+    const extra = firstOfPage.has(r.id) ? (more.get(r.document_id) ?? []).flatMap((m) => foldedById.get(m.id) ?? []) : [];
+    const result = toResult(row, 'snippet');
+    return extra.length === 0 ? result : { ...result, more: extra };
+  });
+}
+
+/** The folded units' names and links (not their text: a result names them, a later call fetches them). */
+async function loadFolded(pool: Db, folded: readonly RankedRow[]): Promise<Map<number, MoreFromPage>> {
+  if (folded.length === 0) return new Map();
+  const { rows } = await pool.query<Omit<MoreFromPage, 'score'>>({
+    name: 'docdex-search-folded',
+    text: 'SELECT s.id, s.kind, s.title, s.source_url FROM snippets s WHERE s.id = ANY($1::bigint[])',
+    values: [folded.map((r) => r.id)],
+  });
+  const ranked = new Map(folded.map((r) => [r.id, r]));
+  return new Map(
+    rows.map((row) => {
+      const r = ranked.get(Number(row.id))!;
+      return [r.id, { ...row, id: r.id, source_url: r.page_url ?? row.source_url, score: roundScore(r.score) }];
+    }),
+  );
 }
 
 /**
@@ -709,13 +805,13 @@ async function searchOn(db: pg.ClientBase, pool: pg.Pool, options: SearchOptions
   if (prepared === null) return { items: [], total: 0, limit, offset, fallback: false };
   const { filters, q, corrected, retrieval } = prepared;
 
-  const snippets = await searchSnippetRows(db, prepared, limit, offset);
-  let items = snippets.rows.map((r) => toResult(r, 'snippet'));
-  let total = snippets.total;
+  const ranked = await rankUnits(db, prepared, limit, offset);
+  let items = await diversifiedPage(db, ranked.rows, q.perTerm.length, limit, offset);
+  let total = ranked.total;
   let fallback = false;
-  if (snippets.total < FALLBACK_BELOW) {
+  if (ranked.total < FALLBACK_BELOW) {
     // The few snippet matches come first; page matches fill the list after them.
-    const head = snippets.rows.length === snippets.total ? items : (await searchSnippetRows(db, prepared, FALLBACK_BELOW, 0)).rows.map((r) => toResult(r, 'snippet'));
+    const head = (await loadResults(db, ranked.rows)).map((r) => toResult(r, 'snippet'));
     const pageRows = await searchPages(
       db,
       q,
@@ -727,7 +823,7 @@ async function searchOn(db: pg.ClientBase, pool: pg.Pool, options: SearchOptions
     if (pageRows.length > 0) {
       fallback = true;
       items = [...head, ...pageRows.map((r) => toResult(r, 'page'))].slice(offset, offset + limit);
-      total = snippets.total + (pageRows[0]?.total ?? 0);
+      total = ranked.total + (pageRows[0]?.total ?? 0);
     }
   }
   const screened = applyScreening(items, options.screening);

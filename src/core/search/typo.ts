@@ -136,7 +136,7 @@ export async function wordStats(db: Db, words: readonly string[], options: { fre
   }
   const { rows } = await db.query<{ word: string; stem: string | null; count: number | null; code: number | null; total: number; queued: boolean }>({
     name: 'docdex-search-word-stats',
-    text: `SELECT x.word, x.stem, t.doc_count AS count, t.code_count AS code, (SELECT COALESCE(sum(snippet_count), 0)::float8 FROM sources) AS total,
+    text: `SELECT x.word, x.stem, t.doc_count AS count, t.code_count AS code, (SELECT COALESCE(sum(snippet_count + section_count), 0)::float8 FROM sources) AS total,
             EXISTS (SELECT 1 FROM search_terms_queue) AS queued
        FROM (SELECT w AS word, (tsvector_to_array(to_tsvector('english', w)))[1] AS stem FROM unnest($1::text[]) AS w) AS x
        LEFT JOIN search_terms t ON t.term = x.stem`,

@@ -108,7 +108,7 @@ export async function getSource(pool: pg.Pool, ref: string, version?: string): P
   const { id } = await resolveSource(pool, ref, version);
   const [row, languages, jobs] = await Promise.all([
     pool.query<SourceSummary & { crawl_config: CrawlSettings; metadata: Record<string, unknown> }>(`SELECT ${SUMMARY_COLUMNS}, s.crawl_config, s.metadata FROM sources s WHERE s.id = $1`, [id]),
-    pool.query<{ language: string; snippets: number }>('SELECT language, count(*)::int AS snippets FROM snippets WHERE source_id = $1 GROUP BY language ORDER BY 2 DESC, 1', [id]),
+    pool.query<{ language: string; snippets: number }>("SELECT language, count(*)::int AS snippets FROM snippets WHERE source_id = $1 AND kind = 'snippet' GROUP BY language ORDER BY 2 DESC, 1", [id]),
     pool.query<SourceJob>(
       `(SELECT id, 'crawl' AS kind, status, created_at, completed_at FROM crawl_jobs WHERE source_id = $1
         UNION ALL
@@ -225,7 +225,7 @@ export async function deleteSource(pool: pg.Pool, ref: string, options: { versio
     if (locked.rowCount === 0) return { ...source, documents: 0, snippets: 0, crawl_jobs: 0, upload_jobs: 0 };
     const { rows } = await client.query<Omit<DeleteResult, 'id' | 'name' | 'version'>>(
       `SELECT (SELECT count(*)::int FROM documents WHERE source_id = $1) AS documents,
-              (SELECT count(*)::int FROM snippets WHERE source_id = $1) AS snippets,
+              (SELECT count(*)::int FROM snippets WHERE source_id = $1 AND kind = 'snippet') AS snippets,
               (SELECT count(*)::int FROM crawl_jobs WHERE source_id = $1) AS crawl_jobs,
               (SELECT count(*)::int FROM upload_jobs WHERE source_id = $1) AS upload_jobs`,
       [source.id],

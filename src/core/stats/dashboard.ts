@@ -28,7 +28,7 @@ export async function dashboardStats(pool: pg.Pool, options: { recent?: number; 
               (SELECT coalesce(sum(document_count), 0)::int FROM sources) AS documents,
               (SELECT coalesce(sum(snippet_count), 0)::int FROM sources) AS snippets`,
     ),
-    pool.query<{ language: string; snippets: number }>('SELECT language, count(*)::int AS snippets FROM snippets GROUP BY language ORDER BY snippets DESC, language'),
+    pool.query<{ language: string; snippets: number }>("SELECT language, count(*)::int AS snippets FROM snippets WHERE kind = 'snippet' GROUP BY language ORDER BY snippets DESC, language"),
     pool.query<{ status: JobState; n: number }>('SELECT status, count(*)::int AS n FROM crawl_jobs GROUP BY status'),
     pool.query<{ status: UploadState; n: number }>('SELECT status, count(*)::int AS n FROM upload_jobs GROUP BY status'),
     pool.query<DashboardStats['recentJobs'][number]>(

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { withTransaction } from '../db/transaction.js';
-import type { ExtractedSnippet } from '../extract/types.js';
+import type { ExtractedSection, ExtractedSnippet } from '../extract/types.js';
 
 /**
  * Writing one page and its snippets, shared by the crawl and upload pipelines. A page is written in ONE
@@ -10,6 +10,9 @@ import type { ExtractedSnippet } from '../extract/types.js';
  * order: a page where the code's nearest heading has an anchor before one where it has none, then the
  * smallest page, then the first URL (see rehomeSnippets). So Node's fs code links to fs.html#anchor, not to
  * all.html, the page of every module.
+ *
+ * A page's sections (extract/sections.ts) are rows of the same table with kind 'section' (migration 038): they
+ * take the same way through deduplication, occurrences and homes, and are counted apart from snippets.
  */
 
 export type PageJob = { kind: 'crawl'; id: string } | { kind: 'upload'; id: string };
@@ -27,6 +30,8 @@ export interface PageWrite {
   /** The page's own screening finding (ExtractedPage.flags and flaggedPassage); absent when nothing was found. */
   flags?: readonly string[] | undefined;
   flaggedPassage?: string | undefined;
+  /** The page's sections; none when absent (a producer that does not cut them). */
+  sections?: ExtractedSection[];
 }
 
 export interface PageWriteResult {
@@ -41,6 +46,9 @@ export interface PageWriteResult {
   newSnippetIds: number[];
   /** Whether the page replaced a stored document of the same URL (a recrawl of a changed page). */
   replaced: boolean;
+  /** Sections this page added to the source, and sections on this page (snippets above count code only). */
+  sectionsInserted: number;
+  sectionsOnPage: number;
 }
 
 /**
@@ -51,21 +59,22 @@ export interface PageWriteResult {
 export type InTransactionStep = (client: pg.ClientBase, write: PageWrite, newSnippetIds: number[]) => Promise<void>;
 
 /**
- * Detaches a document from its snippets: occurrences go, snippets seen nowhere else go, and snippets whose
- * home was this page move to the smallest page that still shows them. Returns snippets deleted.
+ * Detaches a document from its snippets and sections: occurrences go, rows seen nowhere else go, and rows whose
+ * home was this page move to the smallest page that still shows them. Returns the rows deleted, by kind.
  */
-async function detachDocument(client: pg.ClientBase, documentId: string): Promise<number> {
+async function detachDocument(client: pg.ClientBase, documentId: string): Promise<Removed> {
   const { rows } = await client.query<{ snippet_id: number }>('DELETE FROM snippet_occurrences WHERE document_id = $1 RETURNING snippet_id', [documentId]);
-  if (rows.length === 0) return 0;
+  if (rows.length === 0) return { snippets: 0, sections: 0 };
   const ids = rows.map((r) => r.snippet_id);
   // Locked first, in id order, so that the delete below runs on a snapshot taken after every concurrent page
   // that is attaching one of these snippets (attachSnippets holds a key-share lock on it) has committed its
   // occurrence: a delete that waited on such a page would otherwise re-check its row but not its NOT EXISTS,
   // and take the other page's new occurrence with it.
   await client.query('SELECT 1 FROM snippets WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE', [ids]);
-  const deleted = await client.query(
+  const deleted = await client.query<{ kind: string }>(
     `DELETE FROM snippets s WHERE s.id = ANY($1::bigint[])
-       AND NOT EXISTS (SELECT 1 FROM snippet_occurrences o WHERE o.snippet_id = s.id)`,
+       AND NOT EXISTS (SELECT 1 FROM snippet_occurrences o WHERE o.snippet_id = s.id)
+     RETURNING s.kind`,
     [ids],
   );
   await client.query(
@@ -81,38 +90,70 @@ async function detachDocument(client: pg.ClientBase, documentId: string): Promis
      WHERE s.id = c.snippet_id`,
     [ids, documentId],
   );
-  return deleted.rowCount ?? 0;
+  const sections = deleted.rows.filter((r) => r.kind === 'section').length;
+  return { snippets: deleted.rows.length - sections, sections };
+}
+
+interface Removed {
+  snippets: number;
+  sections: number;
+}
+
+/** A row of the snippets table as the page writes it: a snippet, or a section (kind 'section'). */
+interface Unit extends Omit<ExtractedSnippet, 'languageConfidence' | 'tab' | 'section'> {
+  kind: 'snippet' | 'section';
+}
+
+/** A section as its row: its breadcrumb as title, its markdown as code, its hash apart from code hashes. */
+function sectionUnit(s: ExtractedSection): Unit {
+  return {
+    kind: 'section',
+    title: s.title,
+    description: s.description,
+    language: s.language,
+    code: s.text,
+    codeHash: `s${s.hash}`,
+    filename: null,
+    position: s.position,
+    sourceUrl: s.sourceUrl,
+    ...(s.flags === undefined ? {} : { flags: s.flags }),
+    ...(s.flaggedPassage === undefined ? {} : { flaggedPassage: s.flaggedPassage }),
+  };
 }
 
 /** Unique by code hash, sorted by it: concurrent pages of one source take the unique-index locks in one order. */
-function uniqueSnippets(w: PageWrite): ExtractedSnippet[] {
+function uniqueUnits(w: PageWrite): Unit[] {
   // Within a page identical blocks are emitted once by the extractor; guard anyway.
-  const unique = new Map<string, ExtractedSnippet>();
-  for (const s of w.snippets) if (!unique.has(s.codeHash)) unique.set(s.codeHash, s);
+  const unique = new Map<string, Unit>();
+  for (const s of w.snippets) if (!unique.has(s.codeHash)) unique.set(s.codeHash, { ...s, kind: 'snippet' });
+  for (const section of w.sections ?? []) {
+    const u = sectionUnit(section);
+    if (!unique.has(u.codeHash)) unique.set(u.codeHash, u);
+  }
   return [...unique.values()].sort((a, b) => (a.codeHash < b.codeHash ? -1 : a.codeHash > b.codeHash ? 1 : 0));
 }
 
 /**
- * Inserts the snippets new to the source, each with its occurrence on this page, as CTEs `ins` and `occ`.
- * $1 is the source, $3..$10 the snippet columns and `screening` the two screening columns' parameters (see
- * screeningValues); the document is `documentId` (a parameter or a column).
+ * Inserts the rows new to the source, each with its occurrence on this page, as CTEs `ins` and `occ`.
+ * $1 is the source, $3..$10 the snippet columns, `extra` the parameters of the two screening columns (see
+ * screeningValues) and of the kind; the document is `documentId` (a parameter or a column).
  */
-function newSnippetsSql(documentId: string, screening: [string, string], from = '', where = ''): string {
+function newSnippetsSql(documentId: string, extra: [string, string, string], from = '', where = ''): string {
   return `ins AS (
-       INSERT INTO snippets (source_id, document_id, title, description, language, code, code_hash, filename, source_url, position, flags, flagged_passage)
+       INSERT INTO snippets (source_id, document_id, title, description, language, code, code_hash, filename, source_url, position, flags, flagged_passage, kind)
        SELECT $1, ${documentId}, t.title, t.description, t.language, t.code, t.code_hash, t.filename, t.source_url, t.position,
-              ${FLAGS_SQL}, t.flagged_passage
-         FROM ${from}unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], ${screening[0]}::text[], ${screening[1]}::text[])
-           AS t(title, description, language, code, code_hash, filename, source_url, position, flags, flagged_passage)
+              ${FLAGS_SQL}, t.flagged_passage, t.kind
+         FROM ${from}unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], ${extra[0]}::text[], ${extra[1]}::text[], ${extra[2]}::text[])
+           AS t(title, description, language, code, code_hash, filename, source_url, position, flags, flagged_passage, kind)
         ${where}
        ON CONFLICT (source_id, code_hash) DO NOTHING
-       RETURNING id, code_hash, position),
+       RETURNING id, code_hash, position, kind),
      occ AS (
        INSERT INTO snippet_occurrences (snippet_id, document_id, position)
        SELECT ins.id, ${documentId}, ins.position FROM ${from}ins ON CONFLICT DO NOTHING)`;
 }
 
-function snippetValues(list: ExtractedSnippet[]): unknown[] {
+function snippetValues(list: Unit[]): unknown[] {
   return [
     list.map((s) => s.title),
     list.map((s) => s.description),
@@ -129,12 +170,12 @@ function snippetValues(list: ExtractedSnippet[]): unknown[] {
 // arrays of different lengths); '' is no flags.
 const FLAGS_SQL = "COALESCE(string_to_array(NULLIF(t.flags, ''), ','), '{}')";
 
-/** The screening columns, parallel to snippetValues: flags comma-joined, and the flagged passage or null. */
-function screeningValues(list: ExtractedSnippet[]): unknown[] {
-  return [list.map((s) => (s.flags ?? []).join(',')), list.map((s) => s.flaggedPassage ?? null)];
+/** The screening columns and the kind, parallel to snippetValues: flags comma-joined, the flagged passage or null. */
+function screeningValues(list: Unit[]): unknown[] {
+  return [list.map((s) => (s.flags ?? []).join(',')), list.map((s) => s.flaggedPassage ?? null), list.map((s) => s.kind)];
 }
 
-type InsertedSnippet = { id: number; code_hash: string };
+type InsertedSnippet = { id: number; code_hash: string; kind: string };
 
 /**
  * Writes the document and, when it is new (a first crawl: the usual case), its new snippets and their
@@ -142,20 +183,20 @@ type InsertedSnippet = { id: number; code_hash: string };
  * The per-page statements are named (prepared once per connection): planning them cost a good part of
  * running them.
  */
-async function upsertDocument(client: pg.ClientBase, w: PageWrite, list: ExtractedSnippet[]): Promise<{ id: string; existed: boolean; inserted: InsertedSnippet[] }> {
-  const { rows } = await client.query<{ document_id: string; existed: boolean; id: number | null; code_hash: string | null }>({
+async function upsertDocument(client: pg.ClientBase, w: PageWrite, list: Unit[]): Promise<{ id: string; existed: boolean; inserted: InsertedSnippet[] }> {
+  const { rows } = await client.query<{ document_id: string; existed: boolean; id: number | null; code_hash: string | null; kind: string | null }>({
     name: 'docdex-store-document',
     text: `WITH doc AS (
        INSERT INTO documents (source_id, url, title, markdown, content_hash, etag, last_modified, source_type, crawl_job_id, upload_job_id, flags, flagged_passage)
-       VALUES ($1, $2, $11, $12, $13, $14, $15, $16, $17, $18, $21::text[], $22)
+       VALUES ($1, $2, $11, $12, $13, $14, $15, $16, $17, $18, $22::text[], $23)
        ON CONFLICT (source_id, url) DO UPDATE SET
          title = EXCLUDED.title, markdown = EXCLUDED.markdown, content_hash = EXCLUDED.content_hash,
          etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified, source_type = EXCLUDED.source_type,
          crawl_job_id = EXCLUDED.crawl_job_id, upload_job_id = EXCLUDED.upload_job_id, updated_at = now(),
          flags = EXCLUDED.flags, flagged_passage = EXCLUDED.flagged_passage
        RETURNING id, (xmax <> 0) AS existed),
-     ${newSnippetsSql('doc.id', ['$19', '$20'], 'doc, ', 'WHERE NOT doc.existed')}
-     SELECT doc.id AS document_id, doc.existed, ins.id, ins.code_hash FROM doc LEFT JOIN ins ON true`,
+     ${newSnippetsSql('doc.id', ['$19', '$20', '$21'], 'doc, ', 'WHERE NOT doc.existed')}
+     SELECT doc.id AS document_id, doc.existed, ins.id, ins.code_hash, ins.kind FROM doc LEFT JOIN ins ON true`,
     values: [
       w.sourceId,
       w.url,
@@ -174,15 +215,15 @@ async function upsertDocument(client: pg.ClientBase, w: PageWrite, list: Extract
     ],
   });
   const first = rows[0]!;
-  const inserted = rows.filter((r) => r.id !== null).map((r) => ({ id: r.id!, code_hash: r.code_hash! }));
+  const inserted = rows.filter((r) => r.id !== null).map((r) => ({ id: r.id!, code_hash: r.code_hash!, kind: r.kind! }));
   return { id: first.document_id, existed: first.existed, inserted };
 }
 
-async function insertNewSnippets(client: pg.ClientBase, w: PageWrite, documentId: string, list: ExtractedSnippet[]): Promise<InsertedSnippet[]> {
+async function insertNewSnippets(client: pg.ClientBase, w: PageWrite, documentId: string, list: Unit[]): Promise<InsertedSnippet[]> {
   if (list.length === 0) return [];
   const { rows } = await client.query<InsertedSnippet>({
     name: 'docdex-store-snippets',
-    text: `WITH ${newSnippetsSql('$2::uuid', ['$11', '$12'])} SELECT id, code_hash FROM ins`,
+    text: `WITH ${newSnippetsSql('$2::uuid', ['$11', '$12', '$13'])} SELECT id, code_hash, kind FROM ins`,
     values: [w.sourceId, documentId, ...snippetValues(list), ...screeningValues(list)],
   });
   return rows;
@@ -193,7 +234,7 @@ async function insertNewSnippets(client: pg.ClientBase, w: PageWrite, documentId
  * Returns the page's snippet ids in page order, and the snippets found neither inserted nor stored (another
  * page deleted them as orphaned after this page's insert): the caller inserts those anew.
  */
-async function attachSnippets(client: pg.ClientBase, w: PageWrite, documentId: string, list: ExtractedSnippet[], inserted: InsertedSnippet[]): Promise<{ ids: number[]; lost: ExtractedSnippet[] }> {
+async function attachSnippets(client: pg.ClientBase, w: PageWrite, documentId: string, list: Unit[], inserted: InsertedSnippet[]): Promise<{ ids: number[]; sectionIds: number[]; lost: Unit[] }> {
   const byHash = new Map(inserted.map((r) => [r.code_hash, r.id]));
   const missing = list.filter((s) => !byHash.has(s.codeHash));
   if (missing.length > 0) {
@@ -221,7 +262,8 @@ async function attachSnippets(client: pg.ClientBase, w: PageWrite, documentId: s
     .sort((a, b) => a.position - b.position)
     .map((s) => byHash.get(s.codeHash))
     .filter((id): id is number => id !== undefined);
-  return { ids: [...new Set(ordered)], lost: list.filter((s) => !byHash.has(s.codeHash)) };
+  const sectionIds = list.filter((u) => u.kind === 'section').flatMap((u) => byHash.get(u.codeHash) ?? []);
+  return { ids: [...new Set(ordered)], sectionIds: [...new Set(sectionIds)], lost: list.filter((s) => !byHash.has(s.codeHash)) };
 }
 
 /**
@@ -231,7 +273,7 @@ async function attachSnippets(client: pg.ClientBase, w: PageWrite, documentId: s
  * (page, anchor), so the home ends the same whatever order the pages are stored in. An LLM-written title
  * and description stay; the screening flags are the new home's, since they describe the page it is shown from.
  */
-async function rehomeSnippets(client: pg.ClientBase, w: PageWrite, documentId: string, shared: ExtractedSnippet[]): Promise<void> {
+async function rehomeSnippets(client: pg.ClientBase, w: PageWrite, documentId: string, shared: Unit[]): Promise<void> {
   await client.query({
     name: 'docdex-store-rehome',
     text: `UPDATE snippets s SET
@@ -256,7 +298,7 @@ async function rehomeSnippets(client: pg.ClientBase, w: PageWrite, documentId: s
       shared.map((s) => s.position),
       Buffer.byteLength(w.markdown),
       w.url,
-      ...screeningValues(shared),
+      ...screeningValues(shared).slice(0, 2),
     ],
   });
 }
@@ -273,24 +315,34 @@ export async function storePage(pool: pg.Pool, write: PageWrite, inTransaction: 
     // waiting for its own answer: one round trip less per page. BEGIN on an idle connection cannot fail.
     const begin = client.query('BEGIN');
     if (!client.pipeline) await begin;
-    const list = uniqueSnippets(write);
+    const list = uniqueUnits(write);
     const [doc] = await Promise.all([upsertDocument(client, write, list), begin]);
-    let removed = 0;
+    let removed: Removed = { snippets: 0, sections: 0 };
     let newRows = doc.inserted;
     if (doc.existed) {
       removed = await detachDocument(client, doc.id);
       newRows = await insertNewSnippets(client, write, doc.id, list);
     }
-    let { ids, lost } = await attachSnippets(client, write, doc.id, list, newRows);
+    let { ids, sectionIds, lost } = await attachSnippets(client, write, doc.id, list, newRows);
     // A snippet another page deleted as orphaned between this page's insert and its attach is inserted anew.
     for (let attempt = 0; attempt < 3 && lost.length > 0; attempt++) {
       newRows = [...newRows, ...(await insertNewSnippets(client, write, doc.id, lost))];
-      ({ ids, lost } = await attachSnippets(client, write, doc.id, list, newRows));
+      ({ ids, sectionIds, lost } = await attachSnippets(client, write, doc.id, list, newRows));
     }
-    const inserted = newRows.map((r) => r.id);
+    const inserted = newRows.filter((r) => r.kind !== 'section').map((r) => r.id);
+    const sectionsInserted = newRows.length - inserted.length;
     for (const step of inTransaction) await step(client, write, inserted);
-    await commitWithCounters(client, write.sourceId, inserted.length - removed, doc.existed ? 0 : 1);
-    return { documentId: doc.id, snippetsInserted: inserted.length, snippetsOnPage: ids.length, snippetIds: ids, newSnippetIds: inserted, replaced: doc.existed };
+    await commitWithCounters(client, write.sourceId, { snippets: inserted.length - removed.snippets, sections: sectionsInserted - removed.sections, documents: doc.existed ? 0 : 1 });
+    return {
+      documentId: doc.id,
+      snippetsInserted: inserted.length,
+      snippetsOnPage: ids.length,
+      snippetIds: ids,
+      newSnippetIds: inserted,
+      replaced: doc.existed,
+      sectionsInserted,
+      sectionsOnPage: sectionIds.length,
+    };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
@@ -306,10 +358,11 @@ export async function storePage(pool: pg.Pool, write: PageWrite, inTransaction: 
  * lock was held until the client's event loop got round to sending it, and concurrent pages queued on it
  * (with many pages in flight, that lock wait was what limited the crawl).
  */
-async function commitWithCounters(client: pg.PoolClient, sourceId: string, snippets: number, documents: number): Promise<void> {
-  if (!Number.isSafeInteger(snippets) || !Number.isSafeInteger(documents)) throw new Error(`bad counter delta ${snippets}/${documents}`);
+async function commitWithCounters(client: pg.PoolClient, sourceId: string, delta: { snippets: number; sections: number; documents: number }): Promise<void> {
+  if (!Object.values(delta).every(Number.isSafeInteger)) throw new Error(`bad counter delta ${JSON.stringify(delta)}`);
   await client.query(
-    `UPDATE sources SET snippet_count = snippet_count + ${snippets}, document_count = document_count + ${documents}, updated_at = now()
+    `UPDATE sources SET snippet_count = snippet_count + ${delta.snippets}, section_count = section_count + ${delta.sections},
+            document_count = document_count + ${delta.documents}, updated_at = now()
       WHERE id = ${client.escapeLiteral(sourceId)}; COMMIT`,
   );
 }
@@ -324,8 +377,12 @@ export async function removePageIn(client: pg.ClientBase, sourceId: string, url:
   const { rows } = await client.query<{ id: string }>('SELECT id FROM documents WHERE source_id = $1 AND url = $2 FOR UPDATE', [sourceId, url]);
   const doc = rows[0];
   if (!doc) return { removed: false, snippetsRemoved: 0 };
-  const snippetsRemoved = await detachDocument(client, doc.id);
+  const removed = await detachDocument(client, doc.id);
   await client.query('DELETE FROM documents WHERE id = $1', [doc.id]);
-  await client.query('UPDATE sources SET snippet_count = snippet_count - $2, document_count = document_count - 1, updated_at = now() WHERE id = $1', [sourceId, snippetsRemoved]);
-  return { removed: true, snippetsRemoved };
+  await client.query('UPDATE sources SET snippet_count = snippet_count - $2, section_count = section_count - $3, document_count = document_count - 1, updated_at = now() WHERE id = $1', [
+    sourceId,
+    removed.snippets,
+    removed.sections,
+  ]);
+  return { removed: true, snippetsRemoved: removed.snippets };
 }

@@ -3,6 +3,8 @@ import { NotFoundError, ValidationError } from '../errors.js';
 
 export interface SnippetRecord {
   id: number;
+  /** 'section': a page section (a search result of that kind), its code its markdown. Listings hold snippets only. */
+  kind: 'snippet' | 'section';
   title: string;
   description: string;
   language: string;
@@ -20,7 +22,7 @@ export interface SnippetRecord {
   updated_at: string;
 }
 
-const SNIPPET_COLUMNS = `s.id, s.title, s.description, s.language, s.code, s.filename, s.source_url, s.source_id,
+const SNIPPET_COLUMNS = `s.id, s.kind, s.title, s.description, s.language, s.code, s.filename, s.source_url, s.source_id,
   src.name AS source_name, src.version, s.page_count, s.position, s.llm_enhanced, s.created_at, s.updated_at`;
 
 export async function getSnippet(pool: pg.Pool, idText: string): Promise<SnippetRecord> {
@@ -49,11 +51,11 @@ export async function listSourceSnippets(
   const [items, total] = await Promise.all([
     pool.query<Omit<SnippetRecord, 'related'>>(
       `SELECT ${SNIPPET_COLUMNS} FROM snippets s JOIN sources src ON src.id = s.source_id
-        WHERE s.source_id = $1 ${languageClause} ORDER BY s.document_id, s.position, s.id LIMIT $2 OFFSET $3`,
+        WHERE s.source_id = $1 AND s.kind = 'snippet' ${languageClause} ORDER BY s.document_id, s.position, s.id LIMIT $2 OFFSET $3`,
       params,
     ),
     pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM snippets s WHERE s.source_id = $1 ${options.language ? 'AND s.language = $2' : ''}`,
+      `SELECT count(*)::int AS n FROM snippets s WHERE s.source_id = $1 AND s.kind = 'snippet' ${options.language ? 'AND s.language = $2' : ''}`,
       options.language ? [sourceId, options.language] : [sourceId],
     ),
   ]);

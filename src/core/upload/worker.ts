@@ -168,11 +168,22 @@ export async function processUploadFile(pool: pg.Pool, fileId: number, hooks: Pr
   }
   try {
     const input: ExtractInput = { url: file.url, contentType: file.content_type ?? contentTypeFor(file.path) ?? 'text/plain', body: file.content ?? '' };
-    const { page, snippets } = hooks.extract ? await hooks.extract(input) : extractDocument(input);
+    const { page, snippets, sections } = hooks.extract ? await hooks.extract(input) : extractDocument(input);
     const stages = hooks.stages ?? [];
     const job = { kind: 'upload', id: file.job_id } as const;
     const title = page.title || file.path;
-    const write = { sourceId: file.source_id, url: file.url, title, markdown: page.markdown, contentHash: page.contentHash, job, snippets, flags: page.flags, flaggedPassage: page.flaggedPassage };
+    const write = {
+      sourceId: file.source_id,
+      url: file.url,
+      title,
+      markdown: page.markdown,
+      contentHash: page.contentHash,
+      job,
+      snippets,
+      sections: sections ?? [],
+      flags: page.flags,
+      flaggedPassage: page.flaggedPassage,
+    };
     const stored = await storePage(pool, write, inTransactionSteps(stages, [countUploadedPage]));
     const services: StageServices = { pool, onError: () => undefined, ...hooks.services };
     await runPostCommitStages(stages, { job, sourceId: file.source_id, title, stored }, services);

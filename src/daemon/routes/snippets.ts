@@ -8,6 +8,7 @@ import { ErrorBody } from '../errors.js';
 export const Snippet = z
   .object({
     id: z.number(),
+    kind: z.enum(['snippet', 'section']).describe('section: a heading-bounded section of a page (a search result of that kind); its code is its markdown'),
     title: z.string(),
     description: z.string(),
     language: z.string(),
@@ -31,7 +32,7 @@ export function registerSnippetRoutes(app: FastifyInstance, deps: DaemonDeps): v
     '/snippets/:id',
     {
       schema: {
-        summary: 'One snippet with its code, context and related snippets',
+        summary: 'One snippet (or section) with its code, context and related snippets',
         tags: ['search'],
         params: z.object({ id: z.string() }),
         response: { 200: Snippet, 404: ErrorBody, 422: ErrorBody },

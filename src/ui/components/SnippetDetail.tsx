@@ -10,8 +10,13 @@ export interface SnippetDetailProps {
   offset?: number;
 }
 
+/** A section's description is the start of its text, which the view shows whole. */
+function descriptionOf(snippet: SnippetHit): string {
+  return snippet.kind === 'section' ? '' : snippet.description;
+}
+
 function codeHeightOf(snippet: SnippetHit, height: number): number {
-  const header = snippet.description ? 4 : 3;
+  const header = descriptionOf(snippet) ? 4 : 3;
   return Math.max(1, height - header - 1);
 }
 
@@ -20,7 +25,10 @@ export function maxSnippetOffset(snippet: SnippetHit, height: number): number {
   return Math.max(0, codeLineCount(snippet.code) - codeHeightOf(snippet, height));
 }
 
-/** The full snippet: title, where it comes from (its URL in full), its description and the coloured code. */
+/**
+ * The full snippet: title, where it comes from (its URL in full), its description and the coloured code; a
+ * section: its breadcrumb, where it comes from and its text.
+ */
 export function SnippetDetail({ snippet, width, height, offset = 0 }: SnippetDetailProps) {
   const source = snippet.sourceVersion ? `${snippet.sourceName} ${snippet.sourceVersion}` : snippet.sourceName;
   const codeHeight = codeHeightOf(snippet, height);
@@ -32,7 +40,7 @@ export function SnippetDetail({ snippet, width, height, offset = 0 }: SnippetDet
         {snippet.title || '(untitled snippet)'}
       </Text>
       <Text wrap="truncate-end">
-        <Text color={theme.status.info}>{snippet.language}</Text>
+        <Text color={theme.status.info}>{snippet.kind === 'section' ? `section · ${snippet.language}` : snippet.language}</Text>
         <Text color={theme.text.secondary}>
           {' '}
           · {source}
@@ -42,13 +50,13 @@ export function SnippetDetail({ snippet, width, height, offset = 0 }: SnippetDet
       <Text color={theme.text.link} wrap="truncate-middle">
         {snippet.url}
       </Text>
-      {snippet.description ? (
+      {descriptionOf(snippet) ? (
         <Text color={theme.text.secondary} wrap="truncate-end">
           {snippet.description}
         </Text>
       ) : null}
       <Box marginTop={1}>
-        <CodeView code={snippet.code} language={snippet.language} width={width} height={codeHeight} offset={offset} />
+        <CodeView code={snippet.code} language={snippet.kind === 'section' ? 'markdown' : snippet.language} width={width} height={codeHeight} offset={offset} />
       </Box>
     </Box>
   );

@@ -118,6 +118,7 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
       const page = await listSourceSnippets(pool, id, { limit, offset: 0 });
       return page.items.map((s): SnippetHit => ({
         id: s.id,
+        kind: s.kind,
         title: s.title,
         description: s.description,
         language: s.language,
@@ -147,6 +148,7 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
       const result = await searchSnippets(pool, { query, limit, screening: config.screening, ...(source ? { source } : {}), ...(language ? { language } : {}) });
       const hits = result.items.map((r) => ({
         id: r.id,
+        kind: r.kind,
         title: r.title,
         description: r.description,
         language: r.language,
@@ -154,6 +156,7 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
         url: r.source_url,
         sourceName: r.source_name,
         sourceVersion: r.version,
+        ...(r.more ? { more: r.more.length } : {}),
       }));
       const library = result.library;
       return library && !library.exact ? { hits, closest: { requested: library.requested, name: library.name, version: library.version } } : { hits };

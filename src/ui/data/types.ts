@@ -26,6 +26,8 @@ export interface SourceEdit {
 
 export interface SnippetHit {
   id: number;
+  /** 'section': a page section; its title is its breadcrumb and its code its markdown. */
+  kind: 'snippet' | 'section';
   title: string;
   description: string;
   language: string;
@@ -33,6 +35,8 @@ export interface SnippetHit {
   url: string;
   sourceName: string;
   sourceVersion: string;
+  /** How many more matches its page has, folded under it (search results only). */
+  more?: number;
 }
 
 export interface SearchHits {

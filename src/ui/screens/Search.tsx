@@ -32,7 +32,8 @@ type Fields = Record<FieldName, string>;
 type Request = { query: string; source: string; language: string };
 
 const COLUMNS: Column<SnippetHit>[] = [
-  { header: 'title', value: (s) => s.title || '(untitled)' },
+  { header: 'title', value: (s) => `${s.title || '(untitled)'}${s.more ? ` (+${s.more} on this page)` : ''}` },
+  { header: 'kind', width: 8, value: (s) => s.kind },
   { header: 'language', width: 11, value: (s) => s.language },
   { header: 'source', width: 14, value: (s) => (s.sourceVersion ? `${s.sourceName} ${s.sourceVersion}` : s.sourceName) },
   { header: 'page', value: (s) => s.url.replace(/^https?:\/\//, '') },

@@ -178,13 +178,15 @@ export function registerGetContentTool(server: McpServer, deps: McpDeps, session
     name: GET_CONTENT,
     title: 'Get code snippets from a library',
     description:
-      "Returns code examples from an indexed library's documentation: each with its title, language, library@version, source URL and the code in a fenced block (a description when it adds to the title; verbose=true gives every fact). " +
+      "Returns code examples and page sections from an indexed library's documentation: a code example with its title, language, library@version, source URL and the code in a fenced block (a description when it adds to the title; verbose=true gives every fact); " +
+      'a page section (where prose answers: a page without code, an explanation, a troubleshooting entry) with its heading breadcrumb, source URL and its text with the code blocks it holds. ' +
+      "Results come from distinct pages first; a page's further matches are named after its first result (More from this page). " +
       'library_id is the id from search_libraries, or a library name (fuzzy; its latest version) or name@version (exact, a major like react@18, or a range like react@^18.2). ' +
       'The answer names the version the snippets come from; a version that is not indexed is an error listing the indexed ones, never another version. ' +
       'With query, returns the snippets that best match it (e.g. "streaming response", "useEffect cleanup"); without, browses the library. ' +
       'The answer stays within max_tokens (default 5000): snippets fill it best first, each whole, and the answer says which results were left out and how to get them (a higher max_tokens, or the next page). ' +
       'A snippet already shown in full earlier in this session is named in one line instead (fresh=true repeats it). ' +
-      "Results are paginated (limit up to 100, page from 1). get_page_markdown with a snippet's source URL returns the page around it. " +
+      "Results are paginated (limit up to 100, page from 1). get_page_markdown with a result's source URL returns the section it points at (without the #anchor, the whole page). " +
       'An unknown library gets a message listing the closest names. ' +
       "Instead of library_id, project (a project's name or root directory) with query searches all the project's libraries at the versions it uses. " +
       TRUST_NOTE,

@@ -38,6 +38,7 @@ export function quoteQuery(query: string): string {
 const snippetOutput = z.object({
   number: z.number().int(),
   id: z.string(),
+  kind: z.enum(['snippet', 'section']).describe('section: a page section (its title is its breadcrumb; the text shows its prose and code blocks)'),
   title: z.string(),
   language: z.string(),
   source_url: z.string(),
@@ -46,6 +47,10 @@ const snippetOutput = z.object({
   state: z.enum(['full', 'truncated', 'already_shown']),
   flags: z.array(z.string()).optional(),
   flagged_passage: z.string().optional(),
+  more: z
+    .array(z.object({ id: z.string(), kind: z.enum(['snippet', 'section']), title: z.string(), source_url: z.string() }))
+    .optional()
+    .describe("More from this page: the page's other matches, folded under this result so that results come from distinct pages"),
 });
 
 export const budgetedSnippetsOutput = z.object({
@@ -67,6 +72,7 @@ export function structuredSnippets(shown: BudgetedSnippet[]): Array<z.output<typ
   return shown.map(({ index, snippet, state }) => ({
     number: index,
     id: String(snippet.id),
+    kind: snippet.kind ?? 'snippet',
     title: snippet.title,
     language: snippet.language,
     source_url: snippet.source_url,
@@ -75,6 +81,7 @@ export function structuredSnippets(shown: BudgetedSnippet[]): Array<z.output<typ
     state,
     ...(snippet.flags && snippet.flags.length > 0 ? { flags: snippet.flags } : {}),
     ...(snippet.flagged_passage ? { flagged_passage: snippet.flagged_passage } : {}),
+    ...(snippet.more?.length ? { more: snippet.more.map((m) => ({ id: String(m.id), kind: m.kind, title: m.title, source_url: m.source_url })) } : {}),
   }));
 }
 

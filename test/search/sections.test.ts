@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { diversify } from '../../src/core/search/diversify.js';
+import { searchSnippets } from '../../src/core/search/search.js';
+import { listSourceSnippets } from '../../src/core/store/snippets.js';
+import { removePage } from '../../src/core/store/pages.js';
+import { createTestDatabase } from '../helpers/db.js';
+import type { TestDatabase } from '../helpers/db.js';
+import { addPage, createSource } from './fixtures.js';
+import type { FixtureSource } from './fixtures.js';
+
+/**
+ * Sections are search units beside snippets (issue 50): a page without code is found, results say their kind,
+ * snippet listings and counters stay snippets only, and the first results come from distinct pages.
+ */
+
+let db: TestDatabase;
+let source: FixtureSource;
+
+const CORS = [
+  '# CORS (Cross-Origin Resource Sharing) { #cors }',
+  '',
+  'CORS refers to a frontend in a browser talking to a backend of another origin.',
+  '',
+  '## Wildcards { #wildcards }',
+  '',
+  'It is possible to allow every origin with a wildcard, but then no credentials are sent.',
+  '',
+  '## Use CORSMiddleware',
+  '',
+  'Add the middleware to the app with the allowed origins.',
+].join('\n');
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  source = await createSource(db.pool, 'webkit');
+  // A page with no code at all: before sections it could not be found.
+  await addPage(db.pool, source, 'https://webkit.example/tutorial/cors', [], { title: 'CORS', markdown: CORS, sections: true });
+  // A page with many blocks about one thing, and a smaller page about the same.
+  await addPage(
+    db.pool,
+    source,
+    'https://webkit.example/tutorial/routing',
+    Array.from({ length: 6 }, (_, i) => ({ title: `Route handler ${i}`, code: `router.route("/items/${i}", handler${i})`, description: 'Match a route to its handler.' })),
+    { title: 'Routing', sections: true },
+  );
+  await addPage(db.pool, source, 'https://webkit.example/guide/router', [{ title: 'Handlers', code: 'app.route("/", handler)', description: 'Route a path to its handler.' }], {
+    title: 'Router guide',
+    sections: true,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe('sections as search units', () => {
+  it('finds a page without code by its prose, as a section with its breadcrumb and anchor', async () => {
+    const r = await searchSnippets(db.pool, { query: 'allow every origin wildcard', source: source.id });
+    expect(r.items[0]).toMatchObject({ kind: 'section', title: 'CORS (Cross-Origin Resource Sharing) › Wildcards', source_url: 'https://webkit.example/tutorial/cors#wildcards' });
+    expect(r.items[0]!.code).toContain('no credentials are sent');
+  });
+
+  it('keeps snippet listings and the source counters to snippets, and counts sections apart', async () => {
+    const listed = await listSourceSnippets(db.pool, source.id, { limit: 100, offset: 0 });
+    expect(listed.items.every((s) => s.kind === 'snippet')).toBe(true);
+    expect(listed.total).toBe(7);
+    const { rows } = await db.pool.query<{ snippet_count: number; section_count: number; sections: number }>(
+      "SELECT snippet_count, section_count, (SELECT count(*)::int FROM snippets WHERE source_id = $1 AND kind = 'section') AS sections FROM sources WHERE id = $1",
+      [source.id],
+    );
+    expect(rows[0]!.snippet_count).toBe(7);
+    expect(rows[0]!.section_count).toBe(rows[0]!.sections);
+    expect(rows[0]!.sections).toBeGreaterThan(3);
+  });
+
+  it('takes a removed page and its sections out of the counters', async () => {
+    const other = await createSource(db.pool, 'gone');
+    await addPage(db.pool, other, 'https://gone.example/a', [], { title: 'A', markdown: '# A\n\nSome prose.\n\n## B\n\nMore prose.', sections: true });
+    await removePage(db.pool, other.id, 'https://gone.example/a');
+    const { rows } = await db.pool.query<{ section_count: number; n: number }>('SELECT section_count, (SELECT count(*)::int FROM snippets WHERE source_id = $1) AS n FROM sources WHERE id = $1', [
+      other.id,
+    ]);
+    expect(rows[0]).toEqual({ section_count: 0, n: 0 });
+  });
+
+  it('shows distinct pages first and folds the rest of a page under its first result', async () => {
+    // By score alone the routing page's twelve units (six snippets, six sections) fill the first results: each
+    // beats the router page's best, though by less than one query term's share, so that page is not clearly
+    // the only answer.
+    const all = await searchSnippets(db.pool, { query: 'route handler', source: source.id, limit: 20 });
+    const routing = all.items.filter((i) => i.source_url.startsWith('https://webkit.example/tutorial/routing'));
+    const best = Math.max(...all.items.filter((i) => !routing.includes(i)).map((i) => i.score));
+    expect(routing.filter((i) => i.score > best)).toHaveLength(12);
+    const r = await searchSnippets(db.pool, { query: 'route handler', source: source.id, limit: 3 });
+    expect(r.items.map((i) => i.source_url.split('#')[0])).toEqual(['https://webkit.example/tutorial/routing', 'https://webkit.example/guide/router', 'https://webkit.example/tutorial/routing']);
+    const more = r.items[0]!.more ?? [];
+    expect(more).toHaveLength(3);
+    for (const m of more) expect(m.source_url.startsWith('https://webkit.example/tutorial/routing')).toBe(true);
+    expect(r.items[1]!.more?.map((m) => m.source_url)).toEqual(['https://webkit.example/guide/router#handlers']);
+    // Only a page's first result carries its folded units.
+    expect(r.items[2]!.more).toBeUndefined();
+  });
+});
+
+describe('diversify', () => {
+  const u = (id: number, page: string, score: number) => ({ id, page, score });
+
+  it("puts each page's best unit first, in score order, then the rest", () => {
+    expect(diversify([u(1, 'a', 9), u(2, 'a', 8), u(3, 'b', 7), u(4, 'c', 6), u(5, 'a', 5)], 3).map((x) => x.id)).toEqual([1, 3, 4, 2, 5]);
+  });
+
+  it("keeps a page's unit ahead when it beats the next page's best by the margin: that page is clearly the answer", () => {
+    expect(diversify([u(1, 'a', 9), u(2, 'a', 8.5), u(3, 'b', 4)], 2).map((x) => x.id)).toEqual([1, 2, 3]);
+  });
+
+  it('keeps every unit once, whatever the order and ties (property-like sweep)', () => {
+    for (let n = 0; n < 40; n++) {
+      const units = Array.from({ length: n }, (_, i) => u(i, `p${(i * 7) % 5}`, (i * 13) % 11));
+      const out = diversify(units, 1);
+      expect(out.map((x) => x.id).sort((a, b) => a - b)).toEqual(units.map((x) => x.id));
+      // A page's units keep their order among themselves.
+      for (const page of new Set(units.map((x) => x.page))) {
+        const scores = out.filter((x) => x.page === page).map((x) => x.score);
+        expect(scores).toEqual([...scores].sort((a, b) => b - a));
+      }
+    }
+  });
+});
