@@ -115,3 +115,15 @@ export async function imageRecipe(image: ImageRecipe): Promise<{ packages: strin
   const kv = await runScript('build-image.sh', [...recipeArgs(image), '--print-recipe'], {});
   return { packages: (kv.packages ?? '').split(',').filter(Boolean), browser: kv.browser || undefined };
 }
+
+/**
+ * Pulls a registry image into the store (sandbox/scripts/pull-image.sh: skopeo copy, umoci unpack, the same
+ * ext4 packing as a built image). The caller validated `ref` and checked the registry against the outbound
+ * policy; `key` is the SHA-256 of `ref`, the store directory.
+ */
+export async function pullImage(cacheDir: string, pull: { ref: string; key: string; plainHttp: boolean }, options: BuildOptions = {}): Promise<BuiltImage> {
+  const args = [...(pull.plainHttp ? ['--plain-http'] : []), '--key', pull.key, '--', cacheDir, pull.ref];
+  const kv = await runScript('pull-image.sh', args, options, 'Pulling an image needs: apt-get install --no-install-recommends skopeo umoci e2fsprogs, and the registry reachable.');
+  if (!kv.ref || !kv.path || !kv.digest) throw new Error('pull-image.sh did not report ref, path and digest');
+  return { ref: kv.ref, path: kv.path, digest: kv.digest };
+}
