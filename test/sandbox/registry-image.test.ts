@@ -9,6 +9,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeVm } from '../../src/commands/sandbox/status.js';
 import { ensureBootFiles } from '../../src/core/sandbox/build.js';
 import { ociStoreDir } from '../../src/core/sandbox/oci-pull.js';
 import { RunnerDaemon } from '../../src/core/sandbox/runner-daemon.js';
@@ -178,6 +179,7 @@ describe.skipIf(skip)('a registry image as SANDBOX_IMAGE (real docker-registry o
       expect(status.config?.imageRef).toBe(ref);
       expect(status.imageDigest).toBe(pushedDigest);
       expect(status.attestation?.mismatches).toEqual([]);
+      expect(describeVm(status)).toContain(`  image:   ${ref} (${pushedDigest})`);
     },
     10 * 60_000,
   );
