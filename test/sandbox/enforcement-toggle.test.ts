@@ -156,11 +156,13 @@ describe('sandbox enforcement on agent server start and stop', () => {
   });
 
   it('pins the sandbox configuration of the start into the runner command, since the child has its own HOME', () => {
-    const settings = { ...sandboxSettings(config), image: 'busybox@sha256:abc', execUser: undefined };
+    const settings = { ...sandboxSettings(config), image: 'busybox@sha256:abc', execUser: undefined, allowHosts: [] };
     expect(shimRunnerCommand(settings, '/d/exec-main.js', '/n/node')).toEqual([
       '/usr/bin/env',
       '-u',
       'SANDBOX_EXEC_USER',
+      '-u',
+      'CRAWL_ALLOW_HOSTS',
       `DOCDEX_HOME=${config.home}`,
       `WORKSPACE_PATH=${ws}`,
       `SANDBOX_ACCEL=${settings.accel}`,
@@ -171,6 +173,8 @@ describe('sandbox enforcement on agent server start and stop', () => {
       '/n/node',
       '/d/exec-main.js',
     ]);
+    // A registry image is pulled by the runner under the manager's outbound allow-list.
+    expect(shimRunnerCommand({ ...settings, allowHosts: ['127.0.0.1', 'reg.internal'] }, '/d/exec-main.js', '/n/node')).toContain('CRAWL_ALLOW_HOSTS=127.0.0.1,reg.internal');
   });
 
   it('adapts to the agent server extension hook', async () => {

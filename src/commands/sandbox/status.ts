@@ -9,7 +9,9 @@ import { describeSandboxSwitches } from '../../core/sandbox/switch.js';
 export function describeVm(status: VmStatus & { configError?: string }): string[] {
   const lines = [`${status.name}: ${status.state}${status.qemuPid ? ` (qemu pid ${status.qemuPid}, ${status.accel ?? '?'})` : ''}`];
   if (status.config) {
-    lines.push(`  image:   ${status.config.imageRef}`);
+    // A tag or a local name says nothing about the content; the digest it resolved to at boot does.
+    const digest = status.imageDigest && !status.config.imageRef.endsWith(status.imageDigest.replace(/^sha256:/, '')) ? ` (${status.imageDigest})` : '';
+    lines.push(`  image:   ${status.config.imageRef}${digest}`);
     lines.push(`  size:    ${status.config.cpus} cpu, ${status.config.memoryMib} MiB, /tmp ${status.config.tmpfsKib / 1024} MiB`);
     lines.push(`  roots:   ${status.config.roots.join(', ')}`);
   }

@@ -22,6 +22,8 @@ export interface BuiltImage {
   ref: string;
   path: string;
   digest: string;
+  /** The debian flavor's browser, as installed: `chromium <Debian version>`. */
+  browser?: string;
 }
 
 export interface BuildOptions {
@@ -39,7 +41,10 @@ function parseKeyValues(text: string): Record<string, string> {
   return out;
 }
 
-async function runScript(script: string, args: string[], options: BuildOptions): Promise<Record<string, string>> {
+const BUILD_HINT =
+  'The sandbox build needs: apt-get install --no-install-recommends qemu-system-x86 busybox-static bubblewrap gcc libc6-dev e2fsprogs xz-utils (and debootstrap for the Debian image).';
+
+async function runScript(script: string, args: string[], options: BuildOptions, hint = BUILD_HINT): Promise<Record<string, string>> {
   const child = execa(`${SANDBOX_SOURCE_DIR}scripts/${script}`, args, {
     reject: false,
     stdin: 'ignore',
@@ -56,7 +61,7 @@ async function runScript(script: string, args: string[], options: BuildOptions):
     const last = tail.trim().split('\n').slice(-5).join('\n');
     throw new UserError(`sandbox/scripts/${script} failed (exit ${String(result.exitCode ?? result.signal)}): ${last}`, {
       code: 'sandbox_build_failed',
-      hint: 'The sandbox build needs: apt-get install --no-install-recommends qemu-system-x86 busybox-static bubblewrap gcc libc6-dev e2fsprogs xz-utils (and debootstrap for the Debian image).',
+      hint,
     });
   }
   return parseKeyValues(String(result.stdout));
@@ -81,12 +86,44 @@ export async function ensureBootFiles(cacheDir: string, options: BuildOptions = 
   };
 }
 
-export async function buildImage(cacheDir: string, image: { flavor: ImageFlavor; name?: string; suite?: string; mirror?: string }, options: BuildOptions = {}): Promise<BuiltImage> {
+export interface ImageRecipe {
+  flavor: ImageFlavor;
+  name?: string;
+  suite?: string;
+  mirror?: string;
+  /** The Debian version of chromium for the debian flavor (spec: Versioning); unset = the suite's current one. */
+  chromiumVersion?: string;
+}
+
+function recipeArgs(image: ImageRecipe): string[] {
   const args = ['--flavor', image.flavor];
   if (image.name) args.push('--name', image.name);
   if (image.suite) args.push('--suite', image.suite);
   if (image.mirror) args.push('--mirror', image.mirror);
-  const kv = await runScript('build-image.sh', [...args, cacheDir], options);
+  if (image.chromiumVersion) args.push('--chromium-version', image.chromiumVersion);
+  return args;
+}
+
+export async function buildImage(cacheDir: string, image: ImageRecipe, options: BuildOptions = {}): Promise<BuiltImage> {
+  const kv = await runScript('build-image.sh', [...recipeArgs(image), cacheDir], options);
   if (!kv.ref || !kv.path || !kv.digest) throw new Error('build-image.sh did not report ref, path and digest');
+  return { ref: kv.ref, path: kv.path, digest: kv.digest, ...(kv.browser ? { browser: kv.browser } : {}) };
+}
+
+/** What build-image.sh would install, without building: the Debian packages and the pinned browser package. */
+export async function imageRecipe(image: ImageRecipe): Promise<{ packages: string[]; browser: string | undefined }> {
+  const kv = await runScript('build-image.sh', [...recipeArgs(image), '--print-recipe'], {});
+  return { packages: (kv.packages ?? '').split(',').filter(Boolean), browser: kv.browser || undefined };
+}
+
+/**
+ * Pulls a registry image into the store (sandbox/scripts/pull-image.sh: skopeo copy, umoci unpack, the same
+ * ext4 packing as a built image). The caller validated `ref` and checked the registry against the outbound
+ * policy; `key` is the SHA-256 of `ref`, the store directory.
+ */
+export async function pullImage(cacheDir: string, pull: { ref: string; key: string; plainHttp: boolean }, options: BuildOptions = {}): Promise<BuiltImage> {
+  const args = [...(pull.plainHttp ? ['--plain-http'] : []), '--key', pull.key, '--', cacheDir, pull.ref];
+  const kv = await runScript('pull-image.sh', args, options, 'Pulling an image needs: apt-get install --no-install-recommends skopeo umoci e2fsprogs, and the registry reachable.');
+  if (!kv.ref || !kv.path || !kv.digest) throw new Error('pull-image.sh did not report ref, path and digest');
   return { ref: kv.ref, path: kv.path, digest: kv.digest };
 }

@@ -146,6 +146,9 @@ export function shimRunnerCommand(settings: SandboxSettings, execMain: string, n
   else set.push(`SANDBOX_IMAGE=${settings.image}`);
   if (settings.execUser === undefined) unset.push('-u', 'SANDBOX_EXEC_USER');
   else set.push(`SANDBOX_EXEC_USER=${settings.execUser}`);
+  // A registry image is pulled by the runner under the same outbound allow-list as the manager's.
+  if (settings.allowHosts === undefined || settings.allowHosts.length === 0) unset.push('-u', 'CRAWL_ALLOW_HOSTS');
+  else set.push(`CRAWL_ALLOW_HOSTS=${settings.allowHosts.join(',')}`);
   return ['/usr/bin/env', ...unset, ...set, nodePath, execMain];
 }
 

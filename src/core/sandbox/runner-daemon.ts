@@ -7,7 +7,8 @@ import { compareAttestation, describeMismatches, parseAttestation } from './atte
 import type { LiveFacts, Mismatch } from './attest.js';
 import { ensureBootFiles } from './build.js';
 import type { BootFiles } from './build.js';
-import { parseImageRef, requireImage } from './images.js';
+import { parseImageRef, parseRegistryImage, requireImage } from './images.js';
+import { ensureRegistryImage } from './oci-pull.js';
 import { FrameDecoder, FrameType, decodeRequest, encodeExit, encodeFrame } from './protocol.js';
 import type { ExecRequest } from './protocol.js';
 import { VM_NAME } from './settings.js';
@@ -35,6 +36,8 @@ export interface VmStatus {
   startedAt?: string;
   agent?: string;
   config?: VmConfig;
+  /** `sha256:<hex>`: what the image reference resolved to when the VM booted (a local tree digest or a registry manifest digest). */
+  imageDigest?: string;
   /** Why the last VM ended when nobody asked it to. */
   lastLoss?: string;
   /** Present when the request carried a config: the live comparison. */
@@ -69,6 +72,8 @@ export class RunnerDaemon {
   private releaseLock: (() => Promise<void>) | undefined;
   private vm: MicroVm | undefined;
   private vmConfig: VmConfig | undefined;
+  /** The digest the running VM's image reference resolved to. */
+  private imageDigest: string | undefined;
   private accel: AccelDecision | undefined;
   private lost: string | undefined;
   private lastLoss: string | undefined;
@@ -297,6 +302,7 @@ export class RunnerDaemon {
       startedAt: new Date(vm.startedAt).toISOString(),
       agent: vm.agentVersion,
       ...(this.vmConfig ? { config: this.vmConfig } : {}),
+      ...(this.imageDigest ? { imageDigest: this.imageDigest } : {}),
     };
     if (config) status.attestation = await this.attestVm(vm, config);
     return status;
@@ -324,10 +330,29 @@ export class RunnerDaemon {
     return this.createVm(config);
   }
 
+  /**
+   * The image file of `config.imageRef`: a local build from the store, or a registry image pulled into it first.
+   * Also the digest it resolved to, which status reports next to the reference attestation compares, and what is
+   * left for the boot: SANDBOX_START_TIMEOUT_MS bounds pull and boot together (spec: Guest image).
+   */
+  private async imageFile(config: VmConfig): Promise<{ file: string; digest: string; bootTimeoutMs: number }> {
+    const local = parseImageRef(config.imageRef);
+    if (local) return { file: await requireImage(config.cacheDir, local), digest: `sha256:${local.digest}`, bootTimeoutMs: config.startTimeoutMs };
+    const registry = parseRegistryImage(config.imageRef);
+    if (!registry) throw new SandboxUnavailableError(`SANDBOX_IMAGE ${config.imageRef} is neither pinned (name@sha256:<digest>) nor a registry reference`);
+    const deadline = Date.now() + config.startTimeoutMs;
+    const pulled = await ensureRegistryImage(
+      config.cacheDir,
+      registry.oci,
+      { allowHosts: config.allowHosts ?? [] },
+      { onLog: (line) => this.log(line), signal: AbortSignal.timeout(config.startTimeoutMs) },
+    );
+    if (pulled.pulled) this.log(`pulled ${pulled.ref} (${pulled.digest})`);
+    return { file: pulled.path, digest: pulled.digest, bootTimeoutMs: pulled.pulled ? Math.max(1, deadline - Date.now()) : config.startTimeoutMs };
+  }
+
   private async createVm(config: VmConfig): Promise<MicroVm> {
-    const image = parseImageRef(config.imageRef);
-    if (!image) throw new SandboxUnavailableError(`SANDBOX_IMAGE ${config.imageRef} is not pinned (name@sha256:<digest>)`);
-    const imageFile = await requireImage(config.cacheDir, image);
+    const { file: imageFile, digest, bootTimeoutMs } = await this.imageFile(config);
     let bootPromise = this.bootFiles.get(config.cacheDir);
     if (!bootPromise) {
       bootPromise = ensureBootFiles(config.cacheDir, { onLog: (line) => this.log(line) });
@@ -346,7 +371,8 @@ export class RunnerDaemon {
     await createScratchDisk(this.paths.scratch);
     const runAs = process.getuid?.() === 0 && config.execUser.uid !== 0 ? config.execUser : undefined;
     const started = Date.now();
-    this.log(`starting ${VM_NAME} (${accel.accel}: ${accel.reason}; image ${config.imageRef}; ${config.memoryMib} MiB, ${config.cpus} cpu)`);
+    this.log(`starting ${VM_NAME} (${accel.accel}: ${accel.reason}; image ${config.imageRef} = ${digest}; ${config.memoryMib} MiB, ${config.cpus} cpu)`);
+    this.imageDigest = digest;
     let vm: MicroVm;
     try {
       vm = await MicroVm.start(
@@ -365,7 +391,7 @@ export class RunnerDaemon {
           labels: config.labels,
           ...(tscKhz ? { tscKhz } : {}),
         },
-        { layout: await hostLayout(), timeoutMs: config.startTimeoutMs, consoleLog: this.paths.console, scratch: this.paths.scratch, ...(runAs ? { runAs } : {}) },
+        { layout: await hostLayout(), timeoutMs: bootTimeoutMs, consoleLog: this.paths.console, scratch: this.paths.scratch, ...(runAs ? { runAs } : {}) },
       );
     } catch (error) {
       await rm(this.paths.scratch, { force: true });

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
+import type { AllowEntry } from '../net/outbound.js';
 
 export type AccelMode = 'auto' | 'kvm' | 'tcg';
 
@@ -27,6 +28,11 @@ export interface SandboxSettings {
   cacheDir: string;
   /** The runner's socket, lock, log and the VM's scratch disk. */
   stateDir: string;
+  /**
+   * CRAWL_ALLOW_HOSTS entries (the outbound policy's allow-list): a registry image is pulled only from a public
+   * address or a listed one. Unset = none listed.
+   */
+  allowHosts?: readonly string[];
 }
 
 export function sandboxRoots(workspacePath: string): [string, string] {
@@ -46,5 +52,10 @@ export function sandboxSettings(config: Config): SandboxSettings {
     cpus: config.sandbox.cpus,
     cacheDir: path.join(config.home, 'sandbox'),
     stateDir: path.join(config.home, 'sandbox', 'run'),
+    allowHosts: config.outbound.allowHosts.map(allowEntryText),
   };
+}
+
+function allowEntryText(entry: AllowEntry): string {
+  return entry.kind === 'cidr' ? entry.text : entry.name;
 }

@@ -9,6 +9,7 @@ import { DEFAULT_USER_ID, readSettings, setSandboxPreferences } from '../agent/s
 import { UserError } from '../errors.js';
 import { findExecMain } from './enforcement.js';
 import { requireImage, resolveImageRef } from './images.js';
+import { storedRegistryImage } from './oci-pull.js';
 import type { SandboxSettings } from './settings.js';
 import { unavailableReason } from './unavailable.js';
 
@@ -44,6 +45,11 @@ const HOST_TOOLS: ReadonlyArray<readonly [string, string]> = [
   ['mkfs.ext4', 'e2fsprogs'],
   ['cc', 'gcc and libc6-dev'],
 ];
+/** What pulling a registry image takes (sandbox/scripts/pull-image.sh). */
+const PULL_TOOLS: ReadonlyArray<readonly [string, string]> = [
+  ['skopeo', 'skopeo'],
+  ['umoci', 'umoci'],
+];
 /** Needed only until the kernel is cached: build-kernel.sh fetches Debian's without installing it. */
 const KERNEL_TOOLS: ReadonlyArray<readonly [string, string]> = [
   ['apt-get', 'apt'],
@@ -74,10 +80,20 @@ async function missingTools(tools: ReadonlyArray<readonly [string, string]>, sea
   return missing;
 }
 
-/** The image SANDBOX_IMAGE names, when it is not stored yet: the first command would be refused. */
-async function imageNote(settings: SandboxSettings): Promise<string | undefined> {
+/**
+ * The image SANDBOX_IMAGE names, when it is not stored yet: a local one missing refuses the first command; a
+ * registry one is pulled by the first boot, which needs skopeo and umoci.
+ */
+async function imageNote(settings: SandboxSettings, searchPath: string): Promise<string | undefined> {
   try {
-    await requireImage(settings.cacheDir, await resolveImageRef(settings.cacheDir, settings.image));
+    const image = await resolveImageRef(settings.cacheDir, settings.image);
+    if (image.kind === 'local') await requireImage(settings.cacheDir, image);
+    else if (!(await storedRegistryImage(settings.cacheDir, image.ref))) {
+      const missing = await missingTools(PULL_TOOLS, searchPath);
+      if (missing.length > 0)
+        return `SANDBOX_IMAGE=${image.ref} is a registry image and this host lacks ${missing.join(', ')} to pull it: every sandboxed command is refused until they are installed.`;
+      return `SANDBOX_IMAGE=${image.ref} is pulled from ${image.oci.registry} when the microVM first boots (within SANDBOX_START_TIMEOUT_MS).`;
+    }
     return undefined;
   } catch (error) {
     const hint = (error as UserError).hint;
@@ -111,7 +127,7 @@ export async function checkSandboxHost(settings: SandboxSettings, options: HostC
       `${settings.accel === 'tcg' ? 'SANDBOX_ACCEL=tcg' : `no usable ${kvmDevice}`}: commands run in the microVM under QEMU's software emulation (TCG), which is slower and not a security boundary of its own (sandbox/README.md)`,
     );
   }
-  const image = await imageNote(settings);
+  const image = await imageNote(settings, searchPath);
   if (image !== undefined) notes.push(image);
   return { supported: problems.length === 0, accel, problems, notes };
 }

@@ -24,6 +24,8 @@ export interface VmConfig {
   accel: AccelMode;
   startTimeoutMs: number;
   cacheDir: string;
+  /** The outbound allow-list a registry pull obeys (CRAWL_ALLOW_HOSTS entries). */
+  allowHosts: string[];
 }
 
 export function wantedFacts(config: VmConfig): WantedVm {
@@ -117,5 +119,6 @@ export async function resolveVmConfig(settings: SandboxSettings): Promise<VmConf
     accel: settings.accel,
     startTimeoutMs: settings.startTimeoutMs,
     cacheDir: settings.cacheDir,
+    allowHosts: [...(settings.allowHosts ?? [])],
   };
 }
