@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
-import type { AllowEntry } from '../net/outbound.js';
+import type { AllowEntry } from '../net/policy.js';
 
 export type AccelMode = 'auto' | 'kvm' | 'tcg';
 
