@@ -17,7 +17,7 @@ describe('App', () => {
     const frame = lines(view.lastFrame());
     expect(frame).toHaveLength(24);
     expect(frame[0]).toMatch(/^docdex {3}1 Overview {4}2 Sources {4}3 Jobs {4}4 Search +127\.0\.0\.1:5432\/docdex$/);
-    expect(frame[23]).toMatch(/^1-4 screens {2}tab screen {2}q quit/);
+    expect(frame[23]).toMatch(/^1-5 screens {2}tab screen {2}q quit/);
     for (const line of frame) expect([...line].length).toBeLessThanOrEqual(80);
   });
 
