@@ -4,9 +4,8 @@ import path from 'node:path';
 import { execa } from 'execa';
 import type { ResultPromise } from 'execa';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { resolveOpencodeBinary } from '../../src/core/agent-server/binary.js';
-import { agentServerEnv, agentServerLayout, agentServerUrl } from '../../src/core/agent-server/layout.js';
-import { workspaceLayout } from '../../src/core/agent/workspace.js';
+import { agentServerUrl } from '../../src/core/agent-server/layout.js';
+import { prepareAgentServer } from '../../src/core/agent-server/service.js';
 import { loadConfig } from '../../src/core/config.js';
 import type { Config } from '../../src/core/config.js';
 import { createDashboardData } from '../../src/ui/data/postgres.js';
@@ -33,7 +32,8 @@ describe('Agent screen: sessions from a real opencode server', () => {
   let ws: string;
   let config: Config;
   let stub: StubModel;
-  let server: ResultPromise | undefined;
+  let server: ResultPromise<{ all: true; reject: false; extendEnv: false }> | undefined;
+  let output = '';
   let url: string;
   let repo: string;
 
@@ -46,9 +46,11 @@ describe('Agent screen: sessions from a real opencode server', () => {
     writeAgentConfig(ws, stubModelConfig(stub.url));
     config = loadConfig({ ...db.env, WORKSPACE_PATH: ws, AGENT_PORT: String(await freePort()) });
     url = agentServerUrl(config);
-    const env = agentServerEnv(process.env, { layout: agentServerLayout(workspaceLayout(config)), internalApiUrl: 'http://127.0.0.1:9/api/internal', offline: true });
-    server = execa(resolveOpencodeBinary().path, ['serve', '--port', String(config.agent.port), '--hostname', '127.0.0.1'], { env, extendEnv: false, cwd: ws, reject: false });
-    await waitUntil(() => fetch(`${url}/global/health`).then((r) => (r.ok ? true : undefined), () => undefined), 120_000, 'opencode to answer');
+    // What `docdex agent start` spawns (plugins, seeded dependencies, environment), without a daemon around it.
+    const plan = await prepareAgentServer(config, db.pool, { offline: true });
+    server = execa(plan.command, plan.args, { env: plan.env, cwd: plan.cwd, extendEnv: false, reject: false, all: true });
+    server.all.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    await waitUntil(() => fetch(`${url}/global/health`, { signal: AbortSignal.timeout(2000) }).then((r) => (r.ok ? true : undefined), () => undefined), 120_000, `opencode to answer; output:\n${output}`);
 
     const shellSession = (await opencodeCall(url, 'POST', '/session', repo, { title: 'a shell command' })) as { id: string };
     await opencodeCall(url, 'POST', `/session/${shellSession.id}/shell`, repo, { agent: 'build', command: 'echo dashboard-shell-call' });
@@ -56,6 +58,7 @@ describe('Agent screen: sessions from a real opencode server', () => {
     await opencodeCall(url, 'POST', `/session/${chat.id}/message`, repo, {
       parts: [{ type: 'text', text: `@@bash ${JSON.stringify({ command: 'echo dashboard-model-call', description: 'Say it' })}` }],
     });
+
   }, 240_000);
 
   afterAll(async () => {
@@ -70,7 +73,7 @@ describe('Agent screen: sessions from a real opencode server', () => {
     view = renderWithProviders(<Agent active width={120} height={20} initialSection="Sessions" />, { data: createDashboardData(db, config), now: Date.now });
     await vi.waitFor(() => expect(view!.lastFrame()).toContain('a shell command'), { timeout: 20_000 });
     const lines = view.lastFrame().split('\n');
-    expect(lines.find((l) => l.includes('a chat turn'))).toContain(repo);
+    expect(lines.find((l) => l.includes('a chat turn'))).toMatch(/a chat turn +…\S*\/repos\/app +\d+s ago/);
     // Most recently active first: the chat turn came last.
     expect(lines.findIndex((l) => l.includes('a chat turn'))).toBeLessThan(lines.findIndex((l) => l.includes('a shell command')));
 
@@ -79,7 +82,9 @@ describe('Agent screen: sessions from a real opencode server', () => {
     expect(view.lastFrame()).toContain('Tool calls of a chat turn');
     expect(view.lastFrame()).not.toMatch(/completed +sandbox/);
 
-    await view.type(KEYS.escape, KEYS.down, KEYS.enter);
+    await view.type(KEYS.escape);
+    await vi.waitFor(() => expect(view!.lastFrame()).toContain('a shell command'), { timeout: 20_000 });
+    await view.type(KEYS.down, KEYS.enter);
     await vi.waitFor(() => expect(view!.lastFrame()).toMatch(/bash +echo dashboard-shell-call +completed/), { timeout: 20_000 });
     expect(view.lastFrame()).not.toMatch(/completed +sandbox/);
   });

@@ -66,13 +66,12 @@ export function toolCalls(parts: OpencodePart[]): ToolCallRow[] {
   return parts
     .filter((p) => p.type === 'tool')
     .map((p) => {
-      const metadata = (p.state as { metadata?: Record<string, unknown> } | undefined)?.metadata;
       return {
         id: p.callID ?? String(p.id ?? ''),
         tool: p.tool ?? '?',
         summary: callSummary(p),
         status: p.state?.status ?? 'unknown',
-        sandbox: metadata?.sandbox === true,
+        sandbox: p.state?.metadata?.sandbox === true,
       };
     });
 }

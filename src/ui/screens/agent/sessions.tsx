@@ -14,10 +14,17 @@ import type { SectionProps } from './lists.js';
 
 const SESSIONS_SHOWN = 200;
 
+const FOLDER_WIDTH = 40;
+
+/** The end of a path is the part that tells folders apart: cut from the start. */
+function pathTail(dir: string, width: number): string {
+  return dir.length > width ? `…${dir.slice(-(width - 1))}` : dir;
+}
+
 function sessionColumns(now: number): Column<AgentSession>[] {
   return [
     { header: 'session', value: (s) => s.title || s.id },
-    { header: 'folder', value: (s) => s.directory ?? '-' },
+    { header: 'folder', width: FOLDER_WIDTH, value: (s) => (s.directory === null ? '-' : pathTail(s.directory, FOLDER_WIDTH)) },
     { header: 'active', width: 10, value: (s) => formatAgo(s.updatedAt === null ? null : new Date(s.updatedAt).toISOString(), now) },
   ];
 }
