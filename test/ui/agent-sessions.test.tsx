@@ -50,7 +50,15 @@ describe('Agent screen: sessions from a real opencode server', () => {
     const plan = await prepareAgentServer(config, db.pool, { offline: true });
     server = execa(plan.command, plan.args, { env: plan.env, cwd: plan.cwd, extendEnv: false, reject: false, all: true });
     server.all.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await waitUntil(() => fetch(`${url}/global/health`, { signal: AbortSignal.timeout(2000) }).then((r) => (r.ok ? true : undefined), () => undefined), 120_000, `opencode to answer; output:\n${output}`);
+    await waitUntil(
+      () =>
+        fetch(`${url}/global/health`, { signal: AbortSignal.timeout(2000) }).then(
+          (r) => (r.ok ? true : undefined),
+          () => undefined,
+        ),
+      120_000,
+      `opencode to answer; output:\n${output}`,
+    );
 
     const shellSession = (await opencodeCall(url, 'POST', '/session', repo, { title: 'a shell command' })) as { id: string };
     await opencodeCall(url, 'POST', `/session/${shellSession.id}/shell`, repo, { agent: 'build', command: 'echo dashboard-shell-call' });
@@ -58,7 +66,6 @@ describe('Agent screen: sessions from a real opencode server', () => {
     await opencodeCall(url, 'POST', `/session/${chat.id}/message`, repo, {
       parts: [{ type: 'text', text: `@@bash ${JSON.stringify({ command: 'echo dashboard-model-call', description: 'Say it' })}` }],
     });
-
   }, 240_000);
 
   afterAll(async () => {

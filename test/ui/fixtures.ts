@@ -74,7 +74,9 @@ export const SNIPPETS: SnippetHit[] = [
 /** A running agent server's sessions, for the screens' layout tests (the adapter's own tests use real opencode). */
 export const AGENT_SESSIONS: AgentSessions = {
   running: true,
-  sessions: [{ id: 'ses_1', title: 'Fix the login bug', directory: '/workspace/repos/app', parentId: null, createdAt: Date.parse('2025-06-01T11:50:00Z'), updatedAt: Date.parse('2025-06-01T11:58:00Z') }],
+  sessions: [
+    { id: 'ses_1', title: 'Fix the login bug', directory: '/workspace/repos/app', parentId: null, createdAt: Date.parse('2025-06-01T11:50:00Z'), updatedAt: Date.parse('2025-06-01T11:58:00Z') },
+  ],
 };
 
 export const TOOL_CALLS: ToolCallRow[] = [

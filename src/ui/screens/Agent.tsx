@@ -23,7 +23,12 @@ const MOVE: KeyHint = { key: '←→', label: 'section' };
 const SELECT: KeyHint = { key: '↑↓', label: 'select' };
 
 function help(section: AgentSection, sessionOpen: boolean, editing: boolean): KeyHint[] {
-  if (editing) return [{ key: 'tab', label: 'field' }, { key: 'enter', label: 'save' }, { key: 'esc', label: 'cancel' }];
+  if (editing)
+    return [
+      { key: 'tab', label: 'field' },
+      { key: 'enter', label: 'save' },
+      { key: 'esc', label: 'cancel' },
+    ];
   switch (section) {
     case 'Sessions':
       return sessionOpen ? [SELECT, { key: 'esc', label: 'sessions' }, MOVE, ...GLOBAL_KEYS] : [SELECT, { key: 'enter', label: 'tool calls' }, MOVE, ...GLOBAL_KEYS];

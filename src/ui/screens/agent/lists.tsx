@@ -123,7 +123,15 @@ export function AgentSchedules({ active, width, height }: SectionProps) {
         emptyText={loading ? 'Loading schedules…' : 'No schedules.'}
       />
       <Text bold>Runs</Text>
-      <Table columns={runColumns(now(), names)} rows={runs} rowKey={(r) => String(r.id)} selected={-1} width={width} height={Math.max(2, body - scheduleHeight)} emptyText={loading ? '' : 'No runs yet.'} />
+      <Table
+        columns={runColumns(now(), names)}
+        rows={runs}
+        rowKey={(r) => String(r.id)}
+        selected={-1}
+        width={width}
+        height={Math.max(2, body - scheduleHeight)}
+        emptyText={loading ? '' : 'No runs yet.'}
+      />
     </Box>
   );
 }

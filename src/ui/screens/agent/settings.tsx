@@ -37,7 +37,9 @@ function SettingsView({ settings }: { settings: AgentSettingsView }) {
       <Text wrap="truncate-end">Manager token: {maskedToken ?? 'none yet (created when the daemon first starts)'}</Text>
       <Text wrap="truncate-end">
         Git credentials:{' '}
-        {credentials.length === 0 ? 'none' : credentials.map((c) => `${c.host}${c.username ? ` (${c.username})` : ''}${c.repoName ? ` for ${c.repoName}` : ''}${c.isDefault ? ' default' : ''}`).join(', ')}
+        {credentials.length === 0
+          ? 'none'
+          : credentials.map((c) => `${c.host}${c.username ? ` (${c.username})` : ''}${c.repoName ? ` for ${c.repoName}` : ''}${c.isDefault ? ' default' : ''}`).join(', ')}
       </Text>
       <Box marginTop={1} flexDirection="column">
         {settings.summary.map((line) => (
