@@ -5,13 +5,13 @@ import { UserError } from '../core/errors.js';
 import type { ScreenName } from '../ui/App.js';
 
 export default class Dashboard extends BaseCommand<typeof Dashboard> {
-  static override summary = 'Full-screen terminal dashboard: statistics, sources, live crawl and upload jobs, and search.';
+  static override summary = 'Full-screen terminal dashboard: statistics, sources, live crawl and upload jobs, search, and the agent manager.';
   static override description =
-    'Reads PostgreSQL directly and follows crawls and uploads live through LISTEN/NOTIFY, whether or not a daemon is running and whoever runs the job. Keys are shown at the bottom of each screen; q or Ctrl-C quits.';
-  static override examples = ['<%= config.bin %> dashboard', '<%= config.bin %> dashboard --screen jobs'];
+    'Reads PostgreSQL directly and follows crawls and uploads live through LISTEN/NOTIFY, whether or not a daemon is running and whoever runs the job. The agent screen shows repositories, sessions (from the running agent server) with their tool calls, schedules, skills and the sandbox settings. Keys are shown at the bottom of each screen; q or Ctrl-C quits.';
+  static override examples = ['<%= config.bin %> dashboard', '<%= config.bin %> dashboard --screen jobs', '<%= config.bin %> dashboard --screen agent'];
   static override enableJsonFlag = false;
   static override flags = {
-    screen: Flags.option({ description: 'Screen to open first.', options: ['overview', 'sources', 'jobs', 'search'] as const, default: 'overview' })(),
+    screen: Flags.option({ description: 'Screen to open first.', options: ['overview', 'sources', 'jobs', 'search', 'agent'] as const, default: 'overview' })(),
   };
 
   async run(): Promise<void> {

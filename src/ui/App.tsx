@@ -3,13 +3,14 @@ import { Box, Text, useApp, useInput, useWindowSize } from 'ink';
 import { Banner } from './components/Banner.js';
 import { TabBar } from './components/TabBar.js';
 import { useDashboard } from './data/context.js';
+import { Agent } from './screens/Agent.js';
 import { Jobs } from './screens/Jobs.js';
 import { Overview } from './screens/Overview.js';
 import { Search } from './screens/Search.js';
 import { Sources } from './screens/Sources.js';
 import { theme } from './theme.js';
 
-export const SCREENS = ['Overview', 'Sources', 'Jobs', 'Search'] as const;
+export const SCREENS = ['Overview', 'Sources', 'Jobs', 'Search', 'Agent'] as const;
 export type ScreenName = (typeof SCREENS)[number];
 
 // Below this the tables cannot show a useful row; say so instead of drawing garbage.
@@ -43,7 +44,7 @@ function ConnectionBanner({ width }: { width: number }) {
 }
 
 /**
- * The dashboard: a tab bar, the connection banner, the four screens (kept mounted so each keeps its place)
+ * The dashboard: a tab bar, the connection banner, the five screens (kept mounted so each keeps its place)
  * and their help bars. Keys that belong to the whole app are handled here; the rest go to the active screen.
  */
 export function App({ initialScreen = 'Overview', searchDebounceMs }: AppProps) {
@@ -65,7 +66,7 @@ export function App({ initialScreen = 'Overview', searchDebounceMs }: AppProps) 
     }
     if (mode !== 'navigate') return;
     if (input === 'q') exit();
-    else if (/^[1-4]$/.test(input)) setScreen(Number(input) - 1);
+    else if (/^[1-5]$/.test(input)) setScreen(Number(input) - 1);
   });
 
   if (columns < MIN_COLUMNS || rows < MIN_ROWS) {
@@ -96,6 +97,9 @@ export function App({ initialScreen = 'Overview', searchDebounceMs }: AppProps) 
       </Box>
       <Box display={screen === 3 ? 'flex' : 'none'}>
         <Search active={screen === 3} width={columns} height={bodyHeight} {...(searchDebounceMs === undefined ? {} : { debounceMs: searchDebounceMs })} />
+      </Box>
+      <Box display={screen === 4 ? 'flex' : 'none'}>
+        <Agent active={screen === 4} width={columns} height={bodyHeight} />
       </Box>
     </Box>
   );

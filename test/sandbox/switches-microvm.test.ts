@@ -4,12 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import type { ResultPromise } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createElement } from 'react';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readAgentServerState } from '../../src/core/agent-server/state.js';
 import { loadConfig } from '../../src/core/config.js';
 import { RunnerDaemon } from '../../src/core/sandbox/runner-daemon.js';
 import { sandboxSettings } from '../../src/core/sandbox/settings.js';
 import { UNAVAILABLE_PREFIX } from '../../src/core/sandbox/unavailable.js';
+import { createDashboardData } from '../../src/ui/data/postgres.js';
+import { Agent } from '../../src/ui/screens/Agent.js';
+import { KEYS, renderWithProviders } from '../ui/render.js';
 import { freePort, opencodeCall, sessionShell, startStubModel, stubModelConfig, waitUntil, writeAgentConfig } from '../agent-server/helpers.js';
 import type { StubModel } from '../agent-server/helpers.js';
 import { BIN, runCli } from '../helpers/cli.js';
@@ -149,6 +153,17 @@ describe.skipIf(skip)('the sandbox switches, driven through the CLI, with openco
     const call = messages.flatMap((m) => m.parts).find((p) => p.type === 'tool' && p.tool === 'bash');
     expect(call?.state?.output?.trim()).toBe('mgr-workspace');
     expect(call?.state?.metadata?.sandbox).toBe(true);
+
+    // The dashboard's Sessions section shows this call with the green badge (issue #51 item 2): the newest
+    // session is the first row, and Enter opens its tool calls.
+    const view = renderWithProviders(createElement(Agent, { active: true, width: 120, height: 20, initialSection: 'Sessions' }), { data: createDashboardData(db, loadConfig(env)), now: Date.now });
+    try {
+      await vi.waitFor(() => expect(view.lastFrame()).toMatch(/› /), { timeout: 20_000 });
+      await view.type(KEYS.enter);
+      await vi.waitFor(() => expect(view.lastFrame()).toMatch(/bash +hostname +completed +sandbox/), { timeout: 20_000 });
+    } finally {
+      view.unmount();
+    }
   }, 600_000);
 
   it('keeps global skills outside the microVM and project skills writable in it (item 16)', async () => {

@@ -18,7 +18,7 @@ describe('Overview screen', () => {
     expect(frame).toContain('upload  queued 0  processing 0  completed 1  failed 0');
     expect(frame.find((l) => l.includes('fastapi'))).toMatch(/crawl +fastapi +running +10 +45 1m ago/);
     expect(frame).toHaveLength(22);
-    expect(frame[21]).toMatch(/^1-4 screens {2}tab screen {2}q quit/);
+    expect(frame[21]).toMatch(/^1-5 screens {2}tab screen {2}q quit/);
   });
 
   it('says it is loading before the first answer', () => {

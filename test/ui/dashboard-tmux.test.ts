@@ -220,6 +220,9 @@ describe.skipIf(!HAS_TMUX)('docdex dashboard under tmux (real binary, real datab
   });
 
   it('shows the overview and the sources, and quits cleanly on q', async () => {
+    // From Search (its field takes digits), Tab goes to the Agent screen, and again wraps around to the Overview.
+    keys('Tab');
+    await waitForScreen((s) => s.includes('Repositories    Sessions'), 'the Agent screen');
     keys('Tab');
     const overview = await waitForScreen((s) => /Totals sources 2/.test(s) && s.includes('python'), 'the Overview');
     save('overview', overview);

@@ -1,4 +1,4 @@
-import type { DashboardData, DashboardStats, JobErrorRow, JobEvent, JobProgressView, SearchRequest, SnippetHit, SourceEdit, SourceRow } from '../../src/ui/data/types.js';
+import type { AgentSessions, DashboardData, DashboardStats, ToolCallRow, JobErrorRow, JobEvent, JobProgressView, SearchRequest, SnippetHit, SourceEdit, SourceRow } from '../../src/ui/data/types.js';
 
 export const SOURCES: SourceRow[] = [
   { id: 's1', name: 'fastapi', version: '0.110', snippets: 1520, pages: 212, lastCrawledAt: '2025-06-01T11:57:00Z', state: 'completed', kind: 'crawl', baseUrl: 'https://fastapi.example/docs' },
@@ -71,6 +71,20 @@ export const SNIPPETS: SnippetHit[] = [
     sourceName: 'react',
     sourceVersion: '',
   },
+];
+
+/** A running agent server's sessions, for the screens' layout tests (the adapter's own tests use real opencode). */
+export const AGENT_SESSIONS: AgentSessions = {
+  running: true,
+  sessions: [
+    { id: 'ses_1', title: 'Fix the login bug', directory: '/workspace/repos/app', parentId: null, createdAt: Date.parse('2025-06-01T11:50:00Z'), updatedAt: Date.parse('2025-06-01T11:58:00Z') },
+  ],
+};
+
+export const TOOL_CALLS: ToolCallRow[] = [
+  { id: 'call_1', tool: 'bash', summary: 'npm test', status: 'completed', sandbox: true },
+  { id: 'call_2', tool: 'read', summary: 'src/login.ts', status: 'completed', sandbox: false },
+  { id: 'call_3', tool: 'bash', summary: 'hostname', status: 'completed', sandbox: false },
 ];
 
 type Call = [string, ...unknown[]];
@@ -222,6 +236,14 @@ export function createFakeData(
       }
     },
     subscribers: () => listeners.size,
+    agentRepos: async () => (guard(), []),
+    agentSessions: async () => (guard(), structuredClone(AGENT_SESSIONS)),
+    agentToolCalls: async () => (guard(), structuredClone(TOOL_CALLS)),
+    agentSchedules: async () => (guard(), { schedules: [], runs: [] }),
+    agentSkills: async () => (guard(), []),
+    agentSettings: () => Promise.reject(new Error('agent settings are not in the fixtures')),
+    setSandbox: () => Promise.reject(new Error('agent settings are not in the fixtures')),
+    setGitIdentity: () => Promise.reject(new Error('agent settings are not in the fixtures')),
   };
   function guard() {
     if (down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });

@@ -6,6 +6,9 @@ const { render } = await import('ink-testing-library');
 const { theme, colorEnabled, stateColor } = await import('../../src/ui/theme.js');
 const { Banner } = await import('../../src/ui/components/Banner.js');
 const { ProgressBar } = await import('../../src/ui/components/ProgressBar.js');
+const { Table } = await import('../../src/ui/components/Table.js');
+const { TOOL_COLUMNS } = await import('../../src/ui/screens/agent/sessions.js');
+const { TOOL_CALLS } = await import('./fixtures.js');
 
 const ESC = '\u001B[';
 
@@ -45,5 +48,15 @@ describe('theme', () => {
     const frame = banner.lastFrame() ?? '';
     expect([0, 1, 2, 3, 4, 5, 6, 7, 9].filter((n) => frame.includes(`${ESC}3${n}m`))).toEqual([]);
     banner.unmount();
+  });
+
+  it('draws the sandbox badge of a tool call in green, and nothing on the others', () => {
+    vi.stubEnv('NO_COLOR', '');
+    const table = render(<Table columns={TOOL_COLUMNS} rows={TOOL_CALLS} rowKey={(c) => c.id} selected={-1} height={5} width={80} />);
+    const frame = table.lastFrame() ?? '';
+    // Every colour change starts a segment; the badge's segment is green (the status before it may share it).
+    expect(frame.split(ESC).find((segment) => segment.includes('sandbox'))).toMatch(/^32m/);
+    expect(frame.split('sandbox')).toHaveLength(2);
+    table.unmount();
   });
 });

@@ -26,7 +26,7 @@ export interface OpencodePart {
   text?: string;
   tool?: string;
   callID?: string;
-  state?: { status?: string; input?: unknown; output?: string; error?: string; title?: string };
+  state?: { status?: string; input?: unknown; output?: string; error?: string; title?: string; metadata?: Record<string, unknown> };
   [key: string]: unknown;
 }
 

@@ -12,6 +12,8 @@ import { crawlJobErrors, uploadJobErrors } from '../../core/stats/job-errors.js'
 import { listSourceSnippets } from '../../core/store/snippets.js';
 import { listUploadJobs } from '../../core/upload/jobs.js';
 import { fromCrawlJob, fromUploadJob, isActive } from '../job-view.js';
+import { createAgentData } from './agent.js';
+import type { AgentDataOptions } from './agent.js';
 import type { DashboardData, JobProgressView, JobStarted, SnippetHit, SourceRow } from './types.js';
 
 // A dashboard lists what fits on a screen many times over; past this the filter is the way to find a source.
@@ -82,7 +84,7 @@ async function listJobViews(pool: pg.Pool, limit: number): Promise<JobProgressVi
  * The dashboard's data port over PostgreSQL: every method is one core function (or a few), so the TUI shows
  * exactly what the CLI and the API return.
  */
-export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config): DashboardData {
+export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, options: AgentDataOptions = {}): DashboardData {
   const { pool, info } = db;
 
   async function started(jobId: string): Promise<JobStarted> {
@@ -162,5 +164,6 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
       return library && !library.exact ? { hits, closest: { requested: library.requested, name: library.name, version: library.version } } : { hits };
     },
     subscribe: (onEvent, onError) => subscribe(info, onEvent, { onError }),
+    ...createAgentData(db, config, options),
   };
 }

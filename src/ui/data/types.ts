@@ -1,8 +1,13 @@
+import type { AgentSession } from '../../core/agent-server/sessions.js';
+import type { RunRecord, ScheduleRecord } from '../../core/agent/schedules.js';
+import type { Skill } from '../../core/agent/skills.js';
+import type { GitIdentity } from '../../core/agent/settings.js';
 import type { JobEvent } from '../../core/events/notify.js';
+import type { SandboxSwitchChange, SandboxSwitchState } from '../../core/sandbox/switch.js';
 import type { DashboardStats } from '../../core/stats/dashboard.js';
 import type { JobProgressView } from '../job-view.js';
 
-export type { DashboardStats, JobEvent, JobProgressView };
+export type { AgentSession, DashboardStats, GitIdentity, JobEvent, JobProgressView, RunRecord, SandboxSwitchChange, SandboxSwitchState, ScheduleRecord, Skill };
 
 /** A row of the Sources screen. */
 export interface SourceRow {
@@ -64,6 +69,56 @@ export interface JobStarted {
   warning: string | null;
 }
 
+/** A repository of the agent manager with the worktrees made from it. */
+export interface AgentRepoRow {
+  id: number;
+  /** Its folder under repos/. */
+  name: string;
+  /** The URL or local path it came from; null for a worktree. */
+  source: string | null;
+  status: 'cloning' | 'ready' | 'error';
+  error: string | null;
+  branch: string | null;
+  /** A local directory linked in, which the microVM cannot reach. */
+  local: boolean;
+  worktrees: AgentRepoRow[];
+}
+
+/** The agent server's sessions, or why there are none to show. */
+export type AgentSessions = { running: true; sessions: AgentSession[] } | { running: false; message: string; hint: string | null };
+
+/** One tool call of a session, as opencode recorded it. */
+export interface ToolCallRow {
+  id: string;
+  tool: string;
+  /** The command of a bash call, else the call's title or its input. */
+  summary: string;
+  status: string;
+  /** The `sandbox` metadata marker that mgr-sandbox.js sets on a bash call planned into the microVM. */
+  sandbox: boolean;
+}
+
+export interface AgentSchedules {
+  schedules: ScheduleRecord[];
+  /** The newest runs of every schedule. */
+  runs: RunRecord[];
+}
+
+/** The agent manager's settings as the Settings section shows them; secrets never leave core unmasked. */
+export interface AgentSettingsView {
+  switches: SandboxSwitchState;
+  /** The switches in sentences, as `docdex sandbox status` prints them. */
+  summary: string[];
+  credentials: Array<{ id: string; host: string; username: string | null; repoName: string | null; isDefault: boolean }>;
+  /** The manager token with all but its last 4 characters masked; null before the first start. */
+  maskedToken: string | null;
+}
+
+/** The answer to a settings change: what it means now, in sentences (the host check's notes included). */
+export interface AgentSettingsChanged {
+  lines: string[];
+}
+
 export interface EventSubscription {
   close(): Promise<void>;
 }
@@ -95,4 +150,14 @@ export interface DashboardData {
   resumeCrawl(id: string): Promise<JobStarted>;
   search(request: SearchRequest): Promise<SearchHits>;
   subscribe(onEvent: (event: JobEvent) => void, onError: (error: Error) => void): Promise<EventSubscription>;
+  agentRepos(): Promise<AgentRepoRow[]>;
+  agentSessions(options: { limit: number }): Promise<AgentSessions>;
+  agentToolCalls(session: Pick<AgentSession, 'id' | 'directory'>): Promise<ToolCallRow[]>;
+  agentSchedules(options: { runs: number }): Promise<AgentSchedules>;
+  agentSkills(): Promise<Skill[]>;
+  agentSettings(): Promise<AgentSettingsView>;
+  /** Enabling checks the host first, as `docdex sandbox enable` does, and changes nothing when it cannot run the microVM. */
+  setSandbox(change: SandboxSwitchChange): Promise<AgentSettingsChanged>;
+  /** `null` clears it. */
+  setGitIdentity(identity: GitIdentity | null): Promise<AgentSettingsChanged>;
 }

@@ -83,7 +83,7 @@ export function Overview({ active, width, height }: ScreenProps) {
           </>
         )}
       </Box>
-      <HelpBar keys={[{ key: '1-4', label: 'screens' }, ...GLOBAL_KEYS]} width={width} />
+      <HelpBar keys={[{ key: '1-5', label: 'screens' }, ...GLOBAL_KEYS]} width={width} />
     </Box>
   );
 }
