@@ -78,7 +78,7 @@ export async function buildApp(deps: DaemonDeps, routes: RouteModule[], options:
           'Documentation code index: crawl documentation sites, upload markdown, search code snippets. ' +
           'Errors always have the body {"error","code","details"}. Lists are {items,total,limit,offset}. ' +
           `Uploads are limited to ${MAX_UPLOAD_BYTES / 1024 / 1024} MB per file (413 beyond). ` +
-          'When authentication is on, send "Authorization: Bearer <token>".',
+          'When authentication is on, send `Authorization: Bearer <token>`. Live job events stream over the WebSocket at /ws (docs/websocket.md).',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: deps.config.api.auth ? [{ bearer: [] }] : [],
