@@ -37,7 +37,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       strict: this.ctor.strict,
     }).catch((error: unknown) => {
       // Everything init's parse throws is about the command line (oclif's errors, a flag's own parse).
-      throw error instanceof Error ? toUsageError(error, this.id) : error;
+      const flagNames = Object.keys({ ...this.ctor.flags, ...(super.ctor as typeof BaseCommand).baseFlags, ...(this.ctor.enableJsonFlag ? { json: true } : {}) });
+      throw error instanceof Error ? toUsageError(error, this.id, flagNames) : error;
     });
     this.flags = flags as CommandFlags<T>;
     this.args = args as CommandArgs<T>;
