@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { ValidationError } from '../errors.js';
-import { normalizeLanguage } from '../extract/language.js';
 import { resolveLibrary } from '../sources/resolve.js';
 import { termCodeness } from './codeness.js';
+import { languageFilter } from './language-filter.js';
 import { buildTsQueries, checkQueryLength, compoundPattern, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
 import { CODE_VECTOR_SQL, scoreSql, termHitsSql } from './rank.js';
@@ -139,8 +139,7 @@ async function resolveFilters(pool: Db, options: SearchOptions): Promise<Filters
     sourceIds = rows.map((r) => r.id);
   }
   if (only !== null) sourceIds = sourceIds === null ? only : sourceIds.filter((id) => only.includes(id.toLowerCase()));
-  const language = options.language?.trim() ? normalizeLanguage(options.language) : null;
-  return { sourceIds, language };
+  return { sourceIds, language: await languageFilter(pool, options.language) };
 }
 
 /**
