@@ -5,6 +5,7 @@ import { crawlJobReport } from '../../core/stats/job-errors.js';
 import { llmProgressText } from '../../core/llm/progress-text.js';
 import { routesText } from '../../core/crawl/jobs.js';
 import type { CrawlJobReport } from '../../core/stats/job-errors.js';
+import { plural } from '../../cli/plural.js';
 
 /** The latest failed pages shown (the dashboard's job view shows them too); `--json` has the same list. */
 const LAST_ERRORS = 5;
@@ -23,7 +24,7 @@ export default class CrawlStatus extends BaseCommand<typeof CrawlStatus> {
       this.log(`  snippets: ${job.snippets_stored}`);
       const routes = routesText(job.routes);
       if (routes) this.log(`  read:     ${routes}`);
-      if (job.pages_rendered > 0) this.log(`  rendered: ${job.pages_rendered} pages in headless Chromium (--render ${job.render})`);
+      if (job.pages_rendered > 0) this.log(`  rendered: ${plural(job.pages_rendered, 'page')} in headless Chromium (--render ${job.render})`);
       if (job.render_hint) this.log(`  render:   ${job.render_hint}`);
       if (job.llm_enhance && job.llm_pages_total > 0) this.log(`  llm:      ${llmProgressText(job)}`);
       if (job.status === 'running') {
