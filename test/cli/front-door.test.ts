@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
@@ -97,6 +98,22 @@ describe('the front door, small things', () => {
       await db.pool.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     }
   }, 120_000);
+
+  it("states one Node.js minimum: package.json's engines, in the README and in the warning an older Node gets", async (context) => {
+    const wanted = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    const [major, minor] = /^>=(\d+)\.(\d+)\.0$/.exec(wanted)!.slice(1);
+    expect(readFileSync(path.join(ROOT, 'README.md'), 'utf8')).toContain(`Needs only Node.js ${major}.${minor} or newer`);
+    // Debian's own Node (20 here) is older than the minimum: the warning an old Node gets, from the real binary.
+    const old = await execa('/usr/bin/node', ['-v'], { reject: false }).catch(() => undefined);
+    const version = old?.exitCode === 0 ? old.stdout.trim().replace(/^v/, '') : undefined;
+    if (version === undefined || Number(version.split('.')[0]) >= Number(major)) {
+      console.warn(`Skipping the old-Node warning: /usr/bin/node is ${version ?? 'missing'}, not older than ${wanted}`);
+      context.skip();
+    }
+    const result = await execa('/usr/bin/node', [path.join(ROOT, 'bin', 'run.js'), '--version'], { env: db.env, extendEnv: false, reject: false });
+    expect(result.stderr).toBe(`Warning: docdex needs Node.js ${wanted}; this is ${version}. Install Node.js 24 LTS (or ${major}.${minor} or newer).`);
+    expect(result.stdout).toMatch(/^docdex\/\d/);
+  });
 
   it('no CLI output spells a count with a fixed plural', () => {
     // `${n} pages` reads "1 pages"; plural() is the one way to write a count with its noun.
