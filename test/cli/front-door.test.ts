@@ -135,3 +135,49 @@ describe('the front door, small things', () => {
     expect(offenders).toEqual([]);
   });
 });
+
+describe('db stop under a running serve', () => {
+  let home: string;
+  let env: NodeJS.ProcessEnv;
+  beforeAll(() => {
+    home = mkdtempSync(path.join(os.tmpdir(), 'docdex-db-stop-'));
+    env = { ...process.env, DOCDEX_HOME: home, NO_COLOR: '1', LOG_LEVEL: 'warn' };
+    for (const key of ['DATABASE_URL', 'DB_HOST', 'WORKSPACE_PATH']) delete env[key];
+  });
+  afterAll(async () => {
+    await runCli(['db', 'stop'], { env });
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('warns that the daemon using the embedded database is cut off', async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const started = await runCli(['db', 'start'], { env, timeout: 180_000 });
+    expect(started.exitCode, String(started.stderr)).toBe(0);
+    const serve = execa(process.execPath, [path.join(ROOT, 'bin', 'run.js'), 'serve', '--no-workers', '--host', '127.0.0.1', '--port', String(port)], {
+      env,
+      extendEnv: false,
+      reject: false,
+    });
+    try {
+      let up = false;
+      for (let i = 0; i < 600 && !up; i++) {
+        // Any answer will do: /health says 503 without workers.
+        up = await fetch(`http://127.0.0.1:${port}/health`).then(
+          () => true,
+          () => false,
+        );
+        if (!up) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(up).toBe(true);
+      const stopped = await runCli(['db', 'stop'], { env });
+      expect(stopped.exitCode, String(stopped.stderr)).toBe(0);
+      expect(String(stopped.stdout)).toContain('embedded PostgreSQL stopped');
+      expect(String(stopped.stderr)).toMatch(/^Warning: other docdex processes were connected \(docdex-[a-z-]+.*\); .*`docdex serve` answers 503, until `docdex db start`\.$/m);
+      const json = JSON.parse(String((await runCli(['db', 'stop', '--json'], { env })).stdout));
+      expect(json).toMatchObject({ was_running: false, cut_off: [] });
+    } finally {
+      serve.kill('SIGTERM');
+      await serve;
+    }
+  }, 300_000);
+});
