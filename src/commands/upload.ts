@@ -63,7 +63,9 @@ export default class Upload extends BaseCommand<typeof Upload> {
       process.stdout.write(`\r\u001b[Kenhancing: ${llmProgressText(c)}`.slice(0, (process.stdout.columns || 100) - 1));
       return;
     }
-    process.stdout.write(`\r\u001b[K${c.processed_files ?? 0}/${plural(c.file_count ?? 0, 'file')}, ${plural(c.snippets_extracted ?? 0, 'snippet')}  ${e.currentUrl ?? ''}`.slice(0, (process.stdout.columns || 100) - 1));
+    process.stdout.write(
+      `\r\u001b[K${c.processed_files ?? 0}/${plural(c.file_count ?? 0, 'file')}, ${plural(c.snippets_extracted ?? 0, 'snippet')}  ${e.currentUrl ?? ''}`.slice(0, (process.stdout.columns || 100) - 1),
+    );
   }
 
   /** Names every file that failed; any failed file makes the exit status 1, so scripts notice. */

@@ -80,9 +80,8 @@ describe('the packed tarball, installed globally', () => {
   }, 60_000);
 
   afterAll(async () => {
-    if (env && existsSync(path.join(dir, 'prefix', 'bin', 'docdex'))) {
-      await execa('docdex', ['db', 'stop'], { env, extendEnv: false, reject: false, timeout: 60_000 });
-    }
+    const installed = dir && path.join(dir, 'prefix', 'bin', 'docdex');
+    if (env && installed && existsSync(installed)) await execa(installed, ['db', 'stop'], { env, extendEnv: false, reject: false, timeout: 60_000 });
     await tarball?.close();
     await site?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });

@@ -27,7 +27,9 @@ export default class SourcesDelete extends BaseCommand<typeof SourcesDelete> {
         if (!ok) throw new UserError('Aborted: nothing was deleted.', { code: 'aborted' });
       }
       const result = await deleteSource(db.pool, s.id);
-      this.log(`Deleted ${result.name}${result.version ? ` ${result.version}` : ''}: ${plural(result.documents, 'page')}, ${plural(result.snippets, 'snippet')}, ${plural(result.crawl_jobs + result.upload_jobs, 'job')}.`);
+      this.log(
+        `Deleted ${result.name}${result.version ? ` ${result.version}` : ''}: ${plural(result.documents, 'page')}, ${plural(result.snippets, 'snippet')}, ${plural(result.crawl_jobs + result.upload_jobs, 'job')}.`,
+      );
       return result;
     } finally {
       await db.close();
