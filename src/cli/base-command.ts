@@ -5,6 +5,7 @@ import { onSchemaUpdate } from '../core/db/schema-update.js';
 import type { Config } from '../core/config.js';
 import { isUserError } from '../core/errors.js';
 import { renderUserError, toUsageError } from './errors.js';
+import { jsonOutput } from './json-keys.js';
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
 export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
@@ -13,7 +14,7 @@ export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['a
  * Every docdex command extends this. It parses flags once, loads the configuration, and is the one place that
  * turns errors into output: a UserError prints its message and hint with no stack (exit code from the
  * error), anything else is a bug and keeps its stack. `run()` returns a typed result, which oclif prints as the
- * `--json` output.
+ * `--json` output, with snake_case keys (json-keys.ts).
  */
 export abstract class BaseCommand<T extends typeof Command> extends Command {
   static override enableJsonFlag = true;
@@ -36,7 +37,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       strict: this.ctor.strict,
     }).catch((error: unknown) => {
       // Everything init's parse throws is about the command line (oclif's errors, a flag's own parse).
-      throw error instanceof Error ? toUsageError(error, this.id) : error;
+      const flagNames = Object.keys({ ...this.ctor.flags, ...(super.ctor as typeof BaseCommand).baseFlags, ...(this.ctor.enableJsonFlag ? { json: true } : {}) });
+      throw error instanceof Error ? toUsageError(error, this.id, flagNames) : error;
     });
     this.flags = flags as CommandFlags<T>;
     this.args = args as CommandArgs<T>;
@@ -55,6 +57,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   protected get isTty(): boolean {
     return Boolean(process.stdout.isTTY) && !this.jsonEnabled();
+  }
+
+  /** Every command's `--json` output goes through here: one key convention, snake_case. */
+  protected override toSuccessJson(result: unknown): unknown {
+    return jsonOutput(result);
   }
 
   protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {

@@ -6,6 +6,7 @@ import { llmProgressText } from '../core/llm/progress-text.js';
 import { fromCrawlJob } from '../ui/job-view.js';
 import type { LiveJobDisplay } from '../ui/live-job.js';
 import { documentStages, stageUpkeep } from '../core/pipeline/stages.js';
+import { plural } from './plural.js';
 
 /**
  * `--wait` for crawl start/resume. When no worker process is connected, the crawl runs here, so crawling
@@ -26,11 +27,11 @@ export interface FollowOptions {
 export function progressLine(job: CrawlJob): string {
   if (job.status === 'enhancing') return `crawl ${job.job_id.slice(0, 8)} enhancing: ${llmProgressText(job)}`;
   const eta = job.eta_seconds === null ? '-' : `${job.eta_seconds}s`;
-  return `crawl ${job.job_id.slice(0, 8)} ${job.status}: ${job.pages_crawled}/${job.pages_found} pages, ${job.pages_skipped} skipped, ${job.pages_failed} failed, ${job.snippets_stored} snippets, ${job.pages_per_second} pages/s, ETA ${eta}`;
+  return `crawl ${job.job_id.slice(0, 8)} ${job.status}: ${job.pages_crawled}/${plural(job.pages_found, 'page')}, ${job.pages_skipped} skipped, ${job.pages_failed} failed, ${plural(job.snippets_stored, 'snippet')}, ${job.pages_per_second} pages/s, ETA ${eta}`;
 }
 
 export function summaryLine(job: CrawlJob): string {
-  const what = `${job.pages_crawled} pages crawled, ${job.pages_skipped} skipped, ${job.pages_failed} failed, ${job.snippets_stored} snippets`;
+  const what = `${plural(job.pages_crawled, 'page')} crawled, ${job.pages_skipped} skipped, ${job.pages_failed} failed, ${plural(job.snippets_stored, 'snippet')}`;
   const llm = job.llm_enhance && job.llm_pages_total > 0 ? `; ${llmProgressText(job)}` : '';
   if (job.status === 'completed') return `Crawl of ${job.name} completed: ${what}${llm} (job ${job.job_id}).`;
   if (job.status === 'cancelled') return `Crawl of ${job.name} cancelled: ${what}. Resume with \`docdex crawl resume ${job.job_id}\`.`;
@@ -41,6 +42,8 @@ export function summaryLine(job: CrawlJob): string {
 export interface FollowResult {
   job: CrawlJob;
   stoppedFollowing: boolean;
+  /** Ctrl-C came: the crawl was cancelled here (in-process workers) or goes on (a worker's). */
+  interrupted: boolean;
 }
 
 /**
@@ -91,7 +94,9 @@ export async function followCrawl(db: Database, config: Config, job: CrawlJob, o
     timer = setInterval(() => options.log(progressLine(latest)), (options.lineIntervalSeconds ?? 5) * 1000);
   }
   const stopFollowing = new AbortController();
+  let interrupted = false;
   const onSigint = () => {
+    interrupted = true;
     if (workers) {
       // The crawl runs in this process: stop it properly so the job is resumable, not orphaned.
       cancelCrawl(db.pool, job.job_id).catch(() => stopFollowing.abort());
@@ -118,7 +123,7 @@ export async function followCrawl(db: Database, config: Config, job: CrawlJob, o
     });
     display?.stop(fromCrawlJob(final));
     display = null;
-    return { job: final, stoppedFollowing };
+    return { job: final, stoppedFollowing, interrupted };
   } finally {
     process.removeListener('SIGINT', onSigint);
     if (timer) clearInterval(timer);
@@ -132,13 +137,12 @@ export async function followCrawl(db: Database, config: Config, job: CrawlJob, o
  * exit code say whether the crawl completed (scripted CI indexing depends on it).
  */
 export async function followToEnd(db: Database, config: Config, job: CrawlJob, options: FollowOptions): Promise<CrawlJob> {
-  const { job: final, stoppedFollowing } = await followCrawl(db, config, job, options);
-  if (stoppedFollowing) {
-    // Interrupted, not failed: the crawl goes on, as followCrawl has said; 130 is how shells report Ctrl-C.
-    process.exitCode = 130;
-    return final;
-  }
+  const { job: final, stoppedFollowing, interrupted } = await followCrawl(db, config, job, options);
+  // Interrupted, not failed: 130 is how shells report Ctrl-C. A worker's crawl goes on, as followCrawl has said.
+  if (interrupted) process.exitCode = 130;
+  if (stoppedFollowing) return final;
   if (!options.json) options.log(summaryLine(final));
-  if (final.status !== 'completed') process.exitCode = 1;
+  // Cancelled by that Ctrl-C is still an interrupt (130), resumable as the summary says, not a failure.
+  if (final.status !== 'completed' && !interrupted) process.exitCode = 1;
   return final;
 }

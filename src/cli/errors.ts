@@ -63,15 +63,32 @@ function usageMessage(error: Error): string {
 }
 
 /** A parse error of `commandId` as a UserError: exit 2, and a hint pointing at the command's help. */
-export function toUsageError(error: Error, commandId: string | undefined): UserError {
+export function toUsageError(error: Error, commandId: string | undefined, flagNames: readonly string[] = []): UserError {
   const command = commandId ? `docdex ${commandId.replaceAll(':', ' ')}` : 'docdex';
   const message = usageMessage(error);
+  const help = `Run \`${command} --help\` for its arguments and flags.`;
+  // oclif's error for unknown flags carries them as typed (`--sourc`, `--sourc=x`): name the flags meant.
+  const unknown = 'flags' in error && Array.isArray(error.flags) ? (error.flags as unknown[]).filter((f): f is string => typeof f === 'string') : [];
+  const meant = [...new Set(unknown.flatMap((typed) => closestFlag(typed, flagNames) ?? []))];
   return new UserError(message, {
     code: isUserError(error) ? error.code : USAGE_ERROR,
     exitCode: 2,
-    hint: isUserError(error) && error.hint ? error.hint : `Run \`${command} --help\` for its arguments and flags.`,
+    hint: isUserError(error) && error.hint ? error.hint : meant.length > 0 ? `Did you mean ${meant.map((f) => `\`--${f}\``).join(' or ')}? ${help}` : help,
     cause: error,
   });
+}
+
+/** The flag name closest to a mistyped one (`--sourc` → `source`), or none within about one edit per three letters. */
+export function closestFlag(typed: string, flagNames: readonly string[]): string | undefined {
+  const wanted = typed.replace(/^-+/, '').split('=')[0]!.toLowerCase();
+  if (wanted.length < 2) return undefined;
+  const limit = Math.max(1, Math.min(2, Math.floor(wanted.length / 3)));
+  let best: { name: string; distance: number } | undefined;
+  for (const name of flagNames) {
+    const distance = name.startsWith(wanted) && wanted.length >= 3 ? 0.5 : editDistance(wanted, name, limit);
+    if (distance <= limit && (!best || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
 }
 
 /** Writes a UserError in the one format; the caller exits with `error.exitCode`. */

@@ -6,6 +6,7 @@ import { parseLibraryRef } from '../core/library-ref.js';
 import { exportPackToFile } from '../core/pack/location.js';
 import type { ExportSummary } from '../core/pack/export.js';
 import path from 'node:path';
+import { plural } from '../cli/plural.js';
 
 export default class Export extends BaseCommand<typeof Export> {
   static override summary = 'Write indexed libraries to one portable index pack (.docdex) that `docdex import` installs anywhere.';
@@ -26,7 +27,7 @@ export default class Export extends BaseCommand<typeof Export> {
     const db = await openDatabase(this.settings, { max: 2, applicationName: 'docdex-export' });
     try {
       const summary = await exportPackToFile(db.pool, { libraries: this.flags.all ? 'all' : refs, tmpDir: this.settings.home }, this.flags.output);
-      for (const l of summary.libraries) this.log(`Exported ${l.name}${l.version ? `@${l.version}` : ''}: ${l.documents} pages, ${l.snippets} snippets.`);
+      for (const l of summary.libraries) this.log(`Exported ${l.name}${l.version ? `@${l.version}` : ''}: ${plural(l.documents, 'page')}, ${plural(l.snippets, 'snippet')}.`);
       this.log(`Wrote ${this.flags.output}.`);
       return { ...summary, file: path.resolve(this.flags.output) };
     } finally {

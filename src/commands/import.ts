@@ -3,6 +3,7 @@ import { BaseCommand } from '../cli/base-command.js';
 import { openDatabase } from '../core/db/connect.js';
 import { importPacksFrom } from '../core/pack/location.js';
 import type { ImportSummary } from '../core/pack/import.js';
+import { plural } from '../cli/plural.js';
 
 const VERB = { installed: 'Installed', replaced: 'Replaced', unchanged: 'Already installed' } as const;
 
@@ -33,7 +34,7 @@ export default class Import extends BaseCommand<typeof Import> {
         ...(this.flags.as === undefined ? {} : { as: this.flags.as }),
         outbound: { allow: this.settings.outbound.allowHosts, allowLoopback: true },
       });
-      for (const l of packs.flatMap((p) => p.libraries)) this.log(`${VERB[l.status]} ${l.name}${l.version ? `@${l.version}` : ''}: ${l.documents} pages, ${l.snippets} snippets.`);
+      for (const l of packs.flatMap((p) => p.libraries)) this.log(`${VERB[l.status]} ${l.name}${l.version ? `@${l.version}` : ''}: ${plural(l.documents, 'page')}, ${plural(l.snippets, 'snippet')}.`);
       return { packs };
     } finally {
       await db.close();

@@ -22,7 +22,9 @@ export default class Init extends BaseCommand<typeof Init> {
       if (!ok) throw new UserError('Aborted: nothing was deleted.', { code: 'aborted' });
     }
     const result = await initDatabase(this.settings, { drop: this.flags.drop });
-    const what = result.applied.length > 0 ? `applied ${result.applied.join(', ')}` : 'schema already up to date';
+    // Every migration applied now means the schema was created: their names say nothing to a new user.
+    const created = result.applied.length > 0 && result.applied.length === result.version;
+    const what = created ? `created the schema` : result.applied.length > 0 ? `applied ${result.applied.join(', ')}` : 'schema already up to date';
     this.log(`${result.dropped ? 'Dropped all data; ' : ''}${what} (version ${result.version}) on ${result.mode} database ${result.database}.`);
     return result;
   }

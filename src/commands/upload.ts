@@ -37,7 +37,7 @@ export default class Upload extends BaseCommand<typeof Upload> {
       if (job.skipped_files.length > 20) this.log(`skipped ${job.skipped_files.length - 20} more files`);
       for (const line of unresolvedIncludeLines(job)) this.logToStderr(`warning ${line}`);
       if (!this.flags.wait) {
-        this.log(`Upload job ${job.id} queued: ${job.file_count} files into ${job.source_name}. \`docdex serve\` or \`docdex worker\` processes it; or re-run with --wait.`);
+        this.log(`Upload job ${job.id} queued: ${plural(job.file_count, 'file')} into ${job.source_name}. \`docdex serve\` or \`docdex worker\` processes it; or re-run with --wait.`);
         this.reportErrors(job);
         return job;
       }
@@ -64,7 +64,9 @@ export default class Upload extends BaseCommand<typeof Upload> {
       process.stdout.write(`\r\u001b[Kenhancing: ${llmProgressText(c)}`.slice(0, (process.stdout.columns || 100) - 1));
       return;
     }
-    process.stdout.write(`\r\u001b[K${c.processed_files ?? 0}/${c.file_count ?? 0} files, ${c.snippets_extracted ?? 0} snippets  ${e.currentUrl ?? ''}`.slice(0, (process.stdout.columns || 100) - 1));
+    process.stdout.write(
+      `\r\u001b[K${c.processed_files ?? 0}/${plural(c.file_count ?? 0, 'file')}, ${plural(c.snippets_extracted ?? 0, 'snippet')}  ${e.currentUrl ?? ''}`.slice(0, (process.stdout.columns || 100) - 1),
+    );
   }
 
   /** Names every file that failed; any failed file makes the exit status 1, so scripts notice. */

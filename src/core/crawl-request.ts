@@ -286,17 +286,20 @@ export function fieldFacts(schema: z.ZodType): FieldFacts {
   };
 }
 
-/** The rules of every field in one line: the hint of an invalid request on every surface. */
-function requestHint(): string {
-  const rules = crawlFieldEntries().flatMap(([name, field]) => {
-    if (field.rule) return [`${name} ${field.rule}`];
-    const facts = fieldFacts(field.schema);
-    return facts.minimum !== undefined && facts.maximum !== undefined && facts.type !== 'string' ? [`${name} ${facts.minimum}-${facts.maximum}`] : [];
-  });
-  return `${rules.join(', ')}.`;
+/**
+ * The hint of an invalid request on every surface: the rules of the fields that were wrong, or of every field
+ * when the request as a whole was (not an object), so that `--depth 9` is not answered with ten rules.
+ */
+function requestHint(wrong: ReadonlySet<string>): string {
+  const rulesOf = (entries: ReturnType<typeof crawlFieldEntries>) =>
+    entries.flatMap(([name, field]) => {
+      if (field.rule) return [`${name} ${field.rule}`];
+      const facts = fieldFacts(field.schema);
+      return facts.minimum !== undefined && facts.maximum !== undefined && facts.type !== 'string' ? [`${name} ${facts.minimum}-${facts.maximum}`] : [];
+    });
+  const named = rulesOf(crawlFieldEntries().filter(([name]) => wrong.has(name)));
+  return `${(named.length > 0 ? named : rulesOf(crawlFieldEntries())).join(', ')}.`;
 }
-
-let cachedHint: string | undefined;
 
 /** The configuration a source stores so that a recrawl repeats it: every field about how it is crawled. */
 export type SourceCrawlConfig = { [K in StoredFieldName]: CrawlRequest[K] };
@@ -345,9 +348,8 @@ export function parseCrawlRequest(input: unknown, options: ParseOptions = {}): C
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const field = issue.path.map(String).join('.') || 'request';
-    cachedHint ??= requestHint();
     throw new ValidationError(`Invalid crawl request: ${field}: ${issue.message}.`, {
-      hint: cachedHint,
+      hint: requestHint(new Set(result.error.issues.map((i) => String(i.path[0] ?? '')))),
       details: result.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
     });
   }

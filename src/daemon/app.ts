@@ -43,6 +43,9 @@ export async function buildApp(deps: DaemonDeps, routes: RouteModule[], options:
     bodyLimit: MAX_JSON_BYTES,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
+    // Fastify's own two lines per request at info (with a 15-digit responseTime) drowned the daemon's log:
+    // one line per request at debug instead, below.
+    disableRequestLogging: true,
     // Upload bodies and crawl requests are small; slow clients must not hold sockets forever.
     requestTimeout: 120_000,
   });
@@ -56,6 +59,9 @@ export async function buildApp(deps: DaemonDeps, routes: RouteModule[], options:
 
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
   // Before every plugin: the Host, Origin and token checks answer before CORS, multipart or any route runs.
@@ -80,7 +86,7 @@ export async function buildApp(deps: DaemonDeps, routes: RouteModule[], options:
           'Documentation code index: crawl documentation sites, upload markdown, search code snippets. ' +
           'Errors always have the body {"error","code","details"}. Lists are {items,total,limit,offset}. ' +
           `Uploads are limited to ${MAX_UPLOAD_BYTES / 1024 / 1024} MB per file (413 beyond). ` +
-          'When authentication is on, send "Authorization: Bearer <token>".',
+          'When authentication is on, send `Authorization: Bearer <token>`. Live job events stream over the WebSocket at /ws (docs/websocket.md).',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: deps.config.api.auth ? [{ bearer: [] }] : [],

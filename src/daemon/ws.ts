@@ -1,23 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { z } from 'zod';
 import type { JobEvent } from '../core/events/notify.js';
 import type { EventsHub } from './events-hub.js';
+import { ClientMessage } from './ws-protocol.js';
+import type { FrameError, JobEventMessage, ServerMessage } from './ws-protocol.js';
 
 /**
- * GET /ws: live job events relayed from PostgreSQL NOTIFY.
- *
- * Client → server: `{"type":"subscribe","job_id":"<uuid>"}` (one job) or `{"type":"subscribe","all":true}`,
- * and `{"type":"unsubscribe","job_id":...}`. `?job_id=` on the URL subscribes at connect; no subscription
- * means all jobs.
- * Server → client: `{"type":"crawl_progress"|"upload_progress"|"job_complete", "job_id", "kind", "state",
- * "counters", "rate", "eta_seconds", "current_url", "error", "timestamp"}`, plus `{"type":"heartbeat"}`
- * every 15 s and `{"type":"subscribed", ...}` acknowledgements.
+ * GET /ws: live job events relayed from PostgreSQL NOTIFY. The messages of both directions are defined once,
+ * in ws-protocol.ts, and documented in docs/websocket.md (tested against those schemas). `?job_id=` on the URL
+ * subscribes at connect; no subscription means all jobs.
  *
  * A frame that is not one of the client messages (binary, too large, not JSON, JSON of another shape) is
- * answered with `{"type":"error","code","error"}` and the connection stays open: a client's mistake must
- * never reach the daemon's process (a `null` frame once threw in this handler and ended `docdex serve`).
- * Frames beyond the WebSocket plugin's maxPayload are closed by the ws library with 1009.
+ * answered with an error message and the connection stays open: a client's mistake must never reach the
+ * daemon's process (a `null` frame once threw in this handler and ended `docdex serve`). Frames beyond the
+ * WebSocket plugin's maxPayload are closed by the ws library with 1009.
  */
 
 // A client that stops reading must not grow the daemon's memory: past this much unsent data it is closed.
@@ -25,20 +21,6 @@ export const MAX_BUFFERED_BYTES = 1024 * 1024;
 const HEARTBEAT_MS = 15_000;
 /** Client messages are a few dozen bytes; anything longer is refused before JSON.parse sees it. */
 export const MAX_CLIENT_FRAME_BYTES = 4096;
-
-const JobId = z.string().min(1).max(200);
-export const ClientMessage = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('subscribe'), job_id: JobId.optional(), all: z.boolean().optional() }).strict(),
-  z.object({ type: z.literal('unsubscribe'), job_id: JobId.optional() }).strict(),
-  z.object({ type: z.literal('ping') }).strict(),
-]);
-export type ClientMessage = z.infer<typeof ClientMessage>;
-
-export interface FrameError {
-  type: 'error';
-  code: 'binary_frame' | 'frame_too_large' | 'invalid_json' | 'invalid_message';
-  error: string;
-}
 
 const USAGE = 'Send {"type":"subscribe","job_id":"..."}, {"type":"subscribe","all":true}, {"type":"unsubscribe","job_id":"..."} or {"type":"ping"}.';
 
@@ -70,7 +52,7 @@ export function parseClientFrame(raw: RawData, isBinary: boolean): ClientMessage
   return { type: 'error', code: 'invalid_message', error: `Invalid message (${where}${issue?.message ?? 'wrong shape'}). ${USAGE}` };
 }
 
-export function toWire(event: JobEvent): Record<string, unknown> {
+export function toWire(event: JobEvent): JobEventMessage {
   return {
     type: event.event,
     job_id: event.jobId,
@@ -90,12 +72,12 @@ export function registerWebSocket(app: FastifyInstance, hub: EventsHub, options:
   app.get('/ws', { websocket: true, schema: { hide: true } }, (socket: WebSocket, request) => {
     // `?job_id=a&job_id=b` arrives as an array: only one plain id subscribes at connect.
     const queried = (request.query as { job_id?: unknown }).job_id;
-    const initial = JobId.safeParse(queried).success ? (queried as string) : undefined;
+    const initial = typeof queried === 'string' && ClientMessage.safeParse({ type: 'subscribe', job_id: queried }).success ? queried : undefined;
     let all = !initial;
     const jobs = new Set<string>(initial ? [initial] : []);
     let alive = true;
 
-    const send = (payload: Record<string, unknown>): void => {
+    const send = (payload: ServerMessage): void => {
       if (socket.readyState !== socket.OPEN) return;
       if (socket.bufferedAmount > maxBuffered) {
         socket.close(1008, 'client too slow: event buffer overflow');

@@ -84,7 +84,7 @@ export function App({ initialScreen = 'Overview', searchDebounceMs }: AppProps) 
   const bodyHeight = rows - 1 - bannerLines;
   return (
     <Box width={columns} height={rows} flexDirection="column" overflow="hidden">
-      <TabBar title="docdex" tabs={[...SCREENS]} active={screen} right={data.display} width={columns} />
+      <TabBar title="docdex" tabs={[...SCREENS]} active={screen} right={data.display} width={columns} numbered={SCREENS[screen] !== 'Search'} />
       <ConnectionBanner width={columns} />
       <Box display={screen === 0 ? 'flex' : 'none'}>
         <Overview active={screen === 0} width={columns} height={bodyHeight} />

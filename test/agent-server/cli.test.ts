@@ -28,8 +28,8 @@ describe('docdex agent and docdex manager git-credentials', () => {
     });
     expect(add.exitCode, String(add.stderr)).toBe(0);
     expect(`${add.stdout}${add.stderr}`).not.toContain('tok-cli-secret-123');
-    const { credential } = JSON.parse(String(add.stdout)) as { credential: { id: string; host: string; isDefault: boolean } };
-    expect(credential).toMatchObject({ host: 'github.com', isDefault: true });
+    const { credential } = JSON.parse(String(add.stdout)) as { credential: { id: string; host: string; is_default: boolean } };
+    expect(credential).toMatchObject({ host: 'github.com', is_default: true });
 
     const list = await runCli(['manager', 'git-credentials', 'list'], { env });
     expect(list.exitCode).toBe(0);

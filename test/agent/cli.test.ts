@@ -37,7 +37,7 @@ describe('docdex manager token', SLOW, () => {
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const rotated = json(String((await runCli(['manager', 'token', '--rotate', '--json'], { env })).stdout));
     expect(rotated.token).not.toBe(token);
-    expect(rotated.rotatedAt).toEqual(expect.any(Number));
+    expect(rotated.rotated_at).toEqual(expect.any(Number));
   });
 });
 
@@ -45,7 +45,7 @@ describe('docdex repos', SLOW, () => {
   it('adds (waiting for the clone), lists, makes a worktree and removes repos', async () => {
     const added = await runCli(['repos', 'add', `file://${origin.bare}`, '--name', 'app', '--json'], { env });
     expect(added.exitCode, String(added.stderr)).toBe(0);
-    expect(json(String(added.stdout))).toMatchObject({ localPath: 'app', cloneStatus: 'ready', defaultBranch: 'main' });
+    expect(json(String(added.stdout))).toMatchObject({ local_path: 'app', clone_status: 'ready', default_branch: 'main' });
     expect(existsSync(path.join(workspace, 'repos', 'app', 'README.md'))).toBe(true);
 
     const worktree = await runCli(['repos', 'worktree', 'add', 'app', 'dev'], { env });

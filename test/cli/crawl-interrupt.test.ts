@@ -75,3 +75,37 @@ describe('Ctrl-C during crawl start --wait with a worker running', () => {
     expect(['queued', 'running']).toContain(after.rows[0]!.status);
   });
 });
+
+describe('Ctrl-C during crawl start --wait with the workers in-process', () => {
+  let db: TestDatabase;
+  let site: http.Server;
+  let siteUrl: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase({ CRAWL_ALLOW_HOSTS: '127.0.0.1' });
+    site = http.createServer((req, res) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body><h1>Slow</h1></body></html>'), 20_000);
+      res.once('close', () => clearTimeout(timer));
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/docs/`;
+  });
+
+  afterAll(async () => {
+    site.closeAllConnections();
+    site.close();
+    await db.drop();
+  });
+
+  it('cancels the crawl resumably and exits 130, not 1', async () => {
+    const follow = execa(process.execPath, [BIN, 'crawl', 'start', siteUrl, '--wait', '--depth', '0'], { env: db.env, extendEnv: false, reject: false, stdin: 'ignore' });
+    await waitFor(follow, /^crawl [0-9a-f]{8} /m);
+    follow.kill('SIGINT');
+    const result = await follow;
+    expect(result.exitCode, String(result.stderr)).toBe(130);
+    expect(String(result.stdout)).toMatch(/cancelled: .*Resume with `docdex crawl resume [0-9a-f-]+`/);
+    const after = await db.pool.query<{ status: string }>('SELECT status FROM crawl_jobs');
+    expect(after.rows[0]!.status).toBe('cancelled');
+  }, 120_000);
+});

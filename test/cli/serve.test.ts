@@ -107,6 +107,29 @@ describe('docdex serve', () => {
     expect(existsSync(path.join(cwd, 'workspace'))).toBe(true);
   });
 
+  it('logs a request once, at debug, with whole milliseconds; nothing per request at info', async () => {
+    cwd = mkdtempSync(path.join(os.tmpdir(), 'docdex-serve-'));
+    for (const level of ['info', 'debug']) {
+      const port = await freePort();
+      const child = serve(['--port', String(port), '--no-workers'], { LOG_LEVEL: level });
+      await waitForOutput(child, /docdex daemon listening/);
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBeLessThan(600);
+      child.kill('SIGTERM');
+      const output = String((await child).all);
+      expect(output).not.toMatch(/incoming request|request completed|responseTime/);
+      const lines = output
+        .split('\n')
+        .filter((l) => l.includes('"url":"/health"'))
+        .map((l) => JSON.parse(l) as { level: number; msg: string; ms: number });
+      if (level === 'info') expect(lines).toEqual([]);
+      else {
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toMatchObject({ level: 20, msg: 'request', status: expect.any(Number) });
+        expect(Number.isInteger(lines[0]!.ms)).toBe(true);
+      }
+    }
+  }, 120_000);
+
   it('with --mcp, says on stderr which home and database it uses', async () => {
     cwd = mkdtempSync(path.join(os.tmpdir(), 'docdex-serve-'));
     const child = serve(['--mcp', '--no-workers']);

@@ -7,6 +7,7 @@ import type { TestDatabase } from '../helpers/db.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { generatedSite, serveSite } from '../helpers/site.js';
 import type { TestSite } from '../helpers/site.js';
+import { ServerMessage } from '../../src/daemon/ws-protocol.js';
 
 let db: TestDatabase;
 let site: TestSite;
@@ -78,6 +79,8 @@ describe('crawl routes', () => {
     expect(done.body.snippets_stored).toBe(9);
     await expect.poll(() => events.some((e) => e.type === 'job_complete' && e.job_id === jobId), { timeout: 10_000 }).toBe(true);
     expect(events.some((e) => e.type === 'crawl_progress' && e.job_id === jobId && typeof e.counters === 'object')).toBe(true);
+    // What the daemon sends is what docs/websocket.md documents: the one schema of the protocol.
+    for (const event of events) expect(ServerMessage.safeParse(event).error).toBeUndefined();
     ws.close();
 
     const list = await api('GET', '/api/crawl-jobs?limit=5');
@@ -99,6 +102,18 @@ describe('crawl routes', () => {
     expect(post.body.items.every((i: any) => i.language === 'python')).toBe(true);
     expect((await api('POST', '/search', { query: 'x', limit: 101 })).status).toBe(422);
     expect((await api('GET', '/api/search')).status).toBe(422);
+    // The search text under either name on both routes (issue #49: GET took only q, POST only query).
+    const byQuery = await api('GET', '/api/search?query=open%20widget&limit=3');
+    expect(byQuery.status).toBe(200);
+    expect(byQuery.body.items.map((i: any) => i.id)).toEqual(search.body.items.map((i: any) => i.id));
+    const postQ = await api('POST', '/search', { q: 'close_widget', language: 'py', limit: 2 });
+    expect(postQ.status).toBe(200);
+    expect(postQ.body.items.map((i: any) => i.id)).toEqual(post.body.items.map((i: any) => i.id));
+    expect((await api('GET', '/api/search?q=open&query=open')).status).toBe(200);
+    const conflicting = await api('GET', '/api/search?q=open&query=close');
+    expect(conflicting.status).toBe(422);
+    expect(JSON.stringify(conflicting.body)).toMatch(/once: as query or as q/);
+    expect((await api('POST', '/search', { limit: 2 })).status).toBe(422);
 
     const snippet = await api('GET', `/snippets/${search.body.items[0].id}`);
     expect(snippet.status).toBe(200);

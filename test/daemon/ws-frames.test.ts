@@ -5,6 +5,7 @@ import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { ServerMessage } from '../../src/daemon/ws-protocol.js';
 
 /**
  * /ws frames are outside input: `null` once threw in the message handler and ended `docdex serve`. Every frame
@@ -85,6 +86,7 @@ describe('WebSocket client frames', () => {
       c.ws.send(frame, { binary: Buffer.isBuffer(frame) });
       const answer = await c.next();
       expect(answer, String(frame).slice(0, 40)).toMatchObject({ type: 'error', code, error: expect.stringContaining('subscribe') });
+      expect(ServerMessage.safeParse(answer).error).toBeUndefined();
     }
     c.ws.send(JSON.stringify({ type: 'subscribe', job_id: 'job-1' }));
     expect(await c.next()).toEqual({ type: 'subscribed', all: false, job_ids: ['job-1'] });

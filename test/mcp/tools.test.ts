@@ -213,17 +213,18 @@ describe('get_content', () => {
 
 describe('get_page_markdown', () => {
   it('finds a page from a snippet URL with a fragment and without the trailing slash', async () => {
-    // A fragment that names no section of the page is ignored: the whole page.
-    const r = await call('get_page_markdown', { url: `${site.url}/guide/routing.html#nowhere` });
+    // The fragment names a section: that section alone (issue #49), and the page whole without it.
+    const r = await call('get_page_markdown', { url: `${site.url}/guide/routing.html#decorators` });
     expect(r.isError).toBeFalsy();
-    expect(r.text).toContain('Whole page');
+    expect(r.text).toContain('Section: Routing requests › Route decorators');
     expect(r.text).toContain('Route decorators');
-    expect(r.text).toContain('add_timing_header');
-    // A result's #anchor opens its section only.
-    const section = await call('get_page_markdown', { url: `${site.url}/guide/routing.html#decorators` });
-    expect(section.text).toContain('The section #decorators of the page');
-    expect(section.text).toContain('def show_item(request, item_id):');
-    expect(section.text).not.toContain('add_timing_header');
+    expect(r.text).not.toContain('add_timing_header');
+    const whole = await call('get_page_markdown', { url: `${site.url}/guide/routing.html` });
+    expect(whole.text).toContain('Whole page');
+    expect(whole.text).toContain('add_timing_header');
+    const unknown = await call('get_page_markdown', { url: `${site.url}/guide/routing.html#no-such-anchor` });
+    expect(unknown.text).toContain('No section of this page has the anchor #no-such-anchor; this is the page from its start.');
+    expect(unknown.text).toContain('add_timing_header');
     const home = await call('get_page_markdown', { url: site.url });
     expect(home.isError).toBeFalsy();
     expect(home.text).toContain('Quick start');

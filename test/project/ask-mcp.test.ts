@@ -62,7 +62,8 @@ describe('search_project', () => {
     const unknown = await call(noDefault, 'search_project', { query: 'widgetize', project: '/elsewhere' });
     expect(unknown.isError).toBe(true);
     expect(unknown.text).toContain('No project is recorded for "/elsewhere"');
-    expect(unknown.text).toContain('call sync_project');
+    // Over HTTP the server never reads a directory a client names: only `docdex sync` there records it.
+    expect(unknown.text).toContain("run `docdex sync` in the project's root directory, on the machine docdex runs on");
     expect(unknown._meta?.['docdex/error']).toMatchObject({ code: 'project_not_found' });
   });
 });

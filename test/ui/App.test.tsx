@@ -58,6 +58,10 @@ describe('App', () => {
     await view.type('q', '2');
     await vi.waitFor(() => expect(view!.lastFrame()).toContain('Search: q2'));
     await expect(done).resolves.toBe('running');
+    // So the tab bar does not offer digits there; Tab is the way out, and the other screens number their tabs.
+    expect(lines(view.lastFrame())[0]).toMatch(/^docdex {3}Overview {4}Sources {4}Jobs {4}Search /);
+    await view.type(KEYS.tab);
+    await vi.waitFor(() => expect(lines(view!.lastFrame())[0]).toMatch(/^docdex {3}1 Overview {4}2 Sources/));
   });
 
   it('does not quit or switch while a form owns the keys', async () => {

@@ -7,6 +7,7 @@ import { openDatabase } from '../../core/db/connect.js';
 import { UserError } from '../../core/errors.js';
 import { deleteSource, getSource } from '../../core/sources/manage.js';
 import type { DeleteResult } from '../../core/sources/manage.js';
+import { plural } from '../../cli/plural.js';
 
 export default class SourcesDelete extends BaseCommand<typeof SourcesDelete> {
   static override summary = 'Delete a source with all its pages, snippets and jobs.';
@@ -22,11 +23,13 @@ export default class SourcesDelete extends BaseCommand<typeof SourcesDelete> {
       const s = await getSource(db.pool, this.args.source, this.flags.version);
       if (!this.flags.force) {
         const label = `${s.name}${s.version ? ` ${s.version}` : ''}`;
-        const ok = await confirm(`Delete ${label} (${s.snippet_count} snippets on ${s.page_count} pages)?`);
+        const ok = await confirm(`Delete ${label} (${plural(s.snippet_count, 'snippet')} on ${plural(s.page_count, 'page')})?`);
         if (!ok) throw new UserError('Aborted: nothing was deleted.', { code: 'aborted' });
       }
       const result = await deleteSource(db.pool, s.id);
-      this.log(`Deleted ${result.name}${result.version ? ` ${result.version}` : ''}: ${result.documents} pages, ${result.snippets} snippets, ${result.crawl_jobs + result.upload_jobs} jobs.`);
+      this.log(
+        `Deleted ${result.name}${result.version ? ` ${result.version}` : ''}: ${plural(result.documents, 'page')}, ${plural(result.snippets, 'snippet')}, ${plural(result.crawl_jobs + result.upload_jobs, 'job')}.`,
+      );
       return result;
     } finally {
       await db.close();

@@ -4,6 +4,7 @@ import { versionFlag } from '../../cli/index-flags.js';
 import { openDatabase } from '../../core/db/connect.js';
 import { getSource } from '../../core/sources/manage.js';
 import type { SourceDetails } from '../../core/sources/manage.js';
+import { plural } from '../../cli/plural.js';
 
 export default class SourcesShow extends BaseCommand<typeof SourcesShow> {
   static override summary = 'Show one source: counts, crawl settings, languages and recent jobs.';
@@ -19,7 +20,7 @@ export default class SourcesShow extends BaseCommand<typeof SourcesShow> {
       this.log(`${s.name}${s.version ? ` ${s.version}` : ''}  (${s.kind}, id ${s.id})`);
       if (s.description) this.log(`  ${s.description}`);
       this.log(`  base URL:     ${s.base_url ?? '-'}`);
-      this.log(`  snippets:     ${s.snippet_count} on ${s.page_count} pages; ${s.version_count} version(s) of ${s.name}`);
+      this.log(`  snippets:     ${s.snippet_count} on ${plural(s.page_count, 'page')}; ${plural(s.version_count, 'version')} of ${s.name}`);
       this.log(`  languages:    ${s.languages.map((l) => `${l.language} ${l.snippets}`).join(', ') || '-'}`);
       if (s.kind === 'crawl') {
         this.log(`  start URLs:   ${(c.start_urls ?? []).join(' ') || '-'}`);

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import { UserError } from '../errors.js';
 import { createPool, resolveConnection } from './connect.js';
-import { embeddedStatus, startEmbeddedPostgres, stopEmbeddedPostgres } from './embedded.js';
+import { embeddedClients, embeddedStatus, startEmbeddedPostgres, stopEmbeddedPostgres } from './embedded.js';
 import type { EmbeddedStatus } from './embedded.js';
 import { currentMigrationVersion, latestMigrationId } from './migrate.js';
 
@@ -60,9 +60,11 @@ export async function startDatabase(config: Config): Promise<EmbeddedStatus> {
   return embeddedStatus(config.home);
 }
 
-export async function stopDatabase(config: Config): Promise<EmbeddedStatus & { wasRunning: boolean }> {
+/** `cutOff`: the docdex processes (`docdex-serve`, ...) that were using the server and now cannot reach it. */
+export async function stopDatabase(config: Config): Promise<EmbeddedStatus & { wasRunning: boolean; cutOff: string[] }> {
   requireEmbedded(config, 'stop');
+  const cutOff = await embeddedClients(config.home);
   const result = await stopEmbeddedPostgres(config.home);
   if (!result.stopped) throw new UserError('The embedded PostgreSQL server did not stop within 30 seconds.', { hint: `Check ${config.home}/postgres.log.` });
-  return { ...embeddedStatus(config.home), wasRunning: result.wasRunning };
+  return { ...embeddedStatus(config.home), wasRunning: result.wasRunning, cutOff };
 }

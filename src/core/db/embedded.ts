@@ -462,6 +462,58 @@ export async function stopEmbeddedPostgres(home: string, timeoutMs = 30_000): Pr
   return { stopped: false, wasRunning: true };
 }
 
+/** Client sessions on the server other than the one asking (autovacuum and the like are not clients). */
+async function otherClientSessions(connection: EmbeddedConnection): Promise<number> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ ...connection, application_name: 'docdex-idle-check' });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
+    return rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The docdex processes connected to the running server, by their application name (`docdex-serve`), each once:
+ * what `db stop` is about to cut off. Empty when it is not running or cannot be asked.
+ */
+export async function embeddedClients(home: string): Promise<string[]> {
+  const paths = embeddedPaths(home);
+  const running = runningServer(paths.dataDir);
+  if (!running) return [];
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ ...(await connectionTo(running, paths)), application_name: 'docdex-db-stop' });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ name: string }>({
+      name: 'docdex-embedded-clients',
+      text: "SELECT DISTINCT application_name AS name FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND application_name LIKE 'docdex-%' ORDER BY 1",
+    });
+    return rows.map((r) => r.name);
+  } catch {
+    return [];
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Stops the embedded server when no other client is connected to it: for a process that started it only for
+ * itself (an MCP client's `docdex serve --mcp`), which would otherwise leave a server running that nobody
+ * asked for. Under the start lock, so a start in progress elsewhere finishes first and is then seen connected.
+ */
+export async function stopEmbeddedIfIdle(home: string): Promise<'stopped' | 'in_use' | 'not_running'> {
+  const paths = embeddedPaths(home);
+  return withStartLock(paths, async () => {
+    const running = runningServer(paths.dataDir);
+    if (!running) return 'not_running';
+    if ((await otherClientSessions(await connectionTo(running, paths))) > 0) return 'in_use';
+    return (await stopEmbeddedPostgres(home)).stopped ? 'stopped' : 'in_use';
+  });
+}
+
 export function embeddedStatus(home: string): EmbeddedStatus {
   const paths = embeddedPaths(home);
   const initialised = existsSync(path.join(paths.dataDir, 'PG_VERSION'));

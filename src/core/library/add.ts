@@ -11,7 +11,11 @@ import type { AddRequest, LibrarySpec } from '../library-spec.js';
 import { typedByUser } from '../net/provenance.js';
 import type { Provenance } from '../net/provenance.js';
 import type { QueueDb } from '../upload/queue.js';
+import { recordOrigin } from '../sources/aliases.js';
 import { addPackage } from './package.js';
+
+/** A ref that names a release (`v2.1.0`, `2.1.0`): a repository added at one is added at another version the same way. */
+const RELEASE_TAG = /^v?\d+(?:\.\d+)*(?:[-+][\w.]+)?$/;
 
 /**
  * `docdex add <spec>...`, REST `POST /api/libraries` and MCP `add_library`: each spec becomes the jobs that
@@ -102,9 +106,11 @@ async function addGit(db: QueueDb, config: Config, spec: Extract<LibrarySpec, { 
     ...(request.name === undefined ? {} : { name: request.name }),
     ...(request.version === undefined ? {} : { version: request.version }),
   });
+  const added = { name: job.source_name ?? job.name, version: job.version ?? '' };
+  // A release tag: the not-indexed answer for another version of this library names the same remote at that version's tag.
+  if (spec.ref !== undefined && RELEASE_TAG.test(spec.ref)) await recordOrigin(db.pool, added, `${spec.remote}@${spec.ref}`);
   return {
-    name: job.source_name ?? job.name,
-    version: job.version ?? '',
+    ...added,
     jobs: [{ type: 'upload', id: job.id, what: `repository ${spec.remote}${spec.ref ? ` at ${spec.ref}` : ''}`, origin: { kind: 'repository', url: spec.remote } }],
     notes: [],
   };

@@ -35,20 +35,30 @@ export async function projectRefFor(deps: Pick<McpDeps, 'pool' | 'localProjectDi
  * How the model gets a project's libraries recorded and indexed: the sync_project tool, or on a read-only
  * server, which does not have it, `docdex sync` run in the project (by the user or the assistant's shell).
  */
-export function syncAction(deps: Pick<McpDeps, 'readOnly'>): string {
-  return deps.readOnly === true ? 'run `docdex sync` in the project (this connection is read-only)' : 'call sync_project';
+export function syncAction(deps: Pick<McpDeps, 'readOnly'>, project?: string): string {
+  if (deps.readOnly === true) return 'run `docdex sync` in the project (this connection is read-only)';
+  return project === undefined ? 'call sync_project' : `call sync_project with project=${JSON.stringify(project)}`;
+}
+
+/**
+ * How an unknown project gets recorded. Only a local client may have one read from a directory: over stdio,
+ * sync_project with the directory; over HTTP the server never reads a path a client names, so only
+ * `docdex sync` in the project, on the machine docdex runs on, records it (issue #49: every hint leads
+ * somewhere; "call sync_project with the root directory" over HTTP ended in "No project is recorded").
+ */
+function recordAction(deps: Pick<McpDeps, 'readOnly' | 'localProjectDir'>): string {
+  if (deps.readOnly === true) return "To record it, run `docdex sync` in the project's root directory (this connection is read-only)";
+  if (deps.localProjectDir !== undefined) return "To record it, call sync_project with project set to the project's root directory (an absolute path), or run `docdex sync` there";
+  return "To record it, run `docdex sync` in the project's root directory, on the machine docdex runs on (over HTTP, sync_project syncs only recorded projects)";
 }
 
 /** Runs `read`, turning an unknown project into an answer that tells the model how to record it. */
-export async function withProjectForModel<T>(deps: Pick<McpDeps, 'readOnly'>, read: () => Promise<T>): Promise<T> {
+export async function withProjectForModel<T>(deps: Pick<McpDeps, 'readOnly' | 'localProjectDir'>, read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (error) {
     if (!(error instanceof ProjectNotFoundError)) throw error;
-    const record =
-      deps.readOnly === true
-        ? "To record it, run `docdex sync` in the project's root directory (this connection is read-only)"
-        : "To record it, call sync_project with the project's root directory (or run `docdex sync` there)";
+    const record = recordAction(deps);
     throw new UserError(error.message, {
       code: 'project_not_found',
       hint: `${record}; then call this tool again.`,

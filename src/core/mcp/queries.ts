@@ -160,6 +160,8 @@ export async function listLibrarySnippets(pool: pg.Pool, sourceId: string, optio
 }
 
 export interface StoredPage {
+  /** The document's id. */
+  id: string;
   url: string;
   title: string;
   markdown: string;
@@ -207,7 +209,7 @@ export function urlVariants(raw: string): string[] {
 export async function getPageByUrl(pool: pg.Pool, url: string): Promise<StoredPage | undefined> {
   const variants = urlVariants(url);
   const { rows } = await pool.query<StoredPage>(
-    `SELECT d.url, d.title, d.markdown, d.updated_at, d.source_id, s.name AS source_name, s.version, d.flags, d.flagged_passage
+    `SELECT d.id, d.url, d.title, d.markdown, d.updated_at, d.source_id, s.name AS source_name, s.version, d.flags, d.flagged_passage
        FROM documents d JOIN sources s ON s.id = d.source_id
       WHERE d.url = ANY($1::text[])
       ORDER BY array_position($1::text[], d.url), d.updated_at DESC
@@ -238,6 +240,12 @@ export async function getSectionByAnchor(pool: pg.Pool, pageUrl: string, sourceI
     [sourceId, pageUrl, anchor],
   );
   return rows[0];
+}
+
+/** The code of a page's snippets whose source URL is exactly `sourceUrl` (the page's URL and a fragment), in page order. */
+export async function snippetCodesAt(pool: pg.Pool, documentId: string, sourceUrl: string, limit = 20): Promise<string[]> {
+  const { rows } = await pool.query<{ code: string }>('SELECT code FROM snippets WHERE document_id = $1 AND source_url = $2 ORDER BY position LIMIT $3', [documentId, sourceUrl, limit]);
+  return rows.map((r) => r.code);
 }
 
 /** Stored page URLs closest to `url`, for a not-found message (pages of the same host when it parses). */

@@ -23,7 +23,7 @@ export async function sandboxDown(settings: SandboxSettings): Promise<{ stopped:
 /** Status with a live attestation against the current settings when a VM runs and the settings resolve. */
 export async function sandboxStatus(settings: SandboxSettings): Promise<VmStatus & { configError?: string }> {
   let configError: string | undefined;
-  const config = await resolveVmConfig(settings).catch((error: unknown) => {
+  const config = await resolveVmConfig(settings, { create: false }).catch((error: unknown) => {
     // The reason only: a status must not claim "enforcement is on" (the prefix) when it may be off.
     configError = unavailableReason((error as Error).message);
     return undefined;

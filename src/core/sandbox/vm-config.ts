@@ -76,12 +76,14 @@ export function parseExecUser(spec: string, passwd: string, group: string): { ui
 
 /**
  * The roots are shared writable into the guest at the same paths. A root that is a symlink would share
- * whatever it points at (possibly outside the workspace), so it is refused; a missing root is created.
+ * whatever it points at (possibly outside the workspace), so it is refused. A missing root is created when the
+ * VM is to use it (`create`); a read such as `sandbox status` leaves the disk as it found it.
  */
-export async function checkRoots(roots: readonly string[]): Promise<void> {
+export async function checkRoots(roots: readonly string[], create = true): Promise<void> {
   for (const root of roots) {
     let info = await lstat(root).catch(() => undefined);
     if (!info) {
+      if (!create) continue;
       await mkdir(root, { recursive: true });
       info = await lstat(root);
     }
@@ -90,9 +92,14 @@ export async function checkRoots(roots: readonly string[]): Promise<void> {
   }
 }
 
-export async function resolveVmConfig(settings: SandboxSettings): Promise<VmConfig> {
-  await checkRoots(settings.roots);
-  const owner = await stat(settings.workspacePath);
+export async function resolveVmConfig(settings: SandboxSettings, options: { create?: boolean } = {}): Promise<VmConfig> {
+  const create = options.create ?? true;
+  await checkRoots(settings.roots, create);
+  // A workspace not made yet would be made by this user, so a read takes this user as its owner.
+  const owner = await stat(settings.workspacePath).catch((error: NodeJS.ErrnoException) => {
+    if (create || error.code !== 'ENOENT') throw error;
+    return { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+  });
   let execUser = { uid: owner.uid, gid: owner.gid };
   if (settings.execUser !== undefined) {
     const [passwd, group] = await Promise.all([readFile('/etc/passwd', 'utf8').catch(() => ''), readFile('/etc/group', 'utf8').catch(() => '')]);

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { ValidationError } from '../errors.js';
-import { normalizeLanguage } from '../extract/language-names.js';
 import { parseLibraryRef } from '../library-ref.js';
 import { resolveLibrary } from '../sources/resolve.js';
 import { termCodeness } from './codeness.js';
+import { languageFilter } from './language-filter.js';
 import { buildTsQueries, checkQueryLength, compoundPattern, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
 import { diversify } from './diversify.js';
@@ -183,8 +183,7 @@ async function resolveFilters(pool: Db, options: SearchOptions): Promise<Filters
     sourceIds = rows.map((r) => r.id);
   }
   if (only !== null) sourceIds = sourceIds === null ? only : sourceIds.filter((id) => only.includes(id.toLowerCase()));
-  const language = options.language?.trim() ? normalizeLanguage(options.language) : null;
-  return { sourceIds, language, library };
+  return { sourceIds, language: await languageFilter(pool, options.language), library };
 }
 
 /**

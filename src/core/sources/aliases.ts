@@ -45,9 +45,15 @@ export async function setSourceAliases(client: pg.Pool | pg.ClientBase, sourceId
  * not-indexed answer turns into the spec for another version) and the names it is also known by.
  */
 export async function recordPackageOrigin(pool: pg.Pool, library: { name: string; version: string }, origin: string, aliases: readonly string[]): Promise<void> {
-  const { rows } = await pool.query<{ id: string }>('SELECT id FROM sources WHERE name = $1 AND version = $2', [library.name, library.version]);
-  const source = rows[0];
-  if (!source) return;
-  await pool.query(`UPDATE sources SET metadata = metadata || jsonb_build_object('origin', $2::text), updated_at = now() WHERE id = $1`, [source.id, origin]);
-  await setSourceAliases(pool, source.id, aliases);
+  const id = await recordOrigin(pool, library, origin);
+  if (id !== undefined) await setSourceAliases(pool, id, aliases);
+}
+
+/** Records the spec a library version was added from (`metadata.origin`); its id, or undefined when it is gone. */
+export async function recordOrigin(pool: pg.Pool, library: { name: string; version: string }, origin: string): Promise<string | undefined> {
+  const { rows } = await pool.query<{ id: string }>(
+    `UPDATE sources SET metadata = metadata || jsonb_build_object('origin', $3::text), updated_at = now() WHERE name = $1 AND version = $2 RETURNING id`,
+    [library.name, library.version, origin],
+  );
+  return rows[0]?.id;
 }

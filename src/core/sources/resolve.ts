@@ -123,7 +123,9 @@ export function addSpecFor(requested: string, versions: ReadonlyArray<{ metadata
     const at = origin.lastIndexOf('@');
     const tail = at > 0 ? origin.slice(at + 1) : '';
     const base = tail !== '' && !/[/:]/.test(tail) ? origin.slice(0, at) : origin.trim();
-    return `${base}@${requested}`;
+    // A repository's release tags keep their "v" (`repo.git@v1.2.0` asked for 2.0.0 is `repo.git@v2.0.0`).
+    const prefix = /^v\d/.test(tail) && /^\d/.test(requested) ? 'v' : '';
+    return `${base}@${prefix}${requested}`;
   }
   return null;
 }

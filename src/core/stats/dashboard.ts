@@ -5,7 +5,7 @@ export interface DashboardStats {
   totals: { sources: number; documents: number; snippets: number; languages: number };
   languages: Array<{ language: string; snippets: number }>;
   jobs: { crawl: Record<JobState, number>; upload: Record<UploadState, number> };
-  recentJobs: Array<{
+  recent_jobs: Array<{
     id: string;
     kind: 'crawl' | 'upload';
     name: string;
@@ -15,7 +15,7 @@ export interface DashboardStats {
     created_at: string;
     completed_at: string | null;
   }>;
-  topSources: Array<{ id: string; name: string; version: string; snippets: number; documents: number }>;
+  top_sources: Array<{ id: string; name: string; version: string; snippets: number; documents: number }>;
 }
 
 type JobState = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
@@ -31,7 +31,7 @@ export async function dashboardStats(pool: pg.Pool, options: { recent?: number; 
     pool.query<{ language: string; snippets: number }>("SELECT language, count(*)::int AS snippets FROM snippets WHERE kind = 'snippet' GROUP BY language ORDER BY snippets DESC, language"),
     pool.query<{ status: JobState; n: number }>('SELECT status, count(*)::int AS n FROM crawl_jobs GROUP BY status'),
     pool.query<{ status: UploadState; n: number }>('SELECT status, count(*)::int AS n FROM upload_jobs GROUP BY status'),
-    pool.query<DashboardStats['recentJobs'][number]>(
+    pool.query<DashboardStats['recent_jobs'][number]>(
       `SELECT * FROM (
          SELECT id, 'crawl' AS kind, name, status, pages_crawled AS pages, snippets_stored AS snippets, created_at, completed_at FROM crawl_jobs
          UNION ALL
@@ -39,7 +39,7 @@ export async function dashboardStats(pool: pg.Pool, options: { recent?: number; 
        ) j ORDER BY created_at DESC LIMIT $1`,
       [options.recent ?? 10],
     ),
-    pool.query<DashboardStats['topSources'][number]>('SELECT id, name, version, snippet_count AS snippets, document_count AS documents FROM sources ORDER BY snippet_count DESC, name LIMIT $1', [
+    pool.query<DashboardStats['top_sources'][number]>('SELECT id, name, version, snippet_count AS snippets, document_count AS documents FROM sources ORDER BY snippet_count DESC, name LIMIT $1', [
       options.top ?? 10,
     ]),
   ]);
@@ -52,11 +52,11 @@ export async function dashboardStats(pool: pg.Pool, options: { recent?: number; 
     totals: { sources: t.sources, documents: t.documents, snippets: t.snippets, languages: languages.rows.length },
     languages: languages.rows,
     jobs: { crawl, upload },
-    recentJobs: recent.rows.map((r) => ({
+    recent_jobs: recent.rows.map((r) => ({
       ...r,
       created_at: new Date(r.created_at).toISOString(),
       completed_at: r.completed_at ? new Date(r.completed_at).toISOString() : null,
     })),
-    topSources: top.rows,
+    top_sources: top.rows,
   };
 }

@@ -6,6 +6,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TokenScope } from '../../core/auth-token.js';
+import { editDistance } from '../../core/edit-distance.js';
 import { createDocdexMcpServer, createMcpServer } from '../../core/mcp/server.js';
 import { ERROR_META_KEY, readOnlyMessage } from '../../core/mcp/tool.js';
 import type { McpDeps, ToolErrorMeta } from '../../core/mcp/tool.js';
@@ -417,7 +418,10 @@ function registerRestToolRoutes(app: FastifyInstance, state: McpHttpState): void
       const tool = rest.tools.get(name);
       if (rest.withheld.has(name)) return sendError(reply, 'read_only', readOnlyMessage(name), [{ tool: name }]);
       if (!tool) {
-        return sendError(reply, 'unknown_tool', `Unknown tool: ${name}.`, [{ available: [...rest.tools.keys()] }]);
+        const available = [...rest.tools.keys()];
+        const closest = available.filter((t) => editDistance(t, name) <= 2);
+        const next = closest.length > 0 ? ` Did you mean ${closest.join(' or ')}?` : '';
+        return sendError(reply, 'unknown_tool', `Unknown tool: ${name}.${next} GET /mcp/tools lists every tool: ${available.join(', ')}.`, [{ available }]);
       }
       const body = request.body;
       if (body instanceof MalformedJson) {

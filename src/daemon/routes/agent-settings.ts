@@ -30,7 +30,7 @@ const Scoped = z.object({
 });
 const NameParams = z.object({ name: z.string().max(1000) });
 const ManagerToken = z
-  .object({ token: z.string().describe('Send as "Authorization: Bearer <token>" to /api/internal'), createdAt: z.number(), rotatedAt: z.number().nullable() })
+  .object({ token: z.string().describe('Send as `Authorization: Bearer <token>` to /api/internal'), createdAt: z.number(), rotatedAt: z.number().nullable() })
   .meta({ id: 'ManagerToken' });
 
 // POST bodies validate the name in the handler, so that a bad name is the same 400 as in a path.

@@ -15,7 +15,7 @@ const Installed = z.object({
   name: z.string(),
   version: z.string(),
   status: z.enum(['installed', 'replaced', 'unchanged']),
-  sourceId: z.string(),
+  source_id: z.string(),
   documents: z.number(),
   snippets: z.number(),
 });
@@ -48,7 +48,8 @@ function registerImportRoute(app: FastifyInstance, deps: DaemonDeps): void {
       };
       const as = field('as');
       try {
-        return await importPack(deps.db.pool, part.file, { home: deps.config.home, maxBytes, replace: field('replace') === 'true', ...(as === undefined ? {} : { as }) });
+        const summary = await importPack(deps.db.pool, part.file, { home: deps.config.home, maxBytes, replace: field('replace') === 'true', ...(as === undefined ? {} : { as }) });
+        return { libraries: summary.libraries.map(({ sourceId, ...library }) => ({ ...library, source_id: sourceId })) };
       } catch (error) {
         if (part.file.truncated) throw new UserError(`The pack is over ${maxBytes} bytes.`, { code: 'pack_too_large' });
         throw error;

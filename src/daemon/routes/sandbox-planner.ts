@@ -40,7 +40,7 @@ const PlanBody = z
 const PlanReply = z
   .object({
     action: z.enum(['host', 'sandbox', 'refuse']),
-    env: z.record(z.string(), z.string()).describe('MGR_SANDBOX_WORKDIR (+ MGR_SANDBOX_ENV_<name>) or MGR_SANDBOX_REFUSE, for the shell shim'),
+    env: z.record(z.string(), z.string()).describe('`MGR_SANDBOX_WORKDIR` (+ `MGR_SANDBOX_ENV_<name>`) or `MGR_SANDBOX_REFUSE`, for the shell shim'),
     workdir: z.string().optional(),
     message: z.string().optional(),
     forwardedHosts: z.array(z.string()).optional(),

@@ -20,22 +20,39 @@ const filters = {
   language: z.string().max(50).optional().describe('Language, any common spelling (py, python, js, sh...)'),
 };
 
+const searchText = z.string().min(1).max(MAX_QUERY_CHARS);
+const BOTH_NAMES = 'Give the search text once: as query or as q.';
+
+/**
+ * The search text under either name, `query` (as the MCP tools and POST /search name it) or `q` (the short
+ * query-string name): issue #49 found each route taking only one of them. Giving both is allowed only when they agree.
+ */
+function oneSearchText(value: { query?: string | undefined; q?: string | undefined }, ctx: z.RefinementCtx): void {
+  if (value.query === undefined && value.q === undefined) ctx.addIssue({ code: 'custom', path: ['query'], message: 'Required: the search text, as query (or q).' });
+  else if (value.query !== undefined && value.q !== undefined && value.query !== value.q) ctx.addIssue({ code: 'custom', path: ['q'], message: BOTH_NAMES });
+}
+
 export const SearchRequest = z
   .object({
-    query: z.string().min(1).max(MAX_QUERY_CHARS).describe('Search text'),
+    query: searchText.optional().describe('Search text (required, unless given as q)'),
+    q: searchText.optional().describe('The search text under its short name, as GET /api/search takes it'),
     ...filters,
     limit: z.number().int().min(1).max(100).default(10).describe('Maximum results (1 to 100)'),
     offset: z.number().int().min(0).max(10_000).default(0),
   })
   .strict()
+  .superRefine(oneSearchText)
   .meta({ id: 'SearchRequest' });
 
-const SearchQuery = z.object({
-  q: z.string().min(1).max(MAX_QUERY_CHARS).describe('Search text'),
-  ...filters,
-  limit: z.coerce.number().int().min(1).max(100).default(10),
-  offset: z.coerce.number().int().min(0).max(10_000).default(0),
-});
+const SearchQuery = z
+  .object({
+    q: searchText.optional().describe('Search text (required, unless given as query)'),
+    query: searchText.optional().describe('The search text under its long name, as POST /search and MCP take it'),
+    ...filters,
+    limit: z.coerce.number().int().min(1).max(100).default(10),
+    offset: z.coerce.number().int().min(0).max(10_000).default(0),
+  })
+  .superRefine(oneSearchText);
 
 const MoreFromPageSchema = z
   .object({
@@ -126,7 +143,10 @@ export function registerSearchRoutes(app: FastifyInstance, deps: DaemonDeps): vo
       serializerCompiler: serializeAnswer,
       schema: { summary: 'Search code snippets', tags: ['search'], body: SearchRequest, response: { 200: SearchResponse, 404: ErrorBody, 422: ErrorBody } },
     },
-    async (request, reply) => searchSnippetsShared(deps.db.pool, { ...request.body, screening: deps.config.screening }, clientGone(reply)),
+    async (request, reply) => {
+      const { q, query, ...rest } = request.body;
+      return searchSnippetsShared(deps.db.pool, { query: (query ?? q)!, ...rest, screening: deps.config.screening }, clientGone(reply));
+    },
   );
   r.get(
     '/api/search',
@@ -135,8 +155,8 @@ export function registerSearchRoutes(app: FastifyInstance, deps: DaemonDeps): vo
       schema: { summary: 'Search code snippets (query string)', tags: ['search'], querystring: SearchQuery, response: { 200: SearchResponse, 404: ErrorBody, 422: ErrorBody } },
     },
     async (request, reply) => {
-      const { q, ...rest } = request.query;
-      return searchSnippetsShared(deps.db.pool, { query: q, ...rest, screening: deps.config.screening }, clientGone(reply));
+      const { q, query, ...rest } = request.query;
+      return searchSnippetsShared(deps.db.pool, { query: (query ?? q)!, ...rest, screening: deps.config.screening }, clientGone(reply));
     },
   );
 }

@@ -10,8 +10,8 @@ const Stats = z
     totals: z.object({ sources: z.number(), documents: z.number(), snippets: z.number(), languages: z.number() }),
     languages: z.array(z.object({ language: z.string(), snippets: z.number() })),
     jobs: z.object({ crawl: z.record(z.string(), z.number()), upload: z.record(z.string(), z.number()) }),
-    recentJobs: z.array(z.object({ id: z.string(), kind: z.enum(['crawl', 'upload']), name: z.string(), status: z.string() }).loose()),
-    topSources: z.array(z.object({ id: z.string(), name: z.string(), version: z.string(), snippets: z.number(), documents: z.number() })),
+    recent_jobs: z.array(z.object({ id: z.string(), kind: z.enum(['crawl', 'upload']), name: z.string(), status: z.string() }).loose()),
+    top_sources: z.array(z.object({ id: z.string(), name: z.string(), version: z.string(), snippets: z.number(), documents: z.number() })),
   })
   .meta({ id: 'DashboardStatistics' });
 

@@ -8,9 +8,11 @@ export interface TabBarProps {
   /** Right-aligned context, e.g. the database being shown; cut from the left when space is short. */
   right?: string;
   width: number;
+  /** Whether digits switch screens now: a screen whose keys go into a text field (Search) takes them as text. */
+  numbered?: boolean;
 }
 
-export function TabBar({ title, tabs, active, right, width }: TabBarProps) {
+export function TabBar({ title, tabs, active, right, width, numbered = true }: TabBarProps) {
   return (
     <Box width={width} height={1} overflow="hidden" flexShrink={0}>
       {/* The tabs never shrink: they are how the user navigates; the context gives way instead. */}
@@ -23,10 +25,10 @@ export function TabBar({ title, tabs, active, right, width }: TabBarProps) {
             {'  '}
             {i === active ? (
               <Text inverse bold>
-                {` ${i + 1} ${tab} `}
+                {numbered ? ` ${i + 1} ${tab} ` : ` ${tab} `}
               </Text>
             ) : (
-              <Text color={theme.text.secondary}>{` ${i + 1} ${tab} `}</Text>
+              <Text color={theme.text.secondary}>{numbered ? ` ${i + 1} ${tab} ` : ` ${tab} `}</Text>
             )}
           </Text>
         ))}

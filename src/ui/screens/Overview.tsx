@@ -12,7 +12,7 @@ import { GLOBAL_KEYS } from '../keys.js';
 import { stateColor, theme } from '../theme.js';
 import type { ScreenProps } from './types.js';
 
-type RecentJob = DashboardStats['recentJobs'][number];
+type RecentJob = DashboardStats['recent_jobs'][number];
 
 // Polling is the fallback for changes that publish no event (a source edited elsewhere); events do the rest.
 const POLL_MS = 5000;
@@ -78,7 +78,7 @@ export function Overview({ active, width, height }: ScreenProps) {
             </Box>
             <Box marginTop={1} flexDirection="column" flexShrink={0}>
               <Text bold>Recent jobs</Text>
-              <Table columns={recentColumns} rows={s.recentJobs} rowKey={(j) => `${j.kind}-${j.id}`} selected={-1} height={recentHeight} width={width} emptyText="No jobs yet." />
+              <Table columns={recentColumns} rows={s.recent_jobs} rowKey={(j) => `${j.kind}-${j.id}`} selected={-1} height={recentHeight} width={width} emptyText="No jobs yet." />
             </Box>
           </>
         )}

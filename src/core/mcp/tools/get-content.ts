@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { listCrawlJobs } from '../../crawl/jobs.js';
 import { UserError } from '../../errors.js';
 import { MAX_LIBRARY_NAME_CHARS, MAX_LIBRARY_VERSION_CHARS } from '../../library-ref.js';
 import { MAX_QUERY_CHARS } from '../../search/query.js';
@@ -111,6 +112,13 @@ async function findSnippets(deps: McpDeps, libraryId: string, query: string, arg
   return { snippets: result.items, total: result.total, remarks, withheld };
 }
 
+/** Where a crawled library without snippets stands: its latest crawl job, to follow with get_crawl_status. */
+async function crawlNote(deps: McpDeps, library: { id: string; kind: string }): Promise<string> {
+  if (library.kind !== 'crawl') return '';
+  const job = (await listCrawlJobs(deps.pool, { sourceId: library.id, limit: 1 })).items[0];
+  return job ? ` (its crawl may still be running: call get_crawl_status with job_id="${job.job_id}")` : '';
+}
+
 /**
  * `signal`: the client cancelled; a search still waiting for its turn is then not run (searchSnippetsShared).
  * `session`: snippets it has seen in full are named in one line (unless `fresh`), and it records the new ones.
@@ -148,7 +156,7 @@ export async function getContent(deps: McpDeps, args: GetContentArgs, session?: 
           ? `Page ${args.page} is past the end: ${label} has ${what} (${totalPages} page${totalPages === 1 ? '' : 's'} of ${args.limit}).`
           : query
             ? `No snippets in ${label} match ${quoteQuery(query)}. Try other or fewer words, or call get_content without query to browse ${label}.`
-            : `${label} has no snippets yet${library.kind === 'crawl' ? ' (its crawl may still be running: check it with get_crawl_status)' : ''}.`;
+            : `${label} has no snippets yet${await crawlNote(deps, library)}.`;
     const text = [...preamble, reason].join('\n');
     return { text, structured: { ...structuredBase, tokens: countTokens(text), tokens_for_all: 0, snippets: [], left_out: [] } };
   }

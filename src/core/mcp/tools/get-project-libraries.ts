@@ -56,7 +56,7 @@ function render(library: ProjectLibrary, sync: string): string {
 export async function getProjectLibraries(deps: McpDeps, args: z.output<typeof inputSchema>): Promise<ToolOutput> {
   const ref = await projectRefFor(deps, args.project, GET_PROJECT_LIBRARIES);
   const { project, libraries } = await withProjectForModel(deps, () => projectLibraries(deps.pool, ref));
-  const sync = syncAction(deps);
+  const sync = syncAction(deps, project.name);
   const structured = {
     project: { id: project.id, name: project.name, ...(project.root === null ? {} : { root: project.root }), ...(project.synced_at ? { synced_at: project.synced_at.toISOString() } : {}) },
     libraries: libraries.map((l) => ({

@@ -79,7 +79,7 @@ export async function searchProjectForModel(deps: McpDeps, args: ProjectQuery, t
   const ref = await projectRefFor(deps, args.project, tool);
   const result = await withProjectForModel(deps, () => searchProject(deps.pool, { project: ref, query: args.query, limit: args.limit, offset, screening: deps.config.screening }, signal));
   const name = describeProject(result.project);
-  const preamble = remarks(result, syncAction(deps));
+  const preamble = remarks(result, syncAction(deps, result.project.name));
   const totalPages = Math.max(1, Math.ceil(result.total / args.limit));
   const projectRef = result.project.root ?? result.project.name;
   const base = { source_trust: SOURCE_TRUST, project: projectRef, query: args.query, page: args.page, total: result.total, total_pages: totalPages, max_tokens: args.max_tokens };

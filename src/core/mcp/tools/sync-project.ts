@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { UserError } from '../../errors.js';
@@ -15,7 +16,9 @@ const inputSchema = z.object({
     .min(1)
     .max(4096)
     .optional()
-    .describe('A project recorded by `docdex sync` (its name, id or root path). Default over stdio: the project in the server’s working directory.'),
+    .describe(
+      'A project recorded by `docdex sync` (its name, id or root path). Over stdio also any project directory (an absolute path), which this records; default: the project in the server’s working directory.',
+    ),
 });
 
 const outputSchema = z.object({
@@ -29,8 +32,16 @@ function libraryLine(l: SyncResult['libraries'][number]): string {
   return `${id}: ${l.state === 'other_versions' ? `other versions: ${l.other_versions.join(', ')}` : l.state}${l.reason ? ` (${l.reason})` : ''}`;
 }
 
-/** Over stdio a missing `project` means the working directory; over HTTP only a recorded project is synced. */
+/**
+ * Over stdio a missing `project` means the working directory, and a path (absolute, or relative to it) is a
+ * project directory to read and record; over HTTP only a recorded project is synced: the server never reads a
+ * directory a remote client names.
+ */
 function runSync(deps: McpDeps, project: string | undefined): Promise<SyncResult> {
+  const local = deps.localProjectDir;
+  if (project !== undefined && local !== undefined && (path.isAbsolute(project) || /^\.\.?(\/|$)/.test(project))) {
+    return syncProjectDirectory(deps, deps.config, { dir: path.resolve(local, project) });
+  }
   if (project !== undefined) return syncRecordedProject(deps, deps.config, project, {});
   if (deps.localProjectDir === undefined) {
     throw new UserError('Name the project to sync: over HTTP, sync_project syncs only a project recorded by `docdex sync`.', { code: 'validation_error', hint: 'Pass project with its name or id.' });
