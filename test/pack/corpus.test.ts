@@ -38,7 +38,8 @@ type Item = Awaited<ReturnType<typeof searchSnippets>>['items'][number];
 
 /** Results without ids; within equal scores as a set (ties break by snippet id, and ids are new on import). */
 function comparable(items: Item[]): unknown[] {
-  const rest = items.map(({ id: _id, source_id: _s, ...r }) => r);
+  // Ids aside, the folded results' too (`more`, issue 50): a pack installs rows under new ids.
+  const rest = items.map(({ id: _id, source_id: _s, ...r }) => ({ ...r, ...(r.more ? { more: r.more.map(({ id: _m, ...m }) => m) } : {}) }));
   return rest.sort((a, b) => b.score - a.score || JSON.stringify(a).localeCompare(JSON.stringify(b)));
 }
 

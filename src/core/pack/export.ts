@@ -27,12 +27,14 @@ export interface ExportOptions {
 }
 
 export interface ExportSummary {
-  libraries: Array<{ name: string; version: string; documents: number; snippets: number }>;
+  libraries: Array<{ name: string; version: string; documents: number; snippets: number; sections: number }>;
 }
 
 interface SpooledLibrary {
   entry: ManifestLibrary;
   files: Record<PartName, string>;
+  /** Of the entry's snippet rows, how many are page sections (the rest are code snippets, as a source counts them). */
+  sections: number;
 }
 
 async function sourceIdsFor(pool: pg.Pool, libraries: LibraryRef[] | 'all'): Promise<string[]> {
@@ -84,7 +86,11 @@ async function spoolLibraryParts(client: pg.ClientBase, sourceId: string, index:
   const sourceWritten = await sourcePart.close();
   const digest = new ContentDigest();
   const documents = await spoolRows(path.join(folder, 'documents.ndjson'), readPackDocuments(client, sourceId), (d) => digest.addDocument(d.url, d.contentHash));
-  const snippets = await spoolRows(path.join(folder, 'snippets.ndjson'), readPackSnippets(client, sourceId), (s) => digest.addSnippet(s.codeHash, s.title, s.description, s.language));
+  let sections = 0;
+  const snippets = await spoolRows(path.join(folder, 'snippets.ndjson'), readPackSnippets(client, sourceId), (s) => {
+    digest.addSnippet(s.codeHash, s.title, s.description, s.language);
+    if (s.kind === 'section') sections++;
+  });
   const part = (w: WrittenPart) => ({ bytes: w.bytes, sha256: w.sha256 });
   return {
     entry: {
@@ -97,6 +103,7 @@ async function spoolLibraryParts(client: pg.ClientBase, sourceId: string, index:
       parts: { 'source.json': part(sourceWritten), 'documents.ndjson': part(documents), 'snippets.ndjson': part(snippets) },
     },
     files: { 'source.json': sourceWritten.path, 'documents.ndjson': documents.path, 'snippets.ndjson': snippets.path },
+    sections,
   };
 }
 
@@ -143,7 +150,8 @@ export async function exportPack(pool: pg.Pool, options: ExportOptions, output: 
       libraries: libraries.map((l) => l.entry),
     };
     await writeContainer(manifest, libraries, output);
-    return { libraries: libraries.map(({ entry: e }) => ({ name: e.name, version: e.version, documents: e.documents, snippets: e.snippets })) };
+    // The code snippets, as a source and an import count them; the manifest's count is of every row.
+    return { libraries: libraries.map(({ entry: e, sections }) => ({ name: e.name, version: e.version, documents: e.documents, snippets: e.snippets - sections, sections })) };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -36,6 +36,12 @@ export function parseInstallTarget(text: string): InstallTarget {
   return { name: checked.name.data, version: checked.version.data };
 }
 
+/** An identical version already installed: its own counts (code snippets, as a source counts them), nothing written. */
+async function unchangedLibrary(pool: pg.Pool, target: InstallTarget, sourceId: string, documents: number): Promise<InstalledLibrary> {
+  const { rows } = await pool.query<{ snippet_count: number }>('SELECT snippet_count FROM sources WHERE id = $1', [sourceId]);
+  return { ...target, status: 'unchanged', sourceId, documents, snippets: rows[0]?.snippet_count ?? 0 };
+}
+
 /**
  * Each library installed by one of INSTALL_WRITERS connections at a time: PostgreSQL computes every row's search
  * vectors on the writing connection's core, so two libraries install in about the time of one. Results keep
@@ -82,9 +88,7 @@ export async function importPack(pool: pg.Pool, input: Readable, options: Import
     const libraries = await installAll(
       planned.map((p, i) => ({ ...p, state: states[i]! })),
       ({ library, target: t, state }): Promise<InstalledLibrary> =>
-        state.state === 'unchanged'
-          ? Promise.resolve({ ...t, status: 'unchanged', sourceId: state.sourceId, documents: library.entry.documents, snippets: library.entry.snippets })
-          : installLibrary(pool, library, t, replace),
+        state.state === 'unchanged' ? unchangedLibrary(pool, t, state.sourceId, library.entry.documents) : installLibrary(pool, library, t, replace),
     );
     if (libraries.some((l) => l.status !== 'unchanged')) await indexUpkeepStage.beforeJobCompletes?.(pool);
     return { libraries };
