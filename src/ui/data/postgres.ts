@@ -80,6 +80,11 @@ async function listJobViews(pool: pg.Pool, limit: number): Promise<JobProgressVi
   return [...byId.values()].sort((a, b) => Number(isActive(b)) - Number(isActive(a)) || newestFirst(a, b));
 }
 
+/** A stored snippet or section as the dashboard lists it. */
+function snippetHit(s: Pick<SnippetHit, 'id' | 'kind' | 'title' | 'description' | 'language' | 'code'> & { source_url: string; source_name: string; version: string }): SnippetHit {
+  return { id: s.id, kind: s.kind, title: s.title, description: s.description, language: s.language, code: s.code, url: s.source_url, sourceName: s.source_name, sourceVersion: s.version };
+}
+
 /**
  * The dashboard's data port over PostgreSQL: every method is one core function (or a few), so the TUI shows
  * exactly what the CLI and the API return.
@@ -118,17 +123,7 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
     },
     async sourceSnippets(id, { limit }) {
       const page = await listSourceSnippets(pool, id, { limit, offset: 0 });
-      return page.items.map((s): SnippetHit => ({
-        id: s.id,
-        kind: s.kind,
-        title: s.title,
-        description: s.description,
-        language: s.language,
-        code: s.code,
-        url: s.source_url,
-        sourceName: s.source_name,
-        sourceVersion: s.version,
-      }));
+      return page.items.map(snippetHit);
     },
     jobs: ({ limit }) => listJobViews(pool, limit),
     async jobErrors(job, { limit }) {
@@ -148,18 +143,7 @@ export function createDashboardData(db: { pool: pg.Pool; info: ConnectionInfo },
     },
     async search({ query, source, language, limit }) {
       const result = await searchSnippets(pool, { query, limit, screening: config.screening, ...(source ? { source } : {}), ...(language ? { language } : {}) });
-      const hits = result.items.map((r) => ({
-        id: r.id,
-        kind: r.kind,
-        title: r.title,
-        description: r.description,
-        language: r.language,
-        code: r.code,
-        url: r.source_url,
-        sourceName: r.source_name,
-        sourceVersion: r.version,
-        ...(r.more ? { more: r.more.length } : {}),
-      }));
+      const hits = result.items.map((r) => ({ ...snippetHit(r), ...(r.more ? { more: r.more.length } : {}) }));
       const library = result.library;
       return library && !library.exact ? { hits, closest: { requested: library.requested, name: library.name, version: library.version } } : { hits };
     },
