@@ -83,6 +83,29 @@ describe('sections as search units', () => {
     expect(rows[0]).toEqual({ section_count: 0, n: 0 });
   });
 
+  it("finds snippets in a pool of their own: sections matching every term do not stop the snippets' relaxed search", async () => {
+    // Sections hold prose and code, so they match every term of a question far more often than a snippet. Counted
+    // in one pool, these 31 sections filled the every-term tier past the count below which the search looks
+    // further (the pages whose text has every term lend their snippets): the snippet answering on a page that
+    // names the rest of the question in its prose was never a candidate.
+    const pools = await createSource(db.pool, 'pools');
+    for (let i = 0; i < 30; i++) {
+      await addPage(db.pool, pools, `https://pools.example/notes/${i}`, [], {
+        title: `Field note ${i}`,
+        markdown: `# Field note ${i}\n\nThe glacier feeds the delta. ${'Notes on weather and rock. '.repeat(20)}`,
+        sections: true,
+      });
+    }
+    await addPage(db.pool, pools, 'https://pools.example/glacier', [{ title: 'Glacier', code: 'glacier.move()', description: 'How a glacier moves.' }], {
+      title: 'Glacier',
+      markdown: '# Glacier\n\nHow a glacier moves.\n\n```\nglacier.move()\n```\n\nIts meltwater builds a delta.',
+      sections: true,
+    });
+    const r = await searchSnippets(db.pool, { query: 'glacier delta', source: pools.id });
+    const found = r.items.filter((i) => i.source_url.startsWith('https://pools.example/glacier'));
+    expect(found.find((i) => i.kind === 'snippet')).toMatchObject({ code: 'glacier.move()' });
+  });
+
   it('shows distinct pages first and folds the rest of a page under its first result', async () => {
     // By score alone the routing page's twelve units (six snippets, six sections) fill the first results: each
     // beats the router page's best, though by less than one query term's share, so that page is not clearly

@@ -433,7 +433,26 @@ function queryCte(): string {
 )`;
 }
 
-/** Candidates by the index tiers: every term, then (when too few) all but one, then any term. */
+/**
+ * Snippets and sections are found in pools of their own, each tier relaxing on its own kind's count. In one
+ * pool, sections (prose and code, so they match more terms than a snippet) filled the every-term tier's cap and
+ * its count: the snippets of a broad query were cut from the candidates, and a question whose words no snippet
+ * held all of never reached the relaxed tiers and the pages' snippets, which the sections' matches counted for.
+ * The Debian sets fell with sections in the index even when none was ranked (`npm run eval`, the CHANGELOG).
+ */
+const UNIT_KINDS = ['snippet', 'section'] as const;
+
+/** A tier's candidates of both kinds: `select(kind)` is one kind's capped query. */
+function byKind(select: (kind: (typeof UNIT_KINDS)[number]) => string): string {
+  return UNIT_KINDS.map((kind) => `(${select(kind)})`).join('\n  UNION ALL\n  ');
+}
+
+/** How many candidates of `kind` the tiers named found. */
+function foundOfKind(tiers: readonly string[], kind: string): string {
+  return tiers.map((t) => `(SELECT count(*) FROM ${t} WHERE kind = '${kind}')`).join(' + ');
+}
+
+/** Candidates by the index tiers, for each kind apart: every term, then (when too few) all but one, then any term. */
 function tierCtes(tiers: Tiers): string {
   // IS TRUE hides the match from the planner's index matching (same rows: a match is never NULL here).
   const allTerms = tiers.scan
@@ -446,24 +465,30 @@ function tierCtes(tiers: Tiers): string {
     : `s.search_vector @@ to_tsquery('english', ${param.relaxed})`;
   const tier1 = `-- The search index holds each snippet's language (migration 016): its reads answer the language filter too.
 tier1 AS (
-  SELECT s.id FROM snippets s
+  ${byKind(
+    (kind) => `SELECT s.id, s.kind FROM snippets s
    WHERE numnode(to_tsquery('english', ${param.all})) > 0 AND ${allTerms}
-     AND ${SNIPPET_FILTERS}
-   LIMIT ${param.candidateCap}
+     AND ${SNIPPET_FILTERS} AND s.kind = '${kind}'
+   LIMIT ${param.candidateCap}`,
+  )}
 ),
 `;
   const tier2 = `tier2 AS (
-  SELECT s.id FROM snippets s
-   WHERE (SELECT count(*) FROM tier1) < ${param.relaxBelow} AND ${relaxedTerms}
-     AND ${SNIPPET_FILTERS}
-   LIMIT ${param.relaxedCandidateCap}
+  ${byKind(
+    (kind) => `SELECT s.id, s.kind FROM snippets s
+   WHERE ${foundOfKind(['tier1'], kind)} < ${param.relaxBelow} AND ${relaxedTerms}
+     AND ${SNIPPET_FILTERS} AND s.kind = '${kind}'
+   LIMIT ${param.relaxedCandidateCap}`,
+  )}
 ),`;
   const tier3 = `tier3 AS (
-  SELECT s.id FROM snippets s
-   WHERE (SELECT count(*) FROM tier1)${tiers.relaxed ? ' + (SELECT count(*) FROM tier2)' : ''} < ${param.relaxBelow}
+  ${byKind(
+    (kind) => `SELECT s.id, s.kind FROM snippets s
+   WHERE ${foundOfKind(tiers.relaxed ? ['tier1', 'tier2'] : ['tier1'], kind)} < ${param.relaxBelow}
      AND s.search_vector @@ to_tsquery('english', ${param.any})
-     AND ${SNIPPET_FILTERS}
-   LIMIT ${param.relaxedCandidateCap}
+     AND ${SNIPPET_FILTERS} AND s.kind = '${kind}'
+   LIMIT ${param.relaxedCandidateCap}`,
+  )}
 ),`;
   return `${tier1}${tiers.relaxed ? tier2 : ''}${tiers.any ? tier3 : ''}`;
 }
@@ -491,14 +516,14 @@ function pageCtes(tiers: Tiers, termCount: number): string {
   UNION
   SELECT x.id FROM unnest(${param.relaxedCombos}::text[]) AS c(combo), LATERAL (
     SELECT d.id FROM documents d
-     WHERE (SELECT count(*) FROM tier1) < ${param.relaxBelow} AND (SELECT count(*) FROM (SELECT 1 FROM full_page_matches LIMIT ${param.contextPages}) AS f) < ${param.contextPages}
+     WHERE ${foundOfKind(['tier1'], 'snippet')} < ${param.relaxBelow} AND (SELECT count(*) FROM (SELECT 1 FROM full_page_matches LIMIT ${param.contextPages}) AS f) < ${param.contextPages}
        AND d.search_vector @@ to_tsquery('english', c.combo)
        AND ${sourceFilter('d')}
      ORDER BY d.url LIMIT ${param.pagesPerCombo}) AS x`
     : '';
   return `full_page_matches AS (
   SELECT d.id FROM documents d
-   WHERE (SELECT count(*) FROM tier1) < ${param.relaxBelow}
+   WHERE ${foundOfKind(['tier1'], 'snippet')} < ${param.relaxBelow}
      AND numnode(to_tsquery('english', ${param.all})) > 0 AND d.search_vector @@ to_tsquery('english', ${param.all})
      AND ${sourceFilter('d')}
    LIMIT ${param.pageMatchCap}
