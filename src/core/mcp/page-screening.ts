@@ -8,7 +8,7 @@ import type { ScreenedFields, ScreeningMode } from '../search/screening.js';
 import { flagLine } from './format.js';
 import type { StoredPage } from './queries.js';
 import type { ToolOutput } from './tool.js';
-import { SOURCE_TRUST } from './trust.js';
+import { pageFacts } from './trust.js';
 
 export interface PageReadScreening {
   /** The page's flags and flagged passage; empty when unflagged or when screening is off. */
@@ -49,11 +49,7 @@ export function withheldPageRead(page: Pick<StoredPage, 'url' | 'title' | 'sourc
       'Withheld: screening flagged this page as possible prompt injection (DOCDEX_SCREENING=strict), so none of its text is shown.',
     ].join('\n'),
     structured: {
-      source_trust: SOURCE_TRUST,
-      url: page.url,
-      title: page.title,
-      library: page.source_name,
-      version: page.version,
+      ...pageFacts(page),
       tokens: 0,
       withheld: true,
       flags: screening.fields.flags ?? [],

@@ -6,6 +6,11 @@
  */
 
 export const SOURCE_TRUST = 'third_party';
+
+/** What every answer about a stored page says of it, whole, a section of it or withheld. */
+export function pageFacts(page: { url: string; title: string; source_name: string; version: string }) {
+  return { source_trust: SOURCE_TRUST, url: page.url, title: page.title, library: page.source_name, version: page.version };
+}
 export const DOCUMENTATION_OPEN = `<documentation source="${SOURCE_TRUST}">`;
 export const DOCUMENTATION_CLOSE = '</documentation>';
 

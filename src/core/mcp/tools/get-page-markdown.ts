@@ -12,7 +12,7 @@ import { countTokens } from '../tokens.js';
 import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
 import { MAX_QUERY_CHARS } from '../../search/query.js';
-import { SOURCE_TRUST, TRUST_NOTE, wrapDocumentation } from '../trust.js';
+import { pageFacts, SOURCE_TRUST, TRUST_NOTE, wrapDocumentation } from '../trust.js';
 import { focusedRead } from './page-query.js';
 import { DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS } from './snippet-args.js';
 
@@ -134,11 +134,6 @@ function fragmentOf(url: string): string {
   }
 }
 
-/** What every answer says of its page, whole or a section of it. */
-function pageFacts(page: StoredPage) {
-  return { source_trust: SOURCE_TRUST, url: page.url, title: page.title, library: page.source_name, version: page.version };
-}
-
 /**
  * The section a result's URL names (`…#anchor`), within max_tokens (else chunk_size), cut between blocks when
  * it is longer; undefined when the page has no section by that anchor (the whole page is read then).
@@ -215,11 +210,7 @@ async function readFragment(deps: McpDeps, page: StoredPage, fragment: string, a
   return {
     text: `${header.join('\n')}\n\n---\n\n${wrapDocumentation(view.text === '' ? '(This section has no text content.)' : view.text)}`,
     structured: {
-      source_trust: SOURCE_TRUST,
-      url: page.url,
-      title: page.title,
-      library: page.source_name,
-      version: page.version,
+      ...pageFacts(page),
       fragment,
       anchor: fragment,
       section: name,
