@@ -14,7 +14,7 @@ function crawlLines(job: CrawlJobReport): string[] {
   ];
   const routes = routesText(job.routes);
   if (routes) lines.push(`  read:     ${routes}`);
-  if (job.pages_rendered > 0) lines.push(`  rendered: ${job.pages_rendered} pages in headless Chromium (--render ${job.render})`);
+  if (job.pages_rendered > 0) lines.push(`  rendered: ${plural(job.pages_rendered, 'page')} in headless Chromium (--render ${job.render})`);
   if (job.render_hint) lines.push(`  render:   ${job.render_hint}`);
   if (job.llm_enhance && job.llm_pages_total > 0) lines.push(`  llm:      ${llmProgressText(job)}`);
   if (job.status === 'running') {

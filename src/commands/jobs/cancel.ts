@@ -2,6 +2,7 @@ import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 import { openDatabase } from '../../core/db/connect.js';
 import { cancelJob } from '../../core/jobs/jobs.js';
+import { plural } from '../../cli/plural.js';
 import type { JobChange } from '../../core/jobs/jobs.js';
 
 export default class JobsCancel extends BaseCommand<typeof JobsCancel> {
@@ -14,7 +15,7 @@ export default class JobsCancel extends BaseCommand<typeof JobsCancel> {
     try {
       const change = await cancelJob(db.pool, this.args.job);
       const id = change.kind === 'crawl' ? change.job.job_id : change.job.id;
-      const done = change.kind === 'crawl' ? `${change.job.pages_crawled} pages` : `${change.job.processed_files} of ${change.job.file_count} files`;
+      const done = change.kind === 'crawl' ? plural(change.job.pages_crawled, 'page') : `${change.job.processed_files} of ${plural(change.job.file_count, 'file')}`;
       this.log(
         `Cancelled ${change.kind} job ${id} of ${change.kind === 'crawl' ? change.job.name : (change.job.source_name ?? change.job.name)} after ${done}. Resume with \`docdex jobs resume ${id}\`.`,
       );
