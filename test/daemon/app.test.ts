@@ -21,7 +21,7 @@ async function expectEnhancingJobServed(base: string): Promise<void> {
   // A job with LLM enhancement on reads enhancing between its pages and completed.
   const spec = (await (await fetch(`${base}/openapi.json`)).json()) as any;
   expect(spec.components.schemas.CrawlJob.properties.status.enum).toEqual(['queued', 'running', 'enhancing', 'completed', 'failed', 'cancelled']);
-  expect(spec.components.schemas.UploadJob.properties.status.enum).toEqual(['queued', 'processing', 'enhancing', 'completed', 'failed']);
+  expect(spec.components.schemas.UploadJob.properties.status.enum).toEqual(['queued', 'processing', 'enhancing', 'completed', 'failed', 'cancelled']);
   expect(spec.components.schemas.CrawlJob.required).toEqual(expect.arrayContaining(['llm_pages_total', 'llm_pages_done', 'llm_pages_failed']));
   const source = await db.pool.query<{ id: string }>(`INSERT INTO sources (name) VALUES ('enhancing-docs') RETURNING id`);
   const job = await db.pool.query<{ id: string }>(

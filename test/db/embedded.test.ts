@@ -65,7 +65,7 @@ describe('embedded PostgreSQL', () => {
     const viaCli = await runCli(['db', 'status', '--json'], { env: cliEnv(home) });
     expect(viaCli.exitCode).toBe(0);
     const json = JSON.parse(String(viaCli.stdout));
-    expect(json).toMatchObject({ mode: 'embedded', running: true, pid: status.pid, port: first.port, socketDir: run, schemaVersion: 0 });
+    expect(json).toMatchObject({ mode: 'embedded', running: true, pid: status.pid, port: first.port, socket_dir: run, schema_version: 0 });
 
     const second = await ensureEmbeddedPostgres(home);
     expect(second.port).toBe(first.port);

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT, runCli } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { embeddedServerState } from '../../src/core/db/embedded.js';
 import { crawlQuillstack, resultText, serveSite } from './helpers.js';
 
 /**
@@ -139,8 +140,10 @@ describe('serve --mcp (stdio)', () => {
       const result = await client.callTool({ name: 'search_libraries', arguments: {} });
       expect(resultText(result)).toContain('No libraries are indexed yet');
       await client.close();
+      // The server it had to start is stopped again when the client goes (issue 49): nothing keeps running.
+      await expect.poll(() => embeddedServerState(home), { timeout: 60_000, interval: 500 }).not.toBe('running');
       const status = await runCli(['db', 'status', '--json'], { env });
-      expect(JSON.parse(String(status.stdout))).toMatchObject({ mode: 'embedded', running: true });
+      expect(JSON.parse(String(status.stdout))).toMatchObject({ mode: 'embedded', running: false });
     } finally {
       await runCli(['db', 'stop'], { env });
       rmSync(home, { recursive: true, force: true });

@@ -28,7 +28,7 @@ async function track<T extends { close(): Promise<void> }>(server: Promise<T>): 
 }
 
 async function codeOf(pool: pg.Pool, sourceId: string | null): Promise<string[]> {
-  const { rows } = await pool.query<{ code: string; language: string }>('SELECT code, language FROM snippets WHERE source_id = $1', [sourceId]);
+  const { rows } = await pool.query<{ code: string; language: string }>("SELECT code, language FROM snippets WHERE source_id = $1 AND kind = 'snippet'", [sourceId]);
   return rows.map((r) => `${r.language}: ${r.code}`).sort();
 }
 
