@@ -41,9 +41,21 @@ interface Hint {
 }
 
 const HINTS: Hint[] = [
-  { id: 'full code of a cut snippet', texts: [/^Full code: call get_page_markdown with url="\$\{\}"\.\]$/] },
+  // A cut section result names the same call as a cut snippet: get_page_markdown with the result's #anchor URL.
+  {
+    id: 'full code of a cut snippet',
+    texts: [/^Full code: call get_page_markdown with url="\$\{\}"\.\]$/, /^\[… section truncated: showing \$\{\} of \$\{\} tokens\. The whole section: call get_page_markdown with url="\$\{\}"\.\]$/],
+  },
   { id: 'read on through the chunks of a page', texts: [/^More follows: call get_page_markdown with url=/, /cut at max_tokens=\$\{\}; \$\{\} more tokens in this chunk/] },
-  { id: 'read on through the chunks of a section', texts: [/^More of this section follows: call get_page_markdown/, /^The whole page: call get_page_markdown with url=/] },
+  // A stored section read by its anchor names the same whole-page call as a section read from the page's text.
+  {
+    id: 'read on through the chunks of a section',
+    texts: [
+      /^More of this section follows: call get_page_markdown/,
+      /^The whole page: call get_page_markdown with url=/,
+      /^The section #\$\{\} of the page \(\$\{\} tokens\$\{\}\)\. The whole page: call get_page_markdown with url="\$\{\}"\.$/,
+    ],
+  },
   { id: 'a chunk index past the end', texts: [/^Call get_page_markdown again with a chunk_index from 0 to/] },
   { id: 'max_tokens too small for a page query', texts: [/^Call get_page_markdown again with max_tokens of \$\{\} or more/] },
   { id: 'an unknown page URL', texts: [/^Indexed pages with similar URLs: /, /^Use a source URL exactly as get_content shows it/] },
@@ -72,6 +84,8 @@ const HINTS: Hint[] = [
       /^Search all indexed ones together with search_project\.$/,
     ],
   },
+  { id: 'a library already indexed', texts: [/is already indexed \(\$\{\}\); nothing was fetched\. Search it with get_content library_id="\$\{\}", or call add_library with refresh: true/] },
+  { id: 'a project library without snippets', texts: [/^indexed, but nothing to search: its pages hold no code snippets \(read them with get_page_markdown\)/] },
   { id: 'invalid arguments', texts: [/Fix these arguments and call \$\{\} again\.$/] },
   { id: 'after add_library', texts: [/Follow each job: get_crawl_status with its job_id\.$/, /^Snippets become searchable as they are stored: get_content with library_id=/] },
   { id: 'after init_crawl', texts: [/^Follow it: call get_crawl_status with job_id=/, /^Stop it: call cancel_crawl with job_id=/] },
@@ -429,6 +443,22 @@ describe('the hints docdex gives an assistant', () => {
     expect(now.isError, now.text).toBeFalsy();
     expect(now.text).toContain('gizmo.spinTwo()');
     followed.add('a version that is not indexed');
+  });
+
+  it('follows: a library already indexed', async () => {
+    const spec = `${gitServer.origin}/gizmo.git@v1.0.0`;
+    const again = await call('add_library', { specs: [spec] });
+    expect(again.text).toMatch(/is already indexed/);
+    const search = await call('get_content', { library_id: /get_content library_id="([^"]+)"/.exec(again.text)![1]!, query: 'spin', fresh: true });
+    expect(search.isError, search.text).toBeFalsy();
+    expect(search.text).toContain('gizmo.spin');
+    expect(again.text).toMatch(/call add_library with refresh: true/);
+    const refresh = await call('add_library', { specs: [spec], refresh: true });
+    expect(refresh.isError, refresh.text).toBeFalsy();
+    const queued = (refresh.structuredContent as { libraries: Array<{ status: string; job_ids: string[] }> }).libraries[0]!;
+    expect(queued.status).toBe('queued');
+    await jobDone(http, queued.job_ids[0]!);
+    followed.add('a library already indexed');
   });
 
   it('follows: a library deleted meanwhile (the race is not staged; the call it names lists the libraries)', async () => {

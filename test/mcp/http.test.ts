@@ -57,8 +57,13 @@ async function exercise(client: Client): Promise<void> {
   expect((libraries.structuredContent as { selected_id: string | null }).selected_id).toBeTruthy();
   const content = await client.callTool({ name: 'get_content', arguments: { library_id: 'quillstack', query: 'pip install' } });
   expect(resultText(content)).toContain('pip install quillstack');
-  const page = await client.callTool({ name: 'get_page_markdown', arguments: { url: `${site.url}/guide/install.html#with-pip` } });
+  const page = await client.callTool({ name: 'get_page_markdown', arguments: { url: `${site.url}/guide/install.html` } });
   expect(resultText(page)).toContain('Checking the installation');
+  // A #fragment reads only the section it names (get_page_markdown), and names the whole page's call.
+  const section = await client.callTool({ name: 'get_page_markdown', arguments: { url: `${site.url}/guide/install.html#with-pip` } });
+  expect(resultText(section)).toContain('pip install quillstack');
+  expect(resultText(section)).not.toContain('Checking the installation');
+  expect(resultText(section)).toContain(`call get_page_markdown with url="${site.url}/guide/install.html"`);
   const bad = await client.callTool({ name: 'get_content', arguments: { library_id: 'quillstack', limit: 101 } });
   expect(bad.isError).toBe(true);
   expect(resultText(bad)).toContain('- limit:');

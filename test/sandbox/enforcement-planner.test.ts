@@ -97,6 +97,10 @@ describe('the sandbox planner route', () => {
     expect((await plan({ cwd: 'relative/dir', callID: 'c1' })).status).toBe(400);
     expect((await plan({ cwd: path.join(ws, 'repos'), callID: 'c1', extra: 1 })).status).toBe(400);
     expect((await plan({ callID: 'c1' })).status).toBe(400);
+    // Refused by the body scanner before parsing (an unknown field above; nesting and a lone surrogate here): 400 too.
+    expect((await plan({ cwd: path.join(ws, 'repos'), callID: JSON.parse('['.repeat(100) + ']'.repeat(100)) as unknown })).status).toBe(400);
+    const surrogate = await plan({ cwd: 'a\ud800b', callID: 'c1' });
+    expect(surrogate).toMatchObject({ status: 400, body: { code: 'bad_request' } });
   });
 
   it('keeps a spawn without a call id (pseudo-terminal) on the host and boots nothing', async () => {

@@ -1,5 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
-import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ensureManagerToken } from '../../core/agent/token.js';
@@ -9,7 +8,8 @@ import { planSessionShell } from '../../core/sandbox/shell-plan.js';
 import type { ShellPlannerDeps } from '../../core/sandbox/shell-plan.js';
 import type { DaemonDeps, RouteModule } from '../app.js';
 import { bearerToken, createTokenChecker, rejectUnauthorized } from '../auth.js';
-import { ErrorBody, sendError } from '../errors.js';
+import { ErrorBody } from '../errors.js';
+import { answerBadInputWith400 } from './agent-errors.js';
 
 /**
  * POST /api/internal/sandbox/shell: the sandbox planner, asked by the generated `mgr-sandbox.js` plugin
@@ -62,13 +62,8 @@ export function createSandboxPlannerRoutes(options: SandboxPlannerOptions = {}):
           const { token } = await ensureManagerToken(deps.db.pool);
           if (!createTokenChecker([token])(bearerToken(request))) return rejectUnauthorized(reply, 'docdex-internal');
         });
-        scope.setErrorHandler((error: FastifyError, _request, reply) => {
-          if (hasZodFastifySchemaValidationErrors(error)) {
-            const first = error.validation[0];
-            return sendError(reply, 'bad_request', `Invalid request body ${first?.instancePath ?? ''}: ${first?.message ?? 'validation failed'}`.replace(/\s+/g, ' '));
-          }
-          throw error;
-        });
+        // An agent route: every refused body (schema, lone surrogate, unknown field from the body scanner) is 400.
+        answerBadInputWith400(scope);
         scope.withTypeProvider<ZodTypeProvider>().post(
           '/shell',
           {
