@@ -242,7 +242,10 @@ describe('cancel and resume', () => {
       final.source_id,
     ]);
     expect(docs.rows[0]).toEqual({ n: paths.length, distinct_urls: paths.length });
-    const occurrences = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM snippet_occurrences o JOIN snippets s ON s.id = o.snippet_id WHERE s.source_id = $1', [final.source_id]);
+    const occurrences = await db.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM snippet_occurrences o JOIN snippets s ON s.id = o.snippet_id WHERE s.source_id = $1 AND s.kind = 'snippet'",
+      [final.source_id],
+    );
     expect(occurrences.rows[0]!.n).toBe(paths.length);
     // Pages finished before the kill were not fetched again; at most the three in flight were.
     for (const p of doneAtKill) expect(site.count(p), p).toBe(1);

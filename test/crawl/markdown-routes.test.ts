@@ -45,7 +45,7 @@ function markdownPage(title: string, code: string, extra = ''): string {
 /** Each stored document's URL (fragment kept) with the code of its snippets. */
 async function storedCode(sourceId: string | null): Promise<Record<string, string[]>> {
   const { rows } = await db.pool.query<{ url: string; code: string | null }>(
-    `SELECT d.url, s.code FROM documents d LEFT JOIN snippets s ON s.document_id = d.id WHERE d.source_id = $1 ORDER BY d.url, s.position`,
+    `SELECT d.url, s.code FROM documents d LEFT JOIN snippets s ON s.document_id = d.id AND s.kind = 'snippet' WHERE d.source_id = $1 ORDER BY d.url, s.position`,
     [sourceId],
   );
   const out: Record<string, string[]> = {};

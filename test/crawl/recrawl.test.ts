@@ -90,7 +90,7 @@ describe('recrawl', () => {
     expect(await documentPaths(db.pool, first.source_id)).toEqual(['/', '/changes', '/dated', '/etag', '/plain']);
     const plainAfter = await db.pool.query<{ id: number }>(`SELECT id FROM snippets WHERE source_id = $1 AND code = 'plain()'`, [first.source_id]);
     expect(plainAfter.rows[0]!.id).toBe(plainSnippet.rows[0]!.id);
-    const codes = (await db.pool.query<{ code: string }>('SELECT code FROM snippets WHERE source_id = $1 ORDER BY code', [first.source_id])).rows.map((r) => r.code);
+    const codes = (await db.pool.query<{ code: string }>("SELECT code FROM snippets WHERE source_id = $1 AND kind = 'snippet' ORDER BY code", [first.source_id])).rows.map((r) => r.code);
     expect(codes).toEqual(['after_change()', 'dated()', 'etag()', 'plain()', 'root()']);
     const counters = await db.pool.query<{ snippet_count: number; document_count: number }>('SELECT snippet_count, document_count FROM sources WHERE id = $1', [first.source_id]);
     expect(counters.rows[0]).toEqual({ snippet_count: 5, document_count: 5 });

@@ -7,7 +7,8 @@ import { isUserError } from '../../src/core/errors.js';
 import type { UserError } from '../../src/core/errors.js';
 import { refreshSearchTermsNow } from '../../src/core/search/lexicon.js';
 import { runCli } from '../helpers/cli.js';
-import { addPage, createSource } from '../search/fixtures.js';
+import { createSource } from '../search/fixtures.js';
+import type { FixtureSource } from '../search/fixtures.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 
@@ -169,6 +170,30 @@ async function migrateUpTo(pool: pg.Pool, last: number): Promise<void> {
   }
 }
 
+/**
+ * A page and its snippets as an index of that age held them: written in SQL with the columns every migration
+ * up to 029 has, not through today's page store, whose writes name columns later migrations add (037's page
+ * flags, 038's snippet kind).
+ */
+async function addOldPage(pool: pg.Pool, source: FixtureSource, url: string, snippets: { title: string; code: string }[], options: { markdown?: string } = {}): Promise<void> {
+  const markdown = options.markdown ?? snippets.map((s) => `## ${s.title}\n\n\`\`\`\n${s.code}\n\`\`\``).join('\n\n');
+  const { rows } = await pool.query<{ id: string }>(
+    `INSERT INTO documents (source_id, url, title, markdown, content_hash, source_type, crawl_job_id)
+     VALUES ($1, $2, $3, $4, md5($4), 'crawled', $5) RETURNING id`,
+    [source.id, url, snippets[0]?.title ?? url, markdown, source.jobId],
+  );
+  for (const [position, s] of snippets.entries()) {
+    await pool.query(`INSERT INTO snippets (source_id, document_id, title, code, code_hash, source_url, position) VALUES ($1, $2, $3, $4, md5($4), $5, $6)`, [
+      source.id,
+      rows[0]!.id,
+      s.title,
+      s.code,
+      url,
+      position,
+    ]);
+  }
+}
+
 interface LexiconRow {
   term: string;
   doc_count: number;
@@ -194,7 +219,7 @@ describe('lexicon code counts (030) on an index that predates them', () => {
     try {
       await migrateUpTo(db.pool, 29);
       const source = await createSource(db.pool, 'upgrade');
-      await addPage(db.pool, source, 'https://upgrade.example/a.html', [
+      await addOldPage(db.pool, source, 'https://upgrade.example/a.html', [
         { title: 'Gathering results', code: 'results = await asyncio.gather(first(), second())' },
         { title: 'Sleeping a while', code: 'await asyncio.sleep(1)' },
         { title: 'Walrus tusks', code: 'walrus_count = 2' },
@@ -233,7 +258,7 @@ describe('identifier parts in page text (031) on an index that predates them', (
     try {
       await migrateUpTo(db.pool, 30);
       const source = await createSource(db.pool, 'upgrade');
-      await addPage(db.pool, source, 'https://upgrade.example/timers.html', [{ title: 'Timers', code: 'controller.cancel()' }], {
+      await addOldPage(db.pool, source, 'https://upgrade.example/timers.html', [{ title: 'Timers', code: 'controller.cancel()' }], {
         markdown: '# Timers\n\nStatic method AbortSignal.timeout(ms) fires later.',
       });
       const found = "SELECT count(*)::int AS n FROM documents WHERE search_vector @@ to_tsquery('english', 'abort & signal & timeout')";
@@ -254,7 +279,7 @@ describe('identifier parts in snippet titles (032) on an index that predates the
     try {
       await migrateUpTo(db.pool, 31);
       const source = await createSource(db.pool, 'upgrade');
-      await addPage(db.pool, source, 'https://upgrade.example/url.html', [
+      await addOldPage(db.pool, source, 'https://upgrade.example/url.html', [
         { title: 'url.searchParams | URL', code: 'u.sort()' },
         { title: 'Sorting', code: 'items.sort()' },
       ]);

@@ -7,6 +7,7 @@ import { recordLanguageConfidence } from '../../src/core/llm/language-confidence
 import { PROMPT_VERSION } from '../../src/core/llm/prompt.js';
 import { documentStages, stageUpkeep } from '../../src/core/pipeline/stages.js';
 import { resolveLlmSettings } from '../../src/core/llm/settings.js';
+import { extractSections } from '../../src/core/extract/sections.js';
 import { storePage } from '../../src/core/store/pages.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
@@ -247,5 +248,40 @@ describe('enhancePage', () => {
     expect(stub.chatRequests()).toHaveLength(2);
     expect(await jobUsage(db.pool, ids.jobId)).toEqual({ llm_calls: 0, llm_tokens: 0 });
     expect((await snippetStates(db.pool, stored.snippetIds)).every((s) => !s.llm_enhanced)).toBe(true);
+  });
+
+  it("never hands a page's sections to the model, even when the job names them (a lost page queued again)", async () => {
+    const ids = await createCrawlJob(db.pool, 'sections-source');
+    const page = widgetPage('https://docs.example.test/sections', 'sections');
+    const write = {
+      sourceId: ids.sourceId,
+      url: page.url,
+      title: page.title,
+      markdown: page.markdown,
+      contentHash: `sections-${page.url}`,
+      job: { kind: 'crawl', id: ids.jobId } as const,
+      snippets: page.snippets,
+    };
+    const stored = await storePage(db.pool, { ...write, sections: extractSections(page, page.snippets) });
+    expect(stored.sectionsOnPage).toBeGreaterThan(0);
+    // What the sweep of enhancing jobs queues for a lost page: every unit the page's occurrences name.
+    const occurring = await db.pool.query<{ id: string; kind: string; title: string }>(
+      'SELECT s.id, s.kind, s.title FROM snippet_occurrences o JOIN snippets s ON s.id = o.snippet_id WHERE o.document_id = $1 ORDER BY o.position, s.id',
+      [stored.documentId],
+    );
+    const sections = occurring.rows.filter((r) => r.kind === 'section');
+    expect(sections.length).toBe(stored.sectionsOnPage);
+    const job: PageEnhancement = {
+      jobKind: 'crawl',
+      jobId: ids.jobId,
+      sourceId: ids.sourceId,
+      documentId: stored.documentId,
+      snippetIds: occurring.rows.map((r) => Number(r.id)),
+      pageTitle: page.title,
+    };
+    expect(await enhancePage(deps(), job)).toMatchObject({ pending: 3, enhanced: 3 });
+    expect(stub.chatRequests().flatMap((r) => promptBlocks(r.body!))).toHaveLength(3);
+    const after = await db.pool.query<{ title: string; llm_enhanced: boolean }>('SELECT title, llm_enhanced FROM snippets WHERE id = ANY($1::bigint[]) ORDER BY id', [sections.map((r) => r.id)]);
+    expect(after.rows).toEqual([...sections].sort((a, b) => Number(a.id) - Number(b.id)).map((r) => ({ title: r.title, llm_enhanced: false })));
   });
 });

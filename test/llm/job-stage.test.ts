@@ -40,7 +40,7 @@ interface JobJson {
 
 async function sourceSnippets(name: string): Promise<Array<{ description: string; llm_enhanced: boolean }>> {
   const { rows } = await db.pool.query<{ description: string; llm_enhanced: boolean }>(
-    `SELECT s.description, s.llm_enhanced FROM snippets s JOIN sources src ON src.id = s.source_id WHERE src.name = $1 ORDER BY s.id`,
+    `SELECT s.description, s.llm_enhanced FROM snippets s JOIN sources src ON src.id = s.source_id WHERE src.name = $1 AND s.kind = 'snippet' ORDER BY s.id`,
     [name],
   );
   return rows;

@@ -126,7 +126,8 @@ describe('the document pipeline', () => {
       try {
         const first = await crawlToEnd(db, db.config, { name: 'pulleys-bare', start_urls: [site.url('/')], max_depth: 1 });
         expect(first.status).toBe('completed');
-        expect(await queuedForSource(first.source_id)).toBe(2);
+        // Two pages, each a code snippet and a section (migration 038): all four units' words wait.
+        expect(await queuedForSource(first.source_id)).toBe(4);
       } finally {
         await bare.stop();
       }

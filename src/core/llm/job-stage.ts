@@ -134,7 +134,8 @@ async function lostPages(client: pg.ClientBase): Promise<LostPage[]> {
        SELECT 'crawl' AS job_kind, id FROM crawl_jobs WHERE status = 'enhancing'
        UNION ALL SELECT 'upload', id FROM upload_jobs WHERE status = 'enhancing')
      SELECT e.job_kind, e.id AS job_id, d.source_id, d.id AS document_id, d.title,
-            array(SELECT o.snippet_id FROM snippet_occurrences o WHERE o.document_id = d.id ORDER BY o.position) AS snippet_ids
+            array(SELECT o.snippet_id FROM snippet_occurrences o JOIN snippets s ON s.id = o.snippet_id
+                   WHERE o.document_id = d.id AND s.kind = 'snippet' ORDER BY o.position) AS snippet_ids
        FROM enhancing e CROSS JOIN LATERAL llm_pages_pending(e.id) p JOIN documents d ON d.id = p.document_id
       WHERE d.updated_at < now() - make_interval(secs => $1)`,
     [REQUEUE_AFTER_SECONDS],

@@ -28,12 +28,15 @@ export async function loadPage(db: pg.Pool, documentId: string): Promise<PageRow
   return rows[0] ?? null;
 }
 
-/** The snippets still present (a recrawl may have replaced the page since the job was queued), in page order. */
+/**
+ * The code snippets still present (a recrawl may have replaced the page since the job was queued), in page
+ * order. Sections (kind 'section', migration 038) share the table but are never the model's to describe.
+ */
 export async function loadSnippets(db: pg.Pool, snippetIds: number[]): Promise<PageSnippetRow[]> {
   if (snippetIds.length === 0) return [];
   const { rows } = await db.query<PageSnippetRow>(
     `SELECT id, title, description, language, language_confidence, code, code_hash, position, llm_enhanced
-       FROM snippets WHERE id = ANY($1::bigint[])`,
+       FROM snippets WHERE id = ANY($1::bigint[]) AND kind = 'snippet'`,
     [snippetIds],
   );
   const order = new Map(snippetIds.map((id, i) => [id, i]));

@@ -60,6 +60,6 @@ export async function documentPaths(pool: pg.Pool, sourceId: string | null): Pro
 }
 
 export async function snippetCount(pool: pg.Pool, sourceId: string | null): Promise<number> {
-  const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM snippets WHERE source_id = $1', [sourceId]);
+  const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM snippets WHERE source_id = $1 AND kind = 'snippet'", [sourceId]);
   return rows[0]!.n;
 }
