@@ -33,7 +33,7 @@ interface Home {
 async function homes(sourceId: string | null): Promise<Home[]> {
   const { rows } = await db.pool.query<Home>(
     `SELECT s.code, s.title, s.description, s.source_url, d.url AS page FROM snippets s JOIN documents d ON d.id = s.document_id
-      WHERE s.source_id = $1 ORDER BY s.code`,
+      WHERE s.source_id = $1 AND s.kind = 'snippet' ORDER BY s.code`,
     [sourceId],
   );
   return rows.map((r) => ({ ...r, source_url: r.source_url.replace(site.base, ''), page: r.page.replace(site.base, '') }));

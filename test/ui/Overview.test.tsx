@@ -15,7 +15,7 @@ describe('Overview screen', () => {
     expect(frame).toContain('Languages');
     expect(frame.find((l) => l.startsWith('python'))).toMatch(/^python +▇+ 1400$/);
     expect(frame).toContain('crawl   queued 0  running 1  completed 5  failed 1  cancelled 2');
-    expect(frame).toContain('upload  queued 0  processing 0  completed 1  failed 0');
+    expect(frame).toContain('upload  queued 0  processing 0  completed 1  failed 0  cancelled 0');
     expect(frame.find((l) => l.includes('fastapi'))).toMatch(/crawl +fastapi +running +10 +45 1m ago/);
     expect(frame).toHaveLength(22);
     expect(frame[21]).toMatch(/^1-5 screens {2}tab screen {2}q quit/);

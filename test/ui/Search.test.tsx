@@ -21,7 +21,7 @@ describe('Search screen', () => {
     await vi.waitFor(() => expect(view!.lastFrame()).toContain('1 result'));
     const searches = data.calls.filter((c) => c[0] === 'search');
     expect(searches).toEqual([['search', { query: 'app', limit: 50 }]]);
-    expect(lines(view.lastFrame()).find((l) => l.startsWith('›'))).toMatch(/^› Create an app +python +fastapi 0\.110 +fastapi\.example\/docs\/fir…$/);
+    expect(lines(view.lastFrame()).find((l) => l.startsWith('›'))).toMatch(/^› Create an app +snippet +python +fastapi 0\.110 +fastapi\.example\/doc…$/);
   });
 
   it('handles keys that arrive together: Down Enter opens the row it reached', async () => {
