@@ -62,7 +62,7 @@ describe.skipIf(!present)('crawling real documentation', () => {
       job.source_id,
     ]);
     expect(docs.rows[0]!.n).toBe(job.pages_crawled);
-    const langs = await db.pool.query<{ language: string; n: number }>('SELECT language, count(*)::int AS n FROM snippets WHERE source_id = $1 GROUP BY 1', [job.source_id]);
+    const langs = await db.pool.query<{ language: string; n: number }>("SELECT language, count(*)::int AS n FROM snippets WHERE source_id = $1 AND kind = 'snippet' GROUP BY 1", [job.source_id]);
     const languages = Object.fromEntries(langs.rows.map((r) => [r.language, r.n]));
     const snippets = langs.rows.reduce((a, r) => a + r.n, 0);
     expect(snippets).toBe(job.snippets_stored);
