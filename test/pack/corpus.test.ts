@@ -94,7 +94,9 @@ describe.skipIf(missing !== null && !required)('index packs: round trip of the r
         // Equal scores in canonical order (comparable), so a tie is compared as a set.
         const first = (items: unknown[]) =>
           items.slice(0, 1).map((i) => {
-            const { score: _s, ...rest } = i as Record<string, unknown>;
+            // The first result itself; the units folded under it (`more`, issue 50) are a ranking of their own,
+            // where the page-id tie breaks described above move near-equal scores.
+            const { score: _s, more: _more, ...rest } = i as Record<string, unknown>;
             return rest;
           });
         expect(first(cb), `${q.id} ${source ?? 'mixed'}`).toEqual(first(ca));
