@@ -236,8 +236,11 @@ function candidatesOf(request: SnippetBudgetRequest): Candidate[] {
 
 /** The first result cut to `tokens` in all (code with the truncation marker, never less than a few lines). */
 function truncatedFirst(first: Candidate, request: SnippetBudgetRequest, tokens: number): Candidate {
-  const shell = countTokens(formatSnippet({ ...first.snippet, code: '' }, first.index, 0, request)) + TRUNCATION_MARKER_RESERVE;
-  const text = formatSnippet(first.snippet, first.index, Math.max(20, tokens - shell), request);
+  // Cut, it names none of the results folded under it (`more`): that list, uncapped, could outgrow the budget
+  // by itself and leave the answer empty. They are still found on the next page or with a larger max_tokens.
+  const { more: _more, ...snippet } = first.snippet;
+  const shell = countTokens(formatSnippet({ ...snippet, code: '' }, first.index, 0, request)) + TRUNCATION_MARKER_RESERVE;
+  const text = formatSnippet(snippet, first.index, Math.max(20, tokens - shell), request);
   return { ...first, state: 'truncated', text, cost: costOf(text) };
 }
 

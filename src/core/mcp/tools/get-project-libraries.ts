@@ -34,8 +34,9 @@ const outputSchema = z.object({
 function stateText(library: ProjectLibrary, sync: string): string {
   switch (library.state) {
     case 'indexed':
-      // Pages but no code blocks (a README without examples): get_content and search_project find nothing in it.
-      if (library.snippet_count === 0) return `indexed, but nothing to search: its pages hold no code snippets (read them with get_page_markdown) — library_id "${library.source_id}"`;
+      // Pages but no code blocks (a README without examples): no code snippet, but its page sections are found
+      // as any result is (issue 50).
+      if (library.snippet_count === 0) return `indexed, no code snippets: search its page sections, call get_content with library_id="${library.source_id}"`;
       return `indexed, ${plural(library.snippet_count, 'snippet')} — library_id "${library.source_id}"`;
     case 'indexing':
       return 'indexing: its source exists but has no pages yet (check again shortly)';
