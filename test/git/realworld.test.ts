@@ -4,21 +4,29 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, runCli } from '../helpers/cli.js';
-import { createTestDatabase } from '../helpers/db.js';
+import { sharedRealworldCorpus } from '../helpers/corpus-sets.js';
 import type { TestDatabase } from '../helpers/db.js';
 
 /**
  * The docs people index, as their repositories hold them (../shared/corpus/realworld: react.dev's MDX, vite's
  * VitePress with a `<<<` import, fastapi's MkDocs pages taking their code from `docs_src/`), each made a tagged
- * git repository and indexed with the real `docdex add file://…@v1 --path <docs> --wait`.
+ * git repository and indexed with `docdex add file://…@v1 --path <docs>`: vite through the real binary with
+ * `--wait`, react.dev and fastapi from the index the peer benchmark shares (the same add, in process).
  */
 
 const corpus =
   process.env.DOCDEX_REALWORLD_DIR ?? [path.resolve(ROOT, '..', 'shared', 'corpus', 'realworld'), path.resolve(ROOT, '..', '..', 'shared', 'corpus', 'realworld')].find((d) => existsSync(d));
 const REPOSITORIES = { 'react.dev': 'src/content', vite: 'docs', fastapi: 'docs/en/docs' } as const;
 type Name = keyof typeof REPOSITORIES;
-const present = corpus !== undefined && Object.keys(REPOSITORIES).every((r) => existsSync(path.join(corpus, r)));
-const reason = corpus === undefined ? 'no ../shared/corpus/realworld (set DOCDEX_REALWORLD_DIR)' : `${corpus} lacks one of ${Object.keys(REPOSITORIES).join(', ')}`;
+// The shared index holds python's HTML site beside the repositories (the peer benchmark reads both).
+const corpusDir = process.env.DOCDEX_CORPUS_DIR;
+const present = corpus !== undefined && Object.keys(REPOSITORIES).every((r) => existsSync(path.join(corpus, r))) && corpusDir !== undefined && existsSync(path.join(corpusDir, 'python'));
+const reason =
+  corpus === undefined
+    ? 'no ../shared/corpus/realworld (set DOCDEX_REALWORLD_DIR)'
+    : corpusDir === undefined || !existsSync(path.join(corpusDir, 'python'))
+      ? 'DOCDEX_CORPUS_DIR does not hold the python site (run ../shared/bin/fetch-doc-corpus)'
+      : `${corpus} lacks one of ${Object.keys(REPOSITORIES).join(', ')}`;
 
 if (!present) {
   if (process.env.DOCDEX_REQUIRE_CORPUS === '1') {
@@ -36,27 +44,37 @@ describe.runIf(present)('real-world docs repositories indexed with docdex add', 
   let db: TestDatabase;
   let temp: string;
   const jobs = new Map<Name, { includes_resolved: number; includes_unresolved: number; snippets_extracted: number }>();
+  const sourceIds = new Map<Name, string>();
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    // react.dev and fastapi from the corpus the peer benchmark shares (the same `docdex add file://…@tag --path`
+    // through addLibraries, built once per run); vite, the smallest, through the real binary as a user types it.
+    const shared = await sharedRealworldCorpus(corpusDir!, corpus!);
+    db = shared.db;
+    for (const r of shared.manifest.repositories) {
+      const name = (r.library === 'react' ? 'react.dev' : r.library) as Name;
+      if (name !== 'vite') sourceIds.set(name, r.sourceId);
+    }
     temp = mkdtempSync(path.join(os.tmpdir(), 'docdex-realworld-'));
     const env = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
     const identity = ['-c', 'user.name=docdex test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', '-c', 'tag.gpgsign=false'];
-    for (const [name, docs] of Object.entries(REPOSITORIES) as Array<[Name, string]>) {
-      const dir = path.join(temp, name);
-      cpSync(path.join(corpus!, name), dir, { recursive: true });
-      for (const args of [
-        ['init', '-q'],
-        ['add', '-A'],
-        ['commit', '-qm', 'corpus'],
-        ['tag', 'v1'],
-      ])
-        await execa('git', [...identity, ...args], { cwd: dir, env });
-      const added = await runCli(['add', `file://${dir}@v1`, '--path', docs, '--wait', '--json'], { env: db.env, timeout: 600_000 });
-      expect(added.exitCode, String(added.stderr)).toBe(0);
-      const { rows } = await db.pool.query(`SELECT j.includes_resolved, j.includes_unresolved, j.snippets_extracted FROM upload_jobs j JOIN sources s ON s.id = j.source_id WHERE s.name = $1`, [name]);
-      jobs.set(name, rows[0]);
-      console.log(`${name}: ${JSON.stringify(rows[0])}`);
+    const dir = path.join(temp, 'vite');
+    cpSync(path.join(corpus!, 'vite'), dir, { recursive: true });
+    for (const args of [
+      ['init', '-q'],
+      ['add', '-A'],
+      ['commit', '-qm', 'corpus'],
+      ['tag', 'v1'],
+    ])
+      await execa('git', [...identity, ...args], { cwd: dir, env });
+    const added = await runCli(['add', `file://${dir}@v1`, '--path', REPOSITORIES.vite, '--name', 'vite-cli', '--wait', '--json'], { env: db.env, timeout: 600_000 });
+    expect(added.exitCode, String(added.stderr)).toBe(0);
+    const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM sources WHERE name = 'vite-cli'`);
+    sourceIds.set('vite', rows[0]!.id);
+    for (const [name, id] of sourceIds) {
+      const job = await db.pool.query(`SELECT includes_resolved, includes_unresolved, snippets_extracted FROM upload_jobs WHERE source_id = $1`, [id]);
+      jobs.set(name, job.rows[0]);
+      console.log(`${name}: ${JSON.stringify(job.rows[0])}`);
     }
   }, 1_800_000);
 
@@ -66,10 +84,9 @@ describe.runIf(present)('real-world docs repositories indexed with docdex add', 
   });
 
   async function snippets(name: Name): Promise<Array<{ title: string; description: string; code: string; filename: string | null; language: string; source_url: string }>> {
-    const { rows } = await db.pool.query(
-      `SELECT sn.title, sn.description, sn.code, sn.filename, sn.language, sn.source_url FROM snippets sn JOIN sources s ON s.id = sn.source_id WHERE s.name = $1 AND sn.kind = 'snippet'`,
-      [name],
-    );
+    const { rows } = await db.pool.query(`SELECT sn.title, sn.description, sn.code, sn.filename, sn.language, sn.source_url FROM snippets sn WHERE sn.source_id = $1 AND sn.kind = 'snippet'`, [
+      sourceIds.get(name),
+    ]);
     return rows;
   }
 

@@ -22,10 +22,12 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh database cloned from the migrated template (schema and pg-boss installed). */
-export async function createTestDatabase(extraEnv: Record<string, string> = {}): Promise<TestDatabase> {
+/**
+ * A fresh database cloned from the migrated template (schema and pg-boss installed), or from `template`: a
+ * database of the same cluster that nothing is connected to (an indexed corpus, test/helpers/corpus-db.ts).
+ */
+export async function createTestDatabase(extraEnv: Record<string, string> = {}, template = inject('pgTemplate')): Promise<TestDatabase> {
   const adminUrl = inject('pgAdminUrl');
-  const template = inject('pgTemplate');
   const name = `docdex_t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

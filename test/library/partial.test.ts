@@ -1,4 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +25,8 @@ let db: TestDatabase;
 let registry: RegistryServer;
 let projects: string;
 let down: string;
+let gone: string;
+let goneSite: http.Server;
 
 const README_WITH_CODE = '# zodlike\n\nParse a value:\n\n```js\nimport { zparse } from "zodlike";\nzparse.object({ name: zparse.string() });\n```\n';
 const README_WITHOUT_CODE = '# Installation\n> `npm install --save @types/typeslike`\n\n# Summary\nThis package contains type definitions for typeslike.\n';
@@ -48,14 +52,19 @@ function tarballHits(name: string): number {
 }
 
 beforeAll(async () => {
+  // Two ways a docs site fails: `down` refuses connections, which the crawler retries with backoff (seconds per
+  // URL), so only the library left without docs meets it; `gone` answers 404 at once, for the other cases.
   down = `http://127.0.0.1:${await closedPort()}/docs/`;
+  goneSite = http.createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('not found'));
+  await new Promise<void>((resolve) => goneSite.listen(0, '127.0.0.1', resolve));
+  gone = `http://127.0.0.1:${(goneSite.address() as AddressInfo).port}/docs/`;
   const tgz = async (readme: string) => ({ body: await tarball([{ name: 'package/README.md', content: readme }]), type: 'application/octet-stream' });
   const files = { zodlike: await tgz(README_WITH_CODE), zodtwo: await tgz(README_WITH_CODE), typeslike: await tgz(README_WITHOUT_CODE) };
   registry = await serveRegistry((base) => ({
-    // No repository; a docs homepage that is down (zod.dev unreachable); the README in the tarball.
-    '/zodlike': { body: packument('zodlike', '3.23.8', base, { homepage: down }) },
+    // No repository; a docs homepage that fails (zod.dev unreachable); the README in the tarball.
+    '/zodlike': { body: packument('zodlike', '3.23.8', base, { homepage: gone }) },
     '/zodlike/-/zodlike-3.23.8.tgz': files.zodlike,
-    '/zodtwo': { body: packument('zodtwo', '1.0.0', base, { homepage: down }) },
+    '/zodtwo': { body: packument('zodtwo', '1.0.0', base, { homepage: gone }) },
     '/zodtwo/-/zodtwo-1.0.0.tgz': files.zodtwo,
     // A README without a code block (@types/node's shape).
     '/typeslike': { body: packument('typeslike', '2.0.0', base, {}) },
@@ -67,6 +76,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await registry?.close();
+  await new Promise((resolve) => goneSite?.close(resolve));
   rmSync(projects, { recursive: true, force: true });
   await db?.drop();
 });
@@ -76,7 +86,7 @@ describe('partial success', () => {
     const result = await add(['npm:zodlike@3.23.8', '--wait']);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^zodlike@3\.23\.8: indexed, 1 document, \d+ snippets?\.$/m);
-    expect(result.stderr).toMatch(new RegExp(`^Warning: zodlike@3\\.23\\.8: docs site ${down.replace(/[.:/]/g, '\\$&')} was not indexed \\(crawl job [0-9a-f-]+\\): No page was crawled: .+\\.$`, 'm'));
+    expect(result.stderr).toMatch(new RegExp(`^Warning: zodlike@3\\.23\\.8: docs site ${gone.replace(/[.:/]/g, '\\$&')} was not indexed \\(crawl job [0-9a-f-]+\\): No page was crawled: .+\\.$`, 'm'));
     expect(result.stderr).not.toMatch(/^Error:/m);
   }, 240_000);
 
@@ -99,10 +109,10 @@ describe('partial success', () => {
     expect(refreshed.json!.libraries[0]!.status).toBe('queued');
     expect(tarballHits('zodlike')).toBe(before + 1);
     const crawl = refreshed.json!.finished!.find((f) => f.type === 'crawl')!;
-    expect(crawl).toMatchObject({ status: 'failed', what: `docs site ${down}` });
+    expect(crawl).toMatchObject({ status: 'failed', what: `docs site ${gone}` });
     expect(crawl.error).toMatch(/^No page was crawled: /);
     expect(refreshed.json!.results![0]).toMatchObject({ state: 'indexed' });
-    expect(refreshed.json!.results![0]!.warnings).toEqual([{ job_id: expect.any(String), type: 'crawl', what: `docs site ${down}`, reason: crawl.error }]);
+    expect(refreshed.json!.results![0]!.warnings).toEqual([{ job_id: expect.any(String), type: 'crawl', what: `docs site ${gone}`, reason: crawl.error }]);
   }, 240_000);
 
   it('a library left without docs exits 1 with the reason; bad input exits 2', async () => {

@@ -2,16 +2,13 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVAL_SITES, indexEvalSites } from '../../bench/harness/corpus.js';
+import { EVAL_SITES } from '../../bench/harness/corpus.js';
 import { loadQueries } from '../../bench/harness/relevance.js';
-import { startCrawl, startCrawlWorkers, waitForJob } from '../../src/core/crawl/index.js';
-import { extractDocument } from '../../src/core/extract/index.js';
 import { importPack } from '../../src/core/pack/import.js';
 import { refreshSearchTerms } from '../../src/core/search/lexicon.js';
 import { searchSnippets } from '../../src/core/search/search.js';
-import { settleSearchIndexes } from '../../src/core/search/settle.js';
-import { storePage } from '../../src/core/store/pages.js';
 import { ROOT } from '../helpers/cli.js';
+import { sharedDebianCorpus } from '../helpers/corpus-sets.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { connectMcpClient } from '../helpers/mcp.js';
@@ -51,10 +48,10 @@ describe.skipIf(missing !== null && !required)('index packs: round trip of the r
 
   beforeAll(async () => {
     if (missing) throw new Error(`DOCDEX_REQUIRE_CORPUS=1 but ${missing}.`);
-    from = await createTestDatabase();
+    const shared = await sharedDebianCorpus(corpusDir!);
+    from = shared.db;
+    const indexed = shared.manifest;
     to = await createTestDatabase();
-    const parts = { startCrawl, startCrawlWorkers, waitForJob, extractDocument, storePage, settleSearchIndexes };
-    const indexed = await indexEvalSites(parts, { pool: from.pool, info: from.info }, from.config, { corpusDir: corpusDir!, sites: EVAL_SITES, mode: 'direct' });
     names = Object.fromEntries(indexed.map((s) => [s.site, s.site]));
     // The lexicon's word counts steer the search plan. Ingest only ever adds to them (a snippet replaced or
     // moved to a more specific page is counted again), while an import counts the final rows once. Counted

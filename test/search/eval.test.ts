@@ -1,24 +1,21 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVAL_SITES, indexEvalSites } from '../../bench/harness/corpus.js';
+import { EVAL_SITES } from '../../bench/harness/corpus.js';
 import type { IndexedSite } from '../../bench/harness/corpus.js';
 import { correctionAccuracy, evaluate, loadQueries } from '../../bench/harness/relevance.js';
 import type { EvalSite } from '../../bench/harness/relevance.js';
-import { startCrawl, startCrawlWorkers, waitForJob } from '../../src/core/crawl/index.js';
-import { extractDocument } from '../../src/core/extract/index.js';
 import { searchSnippets } from '../../src/core/search/search.js';
 import { correctWords } from '../../src/core/search/typo.js';
-import { storePage } from '../../src/core/store/pages.js';
-import { settleSearchIndexes } from '../../src/core/search/settle.js';
 import { ROOT } from '../helpers/cli.js';
-import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { sharedDebianCorpus } from '../helpers/corpus-sets.js';
 
 /**
- * The relevance floor on the real corpus: the python, postgres and node sites crawled by the real crawler from
- * 127.0.0.1, the dev queries run through searchSnippets. `npm run eval` reports the full figures; this only
- * fails when relevance falls well below them (targets: MRR@10 0.8, Hit@5 0.9).
+ * The relevance floor on the real corpus: the python, postgres and node sites loaded through extractDocument and
+ * storePage (the crawler's own path over the same pages is test/crawl/corpus.test.ts), shared with the other
+ * files that read this index (test/helpers/corpus-db.ts); the dev queries run through searchSnippets. `npm run
+ * eval` reports the full figures; this only fails when relevance falls well below them.
  */
 
 const corpusDir = process.env.DOCDEX_CORPUS_DIR;
@@ -38,19 +35,15 @@ if (missing && !required) console.log(`Skipping the relevance floor on the real 
 
 describe.skipIf(missing !== null && !required)('relevance on the real documentation corpus', () => {
   let db: TestDatabase;
+  let indexed: IndexedSite[];
   let sites: Record<string, EvalSite>;
 
   beforeAll(async () => {
     if (missing) throw new Error(`DOCDEX_REQUIRE_CORPUS=1 but ${missing}.`);
-    db = await createTestDatabase();
-    const indexed: IndexedSite[] = await indexEvalSites({ startCrawl, startCrawlWorkers, waitForJob, extractDocument, storePage, settleSearchIndexes }, { pool: db.pool, info: db.info }, db.config, {
-      corpusDir: corpusDir!,
-      sites: EVAL_SITES,
-      mode: process.env.EVAL_INGEST === 'direct' ? 'direct' : 'crawl',
-    });
+    ({ db, manifest: indexed } = await sharedDebianCorpus(corpusDir!));
     for (const s of indexed) console.log(`indexed ${s.site}: ${s.pages} pages, ${s.snippets} snippets in ${s.seconds.toFixed(1)} s (${s.mode})`);
     sites = Object.fromEntries(indexed.map((s) => [s.site, { sourceId: s.sourceId, baseUrl: s.baseUrl }]));
-  }, 600_000);
+  }, 900_000);
 
   afterAll(async () => {
     await db?.drop();

@@ -1,27 +1,19 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { indexEvalSites } from '../../bench/harness/corpus.js';
 import { evaluatePeer, groupPeer, loadPeerQueries, normaliseUrl, rankedPeerPages, scorePeer, summarisePeer } from '../../bench/harness/peer.js';
 import type { PeerLibrary, PeerOutcome } from '../../bench/harness/peer.js';
-import { indexRealworld, REALWORLD_LIBRARIES, repositoryFile } from '../../bench/harness/realworld.js';
+import { REALWORLD_LIBRARIES, repositoryFile } from '../../bench/harness/realworld.js';
 import { pageKey } from '../../bench/harness/relevance.js';
-import { startCrawl, startCrawlWorkers, waitForJob } from '../../src/core/crawl/index.js';
-import { extractDocument } from '../../src/core/extract/index.js';
-import { addLibraries } from '../../src/core/library/add.js';
-import { documentStages } from '../../src/core/pipeline/stages.js';
-import { settleSearchIndexes } from '../../src/core/search/settle.js';
 import { searchSnippets } from '../../src/core/search/search.js';
-import { storePage } from '../../src/core/store/pages.js';
-import { startUploadWorkers, waitForUpload } from '../../src/core/upload/index.js';
 import { ROOT } from '../helpers/cli.js';
-import { createTestDatabase } from '../helpers/db.js';
+import { sharedRealworldCorpus } from '../helpers/corpus-sets.js';
 import type { TestDatabase } from '../helpers/db.js';
 
 /**
  * The peer benchmark (docs-mcp-server's dataset in ../shared/eval/peer-benchmark) on the shared corpus:
- * react.dev, vite and fastapi through `docdex add file://…@tag --path <docs>`, python crawled from the Debian
- * HTML. `npm run eval` prints the full tables; this fails when the figures fall below floors a little under them.
+ * react.dev, vite and fastapi through `docdex add file://…@tag --path <docs>`, python's Debian HTML loaded
+ * through extractDocument and storePage; built once per run and shared (test/helpers/corpus-sets.ts). `npm run eval` prints the full tables; this fails when the figures fall below floors a little under them.
  */
 
 describe('peer scoring, as the peer benchmark README says', () => {
@@ -80,16 +72,11 @@ describe.skipIf(missing !== null && !required)('the peer benchmark on the real c
 
   beforeAll(async () => {
     if (missing) throw new Error(`DOCDEX_REQUIRE_CORPUS=1 but ${missing}.`);
-    db = await createTestDatabase();
-    const dbRef = { pool: db.pool, info: db.info };
-    const [python] = await indexEvalSites({ startCrawl, startCrawlWorkers, waitForJob, extractDocument, storePage, settleSearchIndexes }, dbRef, db.config, {
-      corpusDir: corpusDir!,
-      sites: ['python'],
-      mode: process.env.EVAL_INGEST === 'direct' ? 'direct' : 'crawl',
-    });
-    libraries.python = { sourceId: python!.sourceId, liveUrl: (url) => `https://docs.python.org/3/${pageKey(url, python!.baseUrl)}` };
-    const repos = await indexRealworld({ addLibraries, startUploadWorkers, waitForUpload, documentStages }, dbRef, db.config, { corpusDir: realworldDir });
-    for (const r of repos) {
+    const shared = await sharedRealworldCorpus(corpusDir!, realworldDir);
+    db = shared.db;
+    const { python, repositories } = shared.manifest;
+    libraries.python = { sourceId: python.sourceId, liveUrl: (url) => `https://docs.python.org/3/${pageKey(url, python.baseUrl)}` };
+    for (const r of repositories) {
       const lib = REALWORLD_LIBRARIES.find((l) => l.library === r.library)!;
       libraries[r.library] = {
         sourceId: r.sourceId,
