@@ -260,10 +260,16 @@ export class SandboxEnforcement {
         hint: `Look for opencode's error about ${stamp.pluginPath} in the agent server log, then restart the agent server (or turn sandbox enforcement off).`,
       });
 
-    const config = await call('GET', '/config');
-    if (config.status !== 200) throw new Error(`the sandbox start check could not read the agent server configuration (HTTP ${config.status})`);
-    const shell = (config.body as { shell?: unknown } | undefined)?.shell;
-    if (shell !== stamp.shimPath) throw failed(`the agent server shell is ${JSON.stringify(shell ?? null)}, not the sandbox shim ${stamp.shimPath}`);
+    // opencode loads a directory's configuration, plugins' config hooks included, when first asked for it; under
+    // load an early answer can precede the hooks. So ask until the shim is the shell or the time is up.
+    for (;;) {
+      const config = await call('GET', '/config');
+      if (config.status !== 200) throw new Error(`the sandbox start check could not read the agent server configuration (HTTP ${config.status})`);
+      const shell = (config.body as { shell?: unknown } | undefined)?.shell;
+      if (shell === stamp.shimPath) break;
+      if (Date.now() >= deadline) throw failed(`the agent server shell is ${JSON.stringify(shell ?? null)}, not the sandbox shim ${stamp.shimPath}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
 
     // A pseudo-terminal stays on the host (spec), and creating one is the only request that fires the shell.env
     // hook without touching a session. Without one (no terminal support) the check cannot see the hook; the
