@@ -4,8 +4,9 @@
 // - "bare rows": the same page's rows (the document and every snippet and section) written in one transaction
 //   by one INSERT per table into tables of the same columns without search vectors, indexes or triggers: what
 //   writing the bytes costs;
-// - "vectors alone" (the floor in the ratio): the page's search vectors computed by the generated columns' own expressions (read from the
-//   catalog), nothing written: what the text search parse costs, which no store can skip.
+// - "vectors alone" (the floor in the ratio): the page's search vectors computed by the generated columns' own
+//   expressions (read from the catalog), nothing written: what the text search parse costs, which no store can
+//   skip.
 // Reported: ms per page (wall time of one writer; the client's share is small next to PostgreSQL's) and the
 // ratio to each floor.
 // Run alone: npm run build && node --experimental-strip-types bench/store.ts
