@@ -8,10 +8,9 @@ import type { PackSource } from './format.js';
  * A new library's search-index entries stay in the indexes' pending lists for the whole transaction, up to
  * IMPORT_PENDING_LIST, and are merged in large passes (by this import when the list fills, else by the settle
  * that follows the import) rather than every 512 kB (core/db/connect.ts): each merge re-encodes the posting
- * lists of the common words, so fewer, larger merges write the same rows for less (migrations/039: 25-40%
- * less time for the snippet insert of a 10,000-row library on a 210,000-row index). 64 MB is what one merge
- * sorts in memory at PostgreSQL's default maintenance_work_mem; a search during an import reads at most that
- * much pending list.
+ * lists of the common words, so fewer, larger merges write the same rows for less (migrations/039 has the
+ * figures). 64 MB is what one merge sorts in memory at PostgreSQL's default maintenance_work_mem; a search
+ * during an import reads at most that much pending list.
  */
 const IMPORT_PENDING_LIST = '64MB';
 
