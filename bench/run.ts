@@ -14,6 +14,7 @@ const benches: Bench[] = [
   { name: 'CLI cold start (issues 2, 52)', load: async () => benchStartup },
   { name: 'extraction (issue 3)', load: fromModule('./extract.ts', 'benchExtract') },
   { name: 'crawl (issue 4)', load: fromModule('./crawl.ts', 'benchCrawl') },
+  { name: 'storing pages (issue 52)', load: fromModule('./store.ts', 'benchStore') },
   { name: 'search (issue 5)', load: fromModule('./search.ts', 'benchSearch') },
   { name: 'daemon load (issue 6)', load: fromModule('./daemon.ts', 'benchDaemon') },
   { name: 'sandbox (issue 12)', load: fromModule('./sandbox.ts', 'benchSandbox') },

@@ -19,6 +19,7 @@ import { explainSearch, searchSnippets } from '../dist/core/search/search.js';
 import { clearWordStatsCache } from '../dist/core/search/typo.js';
 import type { SearchOptions } from '../dist/core/search/search.js';
 import { typoAt } from './harness/relevance.ts';
+import { vectorFloorSeconds } from './harness/vectors.ts';
 
 type Row = Record<string, string | number>;
 
@@ -481,6 +482,7 @@ export async function benchSearch(): Promise<Row[]> {
     const p99 = middle('p99').p99;
     const s50 = percentile(sql, 50);
     const s99 = percentile(sql, 99);
+    const floorRate = total / (await vectorFloorSeconds(pool));
     return [
       { metric: 'snippets', value: total.toLocaleString('en-US'), goal: '', met: '' },
       { metric: 'sections beside them (search units of kind section)', value: Number(sz.sections).toLocaleString('en-US'), goal: '', met: '' },
@@ -490,6 +492,8 @@ export async function benchSearch(): Promise<Row[]> {
         goal: '≥ 5,000/s',
         met: ingest.rate >= 5000 ? 'yes' : 'no',
       },
+      { metric: "  floor: the rows' search vectors alone (one core, nothing written)", value: `${Math.round(floorRate)} snippets/s`, goal: '', met: '' },
+      { metric: '  ingest / floor', value: `${(ingest.rate / floorRate).toFixed(2)}`, goal: '', met: '' },
       { metric: 'searchSnippets p50', value: `${p50.toFixed(1)} ms${range('p50')}`, goal: '≤ 10 ms', met: p50 <= 10 ? 'yes' : 'no' },
       { metric: 'searchSnippets p99', value: `${p99.toFixed(1)} ms${range('p99')}`, goal: '≤ 30 ms', met: p99 <= 30 ? 'yes' : 'no' },
       { metric: '  words not seen in 30 s: p50 / p99', value: `${percentile(cold, 50).toFixed(1)} / ${percentile(cold, 99).toFixed(1)} ms`, goal: '', met: '' },

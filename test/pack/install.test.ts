@@ -1,5 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEnqueue, ensurePageQueue } from '../../src/core/crawl/queue.js';
+import { installLibrary } from '../../src/core/pack/install.js';
+import { readPack } from '../../src/core/pack/reader.js';
 import { createBoss } from '../../src/core/queue/boss.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
@@ -142,5 +148,55 @@ describe('installing a pack', () => {
       await boss.stop({ graceful: false, close: true });
       await db.drop();
     }
+  }, 120_000);
+});
+
+describe('the search index entries of an installed library', () => {
+  let from: TestDatabase;
+  let to: TestDatabase;
+  beforeAll(async () => {
+    [from, to] = await Promise.all([createTestDatabase(), createTestDatabase()]);
+  }, 120_000);
+  afterAll(async () => {
+    await from?.drop();
+    await to?.drop();
+  });
+
+  it('every writer merges its pending entries at 512 kB, and an import holds a whole library for one larger merge (issue 52)', async () => {
+    // Every docdex connection carries the limit; the indexes carry none, so the session's word counts.
+    expect((await to.pool.query<{ gin_pending_list_limit: string }>('SHOW gin_pending_list_limit')).rows[0]!.gin_pending_list_limit).toBe('512kB');
+    const options = await to.pool.query<{ relname: string; reloptions: string[] | null }>(
+      `SELECT relname, reloptions FROM pg_class WHERE relname IN ('snippets_search', 'documents_search') ORDER BY relname`,
+    );
+    expect(options.rows).toEqual([
+      { relname: 'documents_search', reloptions: null },
+      { relname: 'snippets_search', reloptions: null },
+    ]);
+    // A library of 1,500 snippets of 40 distinct words each: about 60,000 index entries, well over 512 kB.
+    const source = await createSource(from.pool, 'bulky', '1');
+    await addPage(from.pool, source, 'https://bulky.example/one', [{ title: 'Seed', code: 'bulky.seed()', language: 'python' }]);
+    await from.pool.query(
+      `INSERT INTO snippets (source_id, document_id, title, description, language, code, code_hash, source_url, position)
+       SELECT $1, d.id, 'Bulk ' || i, '', 'python', (SELECT string_agg('w' || left(md5(i || '-' || j), 10), ' ') FROM generate_series(1, 40) j), md5('bulk' || i), d.url, i
+         FROM generate_series(1, 1500) i, documents d WHERE d.source_id = $1`,
+      [source.id],
+    );
+    await from.pool.query(`INSERT INTO snippet_occurrences (snippet_id, document_id, position) SELECT id, document_id, position FROM snippets WHERE source_id = $1 ON CONFLICT DO NOTHING`, [
+      source.id,
+    ]);
+    const pack = await exportToBuffer(from.pool, ['bulky@1']);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'docdex-pack-held-'));
+    try {
+      const { libraries } = await readPack(Readable.from([pack]), dir, { maxBytes: 64 * 1024 * 1024 });
+      await to.pool.query(`SELECT gin_clean_pending_list('snippets_search'::regclass)`);
+      await installLibrary(to.pool, libraries[0]!, { name: 'bulky', version: '1' }, false);
+      // Still pending after the install's commit: more than 512 kB (64 pages of 8 kB) of them, merged in one pass.
+      const held = await to.pool.query<{ pages: number }>(`SELECT gin_clean_pending_list('snippets_search'::regclass)::int AS pages`);
+      expect(held.rows[0]!.pages).toBeGreaterThan(64);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const found = await to.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM snippets WHERE search_vector @@ to_tsquery('english', 'bulk')`);
+    expect(found.rows[0]!.n).toBe(1500);
   }, 120_000);
 });

@@ -62,6 +62,15 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/**
+ * Settings of every docdex connection that writes pages. The search indexes' pending lists (migrations 012, 013,
+ * 039) hold 512 kB of new entries before the writer that fills one merges it in: small, because every search
+ * reads the whole list, and not smaller, because each merge re-encodes the common words' posting lists. A
+ * session setting rather than an index option, so that a pack import can merge a whole library once
+ * (core/pack/install.ts).
+ */
+export const WRITER_SETTINGS = '-c gin_pending_list_limit=512kB';
+
 export function createPool(info: ConnectionInfo, options: { max?: number; applicationName?: string } = {}): pg.Pool {
   const pool = new pg.Pool({
     ...info.config,
@@ -72,7 +81,7 @@ export function createPool(info: ConnectionInfo, options: { max?: number; applic
     // snippets (search.ts: the plan depends on how common the terms are). Sequential scans start at the
     // table's first block: synchronised with other scans, a search reading rows in table order until its
     // candidate cap is met started wherever the last scan had got to, and the same query gave other answers.
-    options: `-c search_path=${SCHEMA},public -c plan_cache_mode=force_custom_plan -c synchronize_seqscans=off`,
+    options: `-c search_path=${SCHEMA},public -c plan_cache_mode=force_custom_plan -c synchronize_seqscans=off ${WRITER_SETTINGS}`,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 10_000,
   });

@@ -4,6 +4,20 @@ import type { PackSource } from './format.js';
 
 /** The importer's SQL about a version as a whole: its source row, import jobs, digest and counters (rows: install-copy.ts). */
 
+/**
+ * A new library's search-index entries stay in the indexes' pending lists for the whole transaction, up to
+ * IMPORT_PENDING_LIST, and are merged in large passes (by this import when the list fills, else by the settle
+ * that follows the import) rather than every 512 kB (core/db/connect.ts): each merge re-encodes the posting
+ * lists of the common words, so fewer, larger merges write the same rows for less (migrations/039 has the
+ * figures). 64 MB is what one merge sorts in memory at PostgreSQL's default maintenance_work_mem; a search
+ * during an import reads at most that much pending list.
+ */
+const IMPORT_PENDING_LIST = '64MB';
+
+export async function holdIndexEntriesForLibrary(client: pg.ClientBase): Promise<void> {
+  await client.query(`SET LOCAL gin_pending_list_limit = '${IMPORT_PENDING_LIST}'`);
+}
+
 /** The installed version's content digest (docs/pack-format.md), read in keyset batches. */
 export async function sourceDigest(client: pg.ClientBase, sourceId: string): Promise<string> {
   const digest = new ContentDigest();

@@ -4,7 +4,7 @@ import { UserError } from '../errors.js';
 import { checkAliases } from '../sources/aliases.js';
 import { deleteLockedSource } from '../sources/manage.js';
 import { writeLibraryRows } from './install-copy.js';
-import { finishCounts, findSourceForUpdate, insertImportJobs, insertSource, sourceDigest } from './install-rows.js';
+import { finishCounts, findSourceForUpdate, holdIndexEntriesForLibrary, insertImportJobs, insertSource, sourceDigest } from './install-rows.js';
 import type { VerifiedLibrary } from './reader.js';
 
 export interface InstallTarget {
@@ -71,6 +71,7 @@ export async function installLibrary(pool: pg.Pool, library: VerifiedLibrary, ta
       if (!replace) throw conflictError(target);
       await deleteLockedSource(client, existing.sourceId);
     }
+    await holdIndexEntriesForLibrary(client);
     const sourceId = await insertSource(client, library.source, target.name, target.version, aliases);
     const jobs = await insertImportJobs(client, sourceId, target.name, target.version, startUrlsOf(library));
     const folder = library.entry.folder;

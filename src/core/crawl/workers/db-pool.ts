@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { WRITER_SETTINGS } from '../../db/connect.js';
 import type { ConnectionInfo } from '../../db/connect.js';
 import { SCHEMA } from '../../db/migrate.js';
 
@@ -16,7 +17,7 @@ export function createWorkerPool(info: ConnectionInfo, max: number, min: number)
     max,
     min,
     application_name: 'docdex-crawl',
-    options: `-c search_path=${SCHEMA},public -c synchronous_commit=off`,
+    options: `-c search_path=${SCHEMA},public -c synchronous_commit=off ${WRITER_SETTINGS}`,
     // Statements that do not wait for one another's answers go out together (storePage's BEGIN).
     pipeline: true,
     connectionTimeoutMillis: 10_000,
