@@ -66,6 +66,15 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
  * identifiers text[]. The per-term checks are unrolled for the query's term count: a subquery per row costs
  * more than all the checks together.
  */
+/**
+ * The code of unit `s`: a snippet's code, or the code blocks of a section (migration 038's section_code), whose
+ * `code` column holds its markdown. The identifier signals are evidence that code calls what the query names;
+ * read over a section's prose they fired on any mention (`role_table_grants` in a reference table's text for
+ * "grant select on a table to a role"), and the section outranked the snippet that runs the command. Inline
+ * in each signal, so it is only computed for a query that has identifiers or a compound.
+ */
+const UNIT_CODE = `(CASE WHEN s.kind = 'section' THEN section_code(s.code) ELSE s.code END)`;
+
 export function scoreSql(termCount: number, identifierCount: number): string {
   const terms = range(termCount);
   const titleHits = sum(terms.map((i) => `(s.search_vector @@ q.titles[${i}])::int`));
@@ -84,7 +93,7 @@ export function scoreSql(termCount: number, identifierCount: number): string {
   + ${WEIGHTS.pageTitleCoverage} * ${pageTitleHits}::float8 / greatest(q.n, 1)
   + ${WEIGHTS.proximity} * (CASE WHEN q.n > 1 AND numnode(q.phrase) > 0 AND s.search_vector @@ q.phrase THEN 1 ELSE 0 END)
   + ${WEIGHTS.exactIdentifier} * ${exact}
-  + ${WEIGHTS.compoundIdentifier} * (CASE WHEN q.compound <> '' AND s.code ~* q.compound THEN 1 ELSE 0 END)
+  + ${WEIGHTS.compoundIdentifier} * (CASE WHEN q.compound <> '' AND ${UNIT_CODE} ~* q.compound THEN 1 ELSE 0 END)
   + ${WEIGHTS.textRank} * ts_rank('${RANK_WEIGHTS}', s.search_vector, q.any, ${RANK_NORMALISATION})
   + ${WEIGHTS.pageCount} * ln(s.page_count)
   + ${WEIGHTS.codeCoverage} * ${codeHits}::float8 / greatest(q.n, 1)
@@ -97,7 +106,22 @@ export function scoreSql(termCount: number, identifierCount: number): string {
  */
 export const CODE_VECTOR_SQL = `ts_filter(s.search_vector, '{c}') AS code_vector`;
 
-/** How many of the query's terms snippet `s` matches, each weighted by its codeness (float8). */
+/**
+ * The lexemes of unit `s` that are its own evidence, once per row: a snippet's whole vector (title, the prose
+ * just above its code, its code), a section's title and code (weights A and C), not its prose. A section holds
+ * its page's prose around the code it shows, the text a snippet gets part credit for as page context; counted in
+ * full, every term a section's prose mentions weighed as if its code did it, a section outranked the snippet of
+ * its own page and, across pages, the snippet that answers (a reference table's section naming "grant", "select",
+ * "table" and "role" above the GRANT synopsis).
+ */
+export const OWN_VECTOR_SQL = `CASE WHEN s.kind = 'section' THEN ts_filter(s.search_vector, '{a,c}') ELSE s.search_vector END AS own_vector`;
+
+/**
+ * How many of the query's terms unit `s` matches, each weighted by its codeness (float8): in its own lexemes
+ * (`o.own_vector`, OWN_VECTOR_SQL) in full, in a section's prose at the page context's part credit.
+ */
 export function termHitsSql(termCount: number): string {
-  return `${sum(range(termCount).map((i) => `q.codeness[${i}] * (s.search_vector @@ q.terms[${i}])::int`))}::float8`;
+  return `${sum(
+    range(termCount).map((i) => `q.codeness[${i}] * (CASE WHEN o.own_vector @@ q.terms[${i}] THEN 1 WHEN s.search_vector @@ q.terms[${i}] THEN ${PAGE_CONTEXT_CREDIT} ELSE 0 END)`),
+  )}::float8`;
 }
