@@ -77,7 +77,7 @@ const UNIT_CODE = `(CASE WHEN s.kind = 'section' THEN section_code(s.code) ELSE 
 
 export function scoreSql(termCount: number, identifierCount: number): string {
   const terms = range(termCount);
-  const titleHits = sum(terms.map((i) => `(s.search_vector @@ q.titles[${i}])::int`));
+  const titleHits = sum(terms.map((i) => `(o.own_title @@ q.titles[${i}])::int`));
   const pageTitleHits = sum(terms.map((i) => `(d.title_vector @@ q.terms[${i}])::int`));
   const codeHits = sum(terms.map((i) => `(h.code_vector @@ q.code_terms[${i}])::int`));
   const exact =
@@ -107,14 +107,24 @@ export function scoreSql(termCount: number, identifierCount: number): string {
 export const CODE_VECTOR_SQL = `ts_filter(s.search_vector, '{c}') AS code_vector`;
 
 /**
- * The lexemes of unit `s` that are its own evidence, once per row: a snippet's whole vector (title, the prose
- * just above its code, its code), a section's title and code (weights A and C), not its prose. A section holds
- * its page's prose around the code it shows, the text a snippet gets part credit for as page context; counted in
- * full, every term a section's prose mentions weighed as if its code did it, a section outranked the snippet of
- * its own page and, across pages, the snippet that answers (a reference table's section naming "grant", "select",
- * "table" and "role" above the GRANT synopsis).
+ * A section's title as a snippet's reads (its own heading and the page title, weight A): its breadcrumb also
+ * names the headings above it, which a snippet's title does not, so a section won the title coverage over the
+ * snippets of its own heading for words of a parent heading ("Reading and Writing Files" above "Saving
+ * structured data with json"). Those words are context, like the prose around the section's code.
  */
-export const OWN_VECTOR_SQL = `CASE WHEN s.kind = 'section' THEN ts_filter(s.search_vector, '{a,c}') ELSE s.search_vector END AS own_vector`;
+const SECTION_OWN_TITLE = `setweight(to_tsvector('english', snippet_title_words(CASE WHEN strpos(s.title, ' › ') > 0 THEN split_part(s.title, ' › ', 1) || ' | ' || regexp_replace(s.title, '^.* › ', '') ELSE s.title END)), 'A')`;
+
+/**
+ * The lexemes of unit `s` that are its own evidence, once per row: a snippet's whole vector (title, the prose
+ * just above its code, its code); a section's own title (SECTION_OWN_TITLE) and the code of its blocks (weight
+ * C), not its prose or parent headings. A section holds its page's prose around the code it shows, the text a
+ * snippet gets part credit for as page context; counted in full, every term a section's prose mentions weighed
+ * as if its code did it, and a section outranked the snippet of its own page and, across pages, the snippet
+ * that answers (a reference table's section naming "grant", "select", "table" and "role" above the GRANT
+ * synopsis). `own_title` is what the title coverage reads.
+ */
+export const OWN_VECTOR_SQL = `SELECT t.own_title, CASE WHEN s.kind = 'section' THEN t.own_title || ts_filter(s.search_vector, '{c}') ELSE s.search_vector END AS own_vector
+    FROM (SELECT CASE WHEN s.kind = 'section' THEN ${SECTION_OWN_TITLE} ELSE s.search_vector END AS own_title) AS t`;
 
 /**
  * How many of the query's terms unit `s` matches, each weighted by its codeness (float8): in its own lexemes
