@@ -106,6 +106,41 @@ describe('sections as search units', () => {
     expect(found.find((i) => i.kind === 'snippet')).toMatchObject({ code: 'glacier.move()' });
   });
 
+  it("ranks the snippet whose code answers above a section that only mentions the query's words in its prose and parent headings", async () => {
+    // The section below names "listen" in a parent heading and "notifications" in its prose, and a channel in
+    // its code; the snippet runs LISTEN on a channel, its page saying the rest. Counted as if its code did, the section's prose and its
+    // breadcrumb's parent headings put the section first; they are context, as a page's text is to a snippet.
+    const units = await createSource(db.pool, 'units');
+    await addPage(db.pool, units, 'https://units.example/client', [], {
+      title: 'Client library',
+      markdown: [
+        '# Client library',
+        '',
+        '## Listen and wait',
+        '',
+        'How a client waits for events.',
+        '',
+        '### Channels',
+        '',
+        'A session may wait on a channel for the notifications other sessions send; each one arrives once.',
+        '',
+        '```',
+        'session.wait(channel)',
+        '```',
+      ].join('\n'),
+      sections: true,
+    });
+    await addPage(db.pool, units, 'https://units.example/listen', [{ title: 'Synopsis | LISTEN', code: 'LISTEN channel', description: 'Register the session.' }], {
+      title: 'LISTEN',
+      markdown: '# LISTEN\n\nListen for notifications.\n\n## Synopsis\n\nRegister the session.\n\n```\nLISTEN channel\n```',
+      sections: true,
+    });
+    const r = await searchSnippets(db.pool, { query: 'listen for notifications on a channel', source: units.id });
+    const rank = (url: string, kind: string) => r.items.findIndex((i) => i.source_url.startsWith(url) && i.kind === kind);
+    expect(r.items[0]!.source_url).toMatch(/^https:\/\/units\.example\/listen/);
+    expect(rank('https://units.example/listen', 'snippet')).toBeLessThan(rank('https://units.example/client', 'section'));
+  });
+
   it('shows distinct pages first and folds the rest of a page under its first result', async () => {
     // By score alone the routing page's twelve units (six snippets, six sections) fill the first results: each
     // beats the router page's best, though by less than one query term's share, so that page is not clearly

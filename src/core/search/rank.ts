@@ -59,8 +59,20 @@ function sum(parts: string[]): string {
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 /**
+ * The code of unit `s`: a snippet's code, or the code blocks of a section (migration 038's section_code), whose
+ * `code` column holds its markdown. The compound signal is evidence that code calls what the query's words name
+ * together; read over a section's prose it fired on any mention (`role_table_grants` in a reference table's text
+ * for "grant select on a table to a role"), and the section outranked the snippet that runs the command. The
+ * exact-identifier signal still reads the whole markdown: an identifier typed in full and named in a section's
+ * prose is what the section is about (read over code blocks too, the peer benchmark's named MRR was 0.753
+ * against 0.769 with the compound alone).
+ * Inline in the signal, so it is only computed for a query that has a compound.
+ */
+const UNIT_CODE = `(CASE WHEN s.kind = 'section' THEN section_code(s.code) ELSE s.code END)`;
+
+/**
  * The score expression over snippet `s` (search_vector, code, page_count), its page `d` (title_vector), `h.hits` (terms the snippet matches, see termHitsSql),
- * `h.code_vector` the snippet's code lexemes (CODE_VECTOR_SQL)
+ * `h.code_vector` the snippet's code lexemes (CODE_VECTOR_SQL), `o.own_title` its title lexemes (OWN_VECTOR_SQL)
  * and `tp`, the page's row among the best pages matching every term (NULL when it is not one; `relevance` 0..1
  * relative to the best). Needs `q` with: terms tsquery[], titles tsquery[], n int, phrase tsquery, any tsquery,
  * identifiers text[]. The per-term checks are unrolled for the query's term count: a subquery per row costs
@@ -68,7 +80,7 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
  */
 export function scoreSql(termCount: number, identifierCount: number): string {
   const terms = range(termCount);
-  const titleHits = sum(terms.map((i) => `(s.search_vector @@ q.titles[${i}])::int`));
+  const titleHits = sum(terms.map((i) => `(o.own_title @@ q.titles[${i}])::int`));
   const pageTitleHits = sum(terms.map((i) => `(d.title_vector @@ q.terms[${i}])::int`));
   const codeHits = sum(terms.map((i) => `(h.code_vector @@ q.code_terms[${i}])::int`));
   const exact =
@@ -84,7 +96,7 @@ export function scoreSql(termCount: number, identifierCount: number): string {
   + ${WEIGHTS.pageTitleCoverage} * ${pageTitleHits}::float8 / greatest(q.n, 1)
   + ${WEIGHTS.proximity} * (CASE WHEN q.n > 1 AND numnode(q.phrase) > 0 AND s.search_vector @@ q.phrase THEN 1 ELSE 0 END)
   + ${WEIGHTS.exactIdentifier} * ${exact}
-  + ${WEIGHTS.compoundIdentifier} * (CASE WHEN q.compound <> '' AND s.code ~* q.compound THEN 1 ELSE 0 END)
+  + ${WEIGHTS.compoundIdentifier} * (CASE WHEN q.compound <> '' AND ${UNIT_CODE} ~* q.compound THEN 1 ELSE 0 END)
   + ${WEIGHTS.textRank} * ts_rank('${RANK_WEIGHTS}', s.search_vector, q.any, ${RANK_NORMALISATION})
   + ${WEIGHTS.pageCount} * ln(s.page_count)
   + ${WEIGHTS.codeCoverage} * ${codeHits}::float8 / greatest(q.n, 1)
@@ -97,7 +109,36 @@ export function scoreSql(termCount: number, identifierCount: number): string {
  */
 export const CODE_VECTOR_SQL = `ts_filter(s.search_vector, '{c}') AS code_vector`;
 
-/** How many of the query's terms snippet `s` matches, each weighted by its codeness (float8). */
+/**
+ * A section's title as a snippet's reads (its own heading and the page title, weight A): its breadcrumb also
+ * names the headings above it, which a snippet's title does not, so a section won the title coverage over the
+ * snippets of its own heading for words of a parent heading ("Reading and Writing Files" above "Saving
+ * structured data with json"). Those words are context, like the prose around the section's code. Only a
+ * breadcrumb of three or more parts has parent headings; the others' title lexemes are read from the stored
+ * vector, so most candidates cost no parsing.
+ */
+const PARENT_HEADINGS = `strpos(substr(s.title, strpos(s.title, ' › ') + 3), ' › ') > 0 AND strpos(s.title, ' › ') > 0`;
+const SECTION_OWN_TITLE = `setweight(to_tsvector('english', snippet_title_words(split_part(s.title, ' › ', 1) || ' | ' || regexp_replace(s.title, '^.* › ', ''))), 'A')`;
+
+/**
+ * The lexemes of unit `s` that are its own evidence, once per row: a snippet's whole vector (title, the prose
+ * just above its code, its code); a section's own title (SECTION_OWN_TITLE) and the code of its blocks (weight
+ * C), not its prose or parent headings. A section holds its page's prose around the code it shows, the text a
+ * snippet gets part credit for as page context; counted in full, every term a section's prose mentions weighed
+ * as if its code did it, and a section outranked the snippet of its own page and, across pages, the snippet
+ * that answers (a reference table's section naming "grant", "select", "table" and "role" above the GRANT
+ * synopsis). `own_title` is what the title coverage reads (its checks ask for weight A).
+ */
+export const OWN_VECTOR_SQL = `SELECT t.own_title, CASE WHEN s.kind <> 'section' THEN s.search_vector WHEN t.parsed THEN t.own_title || ts_filter(s.search_vector, '{c}') ELSE ts_filter(s.search_vector, '{a,c}') END AS own_vector
+    FROM (SELECT p.parsed, CASE WHEN p.parsed THEN ${SECTION_OWN_TITLE} ELSE s.search_vector END AS own_title
+            FROM (SELECT s.kind = 'section' AND ${PARENT_HEADINGS} AS parsed) AS p) AS t`;
+
+/**
+ * How many of the query's terms unit `s` matches, each weighted by its codeness (float8): in its own lexemes
+ * (`o.own_vector`, OWN_VECTOR_SQL) in full, in a section's prose at the page context's part credit.
+ */
 export function termHitsSql(termCount: number): string {
-  return `${sum(range(termCount).map((i) => `q.codeness[${i}] * (s.search_vector @@ q.terms[${i}])::int`))}::float8`;
+  return `${sum(
+    range(termCount).map((i) => `q.codeness[${i}] * (CASE WHEN o.own_vector @@ q.terms[${i}] THEN 1 WHEN s.search_vector @@ q.terms[${i}] THEN ${PAGE_CONTEXT_CREDIT} ELSE 0 END)`),
+  )}::float8`;
 }

@@ -8,7 +8,7 @@ import { languageFilter } from './language-filter.js';
 import { buildTsQueries, checkQueryLength, compoundPattern, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
 import { diversify } from './diversify.js';
-import { CODE_VECTOR_SQL, scoreSql, termHitsSql, WEIGHTS } from './rank.js';
+import { CODE_VECTOR_SQL, OWN_VECTOR_SQL, scoreSql, termHitsSql, WEIGHTS } from './rank.js';
 import { applyScreening, screeningFields } from './screening.js';
 import type { ScreenedFields, ScreeningMode } from './screening.js';
 import { correctWords, wordStats } from './typo.js';
@@ -547,7 +547,7 @@ tier_pages AS (
 function rankingCtes(termCount: number, identifierCount: number, tiers: Tiers): string {
   return `candidates AS (SELECT id FROM tier1${tiers.relaxed ? ' UNION SELECT id FROM tier2' : ''}${tiers.any ? ' UNION SELECT id FROM tier3' : ''}${tiers.pages ? ' UNION SELECT id FROM tier_pages' : ''}),
 placed AS (
-  SELECT s.id, s.search_vector, s.code, s.page_count, COALESCE(focused.id, s.document_id) AS document_id, focused.url AS page_url
+  SELECT s.id, s.kind, s.title, s.search_vector, s.code, s.page_count, COALESCE(focused.id, s.document_id) AS document_id, focused.url AS page_url
     FROM candidates c JOIN snippets s ON s.id = c.id
     ${FOCUSED_PAGE}
 ),
@@ -558,6 +558,7 @@ ranked AS (
     -- whole documents table hashed for a few hundred candidates. OFFSET 0 keeps the subquery from being merged.
     CROSS JOIN LATERAL (SELECT d.title_vector FROM documents d WHERE d.id = s.document_id OFFSET 0) AS d
     LEFT JOIN top_pages tp ON tp.id = s.document_id, q,
+    LATERAL (${OWN_VECTOR_SQL}) AS o,
     LATERAL (SELECT ${termHitsSql(termCount)} AS hits, ${CODE_VECTOR_SQL}) AS h
 ),
 paged AS (
