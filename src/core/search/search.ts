@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { ValidationError } from '../errors.js';
+import { openableLink } from '../git/links.js';
 import { parseLibraryRef } from '../library-ref.js';
 import { resolveLibrary } from '../sources/resolve.js';
 import { termCodeness } from './codeness.js';
@@ -58,8 +59,13 @@ export interface SearchResult extends ScreenedFields {
   description: string;
   language: string;
   code: string;
-  /** Page URL with the anchor of the nearest heading. */
+  /**
+   * Page URL with the anchor of the nearest heading: the document's identity in the index (a local
+   * repository's is `<remote>@<commit>/<path>`), not always something that opens.
+   */
   source_url: string;
+  /** What opens it (git/links.ts openableLink): a web URL, or a `file://` URL of a file on disk; absent when nothing does. */
+  link?: string;
   source_id: string;
   source_name: string;
   version: string;
@@ -750,7 +756,8 @@ function roundScore(n: number): number {
 
 function toResult(row: Row, match: SearchResult['match']): SearchResult {
   const { total: _total, flags: _flags, flagged_passage: _passage, ...rest } = row;
-  return { ...rest, score: roundScore(Number(row.score)), match, ...screeningFields(row) };
+  const link = openableLink(row.source_url);
+  return { ...rest, ...(link === undefined ? {} : { link }), score: roundScore(Number(row.score)), match, ...screeningFields(row) };
 }
 
 interface PreparedSearch {
