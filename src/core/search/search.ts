@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { ValidationError } from '../errors.js';
-import { openableLink } from '../git/links.js';
+import { openableLink } from '../document-link.js';
 import { parseLibraryRef } from '../library-ref.js';
 import { resolveLibrary } from '../sources/resolve.js';
 import { termCodeness } from './codeness.js';
@@ -64,7 +64,7 @@ export interface SearchResult extends ScreenedFields {
    * repository's is `<remote>@<commit>/<path>`), not always something that opens.
    */
   source_url: string;
-  /** What opens it (git/links.ts openableLink): a web URL, or a `file://` URL of a file on disk; absent when nothing does. */
+  /** What opens it (document-link.ts openableLink): a web URL, or a `file://` URL of a file on disk; absent when nothing does. */
   link?: string;
   source_id: string;
   source_name: string;
