@@ -76,7 +76,7 @@ export const SearchResultSchema = z
     description: z.string(),
     language: z.string(),
     code: z.string(),
-    source_url: z.string().describe("The document's identity in the index (a local repository's is <remote>@<commit>/<path>), not always something that opens"),
+    source_url: z.string().describe("The document's identity in the index (a local repository's is remote@commit/path), not always something that opens"),
     link: z
       .string()
       .optional()
