@@ -82,17 +82,7 @@ function errorMessage(error: unknown): string {
 
 export async function followCrawl(db: Database, config: Config, job: CrawlJob, options: FollowOptions): Promise<FollowResult> {
   const workers = await startLocalWorkers(db, config, job, options);
-  let display: LiveJobDisplay | null = null;
-  if (options.tty && !options.json) {
-    const { renderLiveJob } = await import('../ui/live-job.js');
-    display = renderLiveJob(fromCrawlJob(job));
-  }
-  let latest = job;
-  let timer: NodeJS.Timeout | null = null;
-  if (!options.tty && !options.json) {
-    options.log(progressLine(job));
-    timer = setInterval(() => options.log(progressLine(latest)), (options.lineIntervalSeconds ?? 5) * 1000);
-  }
+  // Listening before the first line: a Ctrl-C as soon as the progress shows is an interrupt, not a kill.
   const stopFollowing = new AbortController();
   let interrupted = false;
   const onSigint = () => {
@@ -105,6 +95,17 @@ export async function followCrawl(db: Database, config: Config, job: CrawlJob, o
     }
   };
   process.once('SIGINT', onSigint);
+  let display: LiveJobDisplay | null = null;
+  if (options.tty && !options.json) {
+    const { renderLiveJob } = await import('../ui/live-job.js');
+    display = renderLiveJob(fromCrawlJob(job));
+  }
+  let latest = job;
+  let timer: NodeJS.Timeout | null = null;
+  if (!options.tty && !options.json) {
+    options.log(progressLine(job));
+    timer = setInterval(() => options.log(progressLine(latest)), (options.lineIntervalSeconds ?? 5) * 1000);
+  }
   let stoppedFollowing = false;
   try {
     const final = await waitForJob(

@@ -1,4 +1,5 @@
 import { routesText } from '../core/crawl/jobs.js';
+import { jobStatusText } from '../core/jobs/status-text.js';
 import type { JobReport, JobSummary } from '../core/jobs/jobs.js';
 import { llmProgressText } from '../core/llm/progress-text.js';
 import type { CrawlJobReport } from '../core/stats/job-errors.js';
@@ -8,7 +9,7 @@ import { plural } from './plural.js';
 
 function crawlLines(job: CrawlJobReport): string[] {
   const lines = [
-    `${job.name}${job.version ? ` ${job.version}` : ''}: ${job.status} (crawl job ${job.job_id})`,
+    `${job.name}${job.version ? ` ${job.version}` : ''}: ${jobStatusText(job.status, job.pages_failed)} (crawl job ${job.job_id})`,
     `  pages:    ${job.pages_crawled} crawled, ${job.pages_skipped} skipped, ${job.pages_failed} failed, ${job.pages_found} found`,
     `  snippets: ${job.snippets_stored}`,
   ];
@@ -36,7 +37,7 @@ function uploadLines(job: Extract<JobReport, { kind: 'upload' }>): string[] {
   const library = `${job.source_name ?? job.name}${job.version ? ` ${job.version}` : ''}`;
   const what = job.source_type === 'git' ? 'git checkout' : 'upload';
   const lines = [
-    `${library}: ${job.status} (${what} job ${job.id})`,
+    `${library}: ${jobStatusText(job.status, job.failed_files)} (${what} job ${job.id})`,
     `  files:    ${job.processed_files - job.failed_files} indexed, ${job.failed_files} failed, ${job.file_count} in all`,
     `  snippets: ${job.snippets_extracted}`,
   ];
@@ -60,7 +61,7 @@ export function jobTableLines(items: readonly JobSummary[]): string[] {
   const rows = items.map((j) => [
     j.id.slice(0, 8),
     j.kind,
-    j.status,
+    jobStatusText(j.status, j.failed),
     `${j.done}/${j.total} ${j.unit}`,
     String(j.snippets),
     j.created_at.slice(0, 19).replace('T', ' '),

@@ -73,6 +73,8 @@ export function renderSearch(result: SearchResponse, options: { colour: boolean;
     out.push('');
     out.push(`${c.bold(`${n}. ${item.title || '(untitled)'}`)}`);
     out.push(`   ${c.underline(c.cyan(item.source_url))}`);
+    // A local repository's identity URL opens nothing; the file on disk does (issue #49).
+    if (item.link && item.link !== item.source_url) out.push(`   open: ${c.underline(c.cyan(item.link))}`);
     const source = item.version ? `${item.source_name}${options.atVersion ? '@' : ' '}${item.version}` : item.source_name;
     const kind = item.kind === 'section' ? 'section · ' : '';
     out.push(c.dim(`   ${source} · ${kind}${item.language} · score ${item.score}${item.match === 'page' ? ' · matched on the page text' : ''}`));

@@ -7,7 +7,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from '../core/config.js';
@@ -44,8 +44,9 @@ export async function buildApp(deps: DaemonDeps, routes: RouteModule[], options:
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
     // Fastify's own two lines per request at info (with a 15-digit responseTime) drowned the daemon's log:
-    // one line per request at debug instead, below.
-    disableRequestLogging: true,
+    // one line per request at debug instead, below. Through a LogController: Fastify 5.12 deprecates the
+    // top-level `disableRequestLogging` and warns at every start (FSTDEP023).
+    logController: new LogController({ disableRequestLogging: true }),
     // Upload bodies and crawl requests are small; slow clients must not hold sockets forever.
     requestTimeout: 120_000,
   });

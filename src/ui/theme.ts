@@ -92,12 +92,14 @@ export const theme = {
 export function stateColor(state: string): Token {
   switch (state) {
     case 'completed':
+    case 'indexed':
       return theme.status.success;
     case 'running':
     case 'processing':
     case 'enhancing':
       return theme.status.info;
     case 'queued':
+    case 'partial':
       return theme.status.warning;
     case 'failed':
       return theme.status.error;

@@ -108,4 +108,19 @@ describe('Ctrl-C during crawl start --wait with the workers in-process', () => {
     const after = await db.pool.query<{ status: string }>('SELECT status FROM crawl_jobs');
     expect(after.rows[0]!.status).toBe('cancelled');
   }, 120_000);
+
+  it('add --wait with several crawls: one Ctrl-C stops waiting on all of them and exits 130', async () => {
+    // Issue #49: the first crawl was cancelled, then the second one was followed to its end.
+    const origin = new URL(siteUrl).origin;
+    const specs = [`${origin}/first/`, `${origin}/second/`, `${origin}/third/`];
+    const follow = execa(process.execPath, [BIN, 'add', ...specs, '--wait', '--depth', '0'], { env: db.env, extendEnv: false, reject: false, stdin: 'ignore' });
+    await waitFor(follow, /^crawl [0-9a-f]{8} /m, 150_000);
+    follow.kill('SIGINT');
+    const result = await follow;
+    expect(result.exitCode, String(result.stderr)).toBe(130);
+    const { rows } = await db.pool.query<{ status: string }>(`SELECT status FROM crawl_jobs WHERE start_urls && $1::text[] ORDER BY created_at`, [specs]);
+    expect(rows.map((r) => r.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
+    // Each is resumable, as the single crawl's Ctrl-C leaves it; the first one's summary says so on stdout.
+    expect(String(result.stderr)).toMatch(/Cancelled 2 more jobs, resumable: `docdex jobs resume [0-9a-f-]+`, /);
+  }, 240_000);
 });

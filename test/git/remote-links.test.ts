@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../src/core/errors.js';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { openableLink } from '../../src/core/document-link.js';
 import { fileUrl } from '../../src/core/git/links.js';
 import { assertRemoteAllowed, parseRemote } from '../../src/core/git/remote.js';
 import { normaliseRepoPath, selectFiles } from '../../src/core/git/select.js';
@@ -113,5 +118,51 @@ describe('links and versions', () => {
     expect(versionFromRef({ kind: 'tag', name: 'release-2', fetch: '' })).toBe('release-2');
     expect(versionFromRef({ kind: 'branch', name: 'main', fetch: '' })).toBe('main');
     expect(versionFromRef({ kind: 'commit', name: SHA, fetch: '' })).toBe('0123456');
+  });
+});
+
+describe('openableLink', () => {
+  it('opens a web page and a forge file view as they are; nothing for a repository with no web view', () => {
+    const forge = fileUrl(parseRemote('https://github.com/acme/widgets.git'), SHA, 'docs/a.md');
+    expect(openableLink(`${forge}#usage`)).toBe(`${forge}#usage`);
+    expect(openableLink('https://docs.example.com/guide/#install')).toBe('https://docs.example.com/guide/#install');
+    expect(openableLink(fileUrl(parseRemote('https://git.example.com/acme/widgets.git'), SHA, 'docs/a.md'))).toBeUndefined();
+    expect(openableLink('upload://notes/a.md')).toBeUndefined();
+    expect(openableLink('not a url')).toBeUndefined();
+  });
+
+  it('opens a local repository’s file in its working tree while it is there', () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'docdex-links-'));
+    try {
+      const repo = path.join(root, 'my lib');
+      mkdirSync(path.join(repo, 'docs'), { recursive: true });
+      writeFileSync(path.join(repo, 'docs', 'a b.md'), '# A');
+      writeFileSync(path.join(root, 'secret.md'), 'x');
+      const stored = fileUrl(parseRemote(repo), SHA, 'docs/a b.md');
+      expect(openableLink(`${stored}#a`)).toBe(pathToFileURL(path.join(repo, 'docs', 'a b.md')).href);
+      expect(openableLink(fileUrl(parseRemote(repo), SHA, 'docs/gone.md'))).toBeUndefined();
+      // `..` is resolved as the URL is read: what is checked on disk is the one file the URL names.
+      expect(openableLink(`${pathToFileURL(repo).href}@${SHA}/docs/../../secret.md`)).toBe(pathToFileURL(path.join(root, 'secret.md')).href);
+      // A folder is not a file to open.
+      expect(openableLink(fileUrl(parseRemote(repo), SHA, 'docs'))).toBeUndefined();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('never throws, and gives a link only of a web or file URL', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.webUrl({ withFragments: true, withQueryParameters: true }),
+          fc.string().map((s) => `file:///${s}`),
+        ),
+        (text) => {
+          const link = openableLink(text);
+          if (link !== undefined) expect(link).toMatch(/^(https?|file):/);
+        },
+      ),
+    );
   });
 });

@@ -160,6 +160,38 @@ describe('sections as search units', () => {
   });
 });
 
+describe('variants of one example', () => {
+  it("folds a page's units of one title under the page's first result, variants first (issue #49)", async () => {
+    const node = await createSource(db.pool, 'fsnode');
+    // A CommonJS and an ESM copy of one example under one title, as Node's docs give them; another page's answer.
+    await addPage(
+      db.pool,
+      node,
+      'https://fsnode.example/api/fs',
+      [
+        { title: 'Read a whole file', code: "const { readFileSync } = require('node:fs');\nreadFileSync('notes.txt', 'utf8');", description: 'Read a whole file at once.' },
+        { title: 'Read a whole file', code: "import { readFileSync } from 'node:fs';\nreadFileSync('notes.txt', 'utf8');", description: 'Read a whole file at once.' },
+        { title: 'Read a file in chunks', code: "import { createReadStream } from 'node:fs';\ncreateReadStream('notes.txt');", description: 'Read a whole file in chunks.' },
+      ],
+      { title: 'File system' },
+    );
+    await addPage(db.pool, node, 'https://fsnode.example/guide/files', [{ title: 'Files', code: "await readFile('notes.txt', 'utf8');", description: 'Read a whole file with promises.' }], {
+      title: 'Working with files',
+    });
+    const r = await searchSnippets(db.pool, { query: 'read whole file', source: node.id, limit: 10 });
+    const titles = r.items.map((i) => i.title);
+    // One of the two copies is a result; the other is folded under it, before the page's other units.
+    expect(titles.filter((t) => t === 'Read a whole file')).toHaveLength(1);
+    const first = r.items.find((i) => i.title === 'Read a whole file')!;
+    expect(first.more?.[0]).toMatchObject({ title: 'Read a whole file', kind: 'snippet' });
+    expect(first.more!.map((m) => m.id)).not.toContain(first.id);
+    // Nothing is lost: every unit is a result or folded under one.
+    const ids = new Set([...r.items.map((i) => i.id), ...r.items.flatMap((i) => (i.more ?? []).map((m) => m.id))]);
+    const { rows } = await db.pool.query<{ id: string }>("SELECT id FROM snippets WHERE source_id = $1 AND kind = 'snippet'", [node.id]);
+    for (const row of rows) expect(ids.has(Number(row.id))).toBe(true);
+  });
+});
+
 describe('diversify', () => {
   const u = (id: number, page: string, score: number) => ({ id, page, score });
 

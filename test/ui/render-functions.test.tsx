@@ -122,12 +122,13 @@ describe('renderJobsProgress', () => {
     await tick(50);
     expect(stripVTControlCharacters(stdout.output)).toContain('0 of 2 jobs done');
     await view.finish([
-      job({ id: 'a', name: 'alpha@1.0.0', status: 'completed', crawled: 4, total: 4, done: 4 }),
-      job({ id: 'b', name: 'beta@2.0.0', status: 'completed', crawled: 1, total: 1, done: 1 }),
+      job({ id: 'a', name: 'alpha@1.0.0', status: 'completed', crawled: 4, total: 4, done: 4, failed: 0 }),
+      // Completed with failed pages reads `partial`, as `docdex jobs status` says (issue #49).
+      job({ id: 'b', name: 'beta@2.0.0', status: 'completed', crawled: 1, total: 2, done: 2, failed: 1 }),
     ]);
     const text = stripVTControlCharacters(stdout.output);
     expect(text).toContain('2 of 2 jobs done');
     expect(text).toMatch(/alpha@1\.0\.0 +completed/);
-    expect(text).toMatch(/beta@2\.0\.0 +completed/);
+    expect(text).toMatch(/beta@2\.0\.0 +partial/);
   });
 });

@@ -35,6 +35,8 @@ export interface JobSummary {
   source_id: string | null;
   /** Pages (crawl) or files (upload) finished, out of `total` found so far. */
   done: number;
+  /** Pages (crawl) or files (upload) that failed, counted in `done`. */
+  failed: number;
   total: number;
   unit: 'pages' | 'files';
   snippets: number;
@@ -56,12 +58,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const ALL_JOBS = `(
   SELECT j.id, 'crawl' AS kind, j.status, coalesce(s.name, j.name) AS name, coalesce(s.version, j.version, '') AS version, j.source_id,
-         j.pages_crawled + j.pages_skipped + j.pages_failed AS done, j.pages_found AS total, 'pages' AS unit, j.snippets_stored AS snippets,
+         j.pages_crawled + j.pages_skipped + j.pages_failed AS done, j.pages_failed AS failed, j.pages_found AS total, 'pages' AS unit, j.snippets_stored AS snippets,
          j.error, j.created_at, j.completed_at
     FROM crawl_jobs j LEFT JOIN sources s ON s.id = j.source_id
   UNION ALL
   SELECT u.id, 'upload', u.status, coalesce(s.name, u.name), coalesce(s.version, ''), u.source_id,
-         u.processed_files, u.file_count, 'files', u.snippets_extracted, u.error, u.created_at, u.completed_at
+         u.processed_files, u.failed_files, u.file_count, 'files', u.snippets_extracted, u.error, u.created_at, u.completed_at
     FROM upload_jobs u LEFT JOIN sources s ON s.id = u.source_id) a`;
 
 /**
@@ -90,6 +92,7 @@ export async function listJobs(pool: pg.Pool, options: ListJobsOptions = {}): Pr
   const items = rows.map(({ n: _n, ...r }) => ({
     ...r,
     done: Number(r.done),
+    failed: Number(r.failed),
     total: Number(r.total),
     snippets: Number(r.snippets),
     created_at: new Date(r.created_at).toISOString(),

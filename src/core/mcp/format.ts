@@ -21,6 +21,8 @@ export interface SnippetForModel {
   language: string;
   code: string;
   source_url: string;
+  /** What opens it, when something does (a local repository's file on disk); shown when it differs from source_url. */
+  link?: string;
   filename?: string | null;
   /** 'page' when the search found the snippet through its page's text rather than the snippet itself. */
   match?: 'snippet' | 'page';
@@ -91,6 +93,7 @@ function factsLine(snippet: SnippetForModel, verbose: boolean): string {
   const library = libraryAtVersion(snippet);
   if (!verbose) {
     const facts = [snippet.kind === 'section' ? 'page section' : snippet.language || 'text', ...(library ? [library] : []), snippet.source_url];
+    if (snippet.link && snippet.link !== snippet.source_url) facts.push(`open: ${snippet.link}`);
     if (snippet.match === 'page') facts.push('page match');
     return facts.join(' · ');
   }
@@ -98,6 +101,7 @@ function factsLine(snippet: SnippetForModel, verbose: boolean): string {
   if (library) facts.push(`Library: ${library}`);
   if (snippet.filename) facts.push(`File: ${snippet.filename}`);
   facts.push(`Source: ${snippet.source_url}`);
+  if (snippet.link && snippet.link !== snippet.source_url) facts.push(`Open: ${snippet.link}`);
   if (snippet.match === 'page') facts.push('page match');
   return facts.join(' | ');
 }

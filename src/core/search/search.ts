@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { ValidationError } from '../errors.js';
+import { openableLink } from '../document-link.js';
 import { parseLibraryRef } from '../library-ref.js';
 import { resolveLibrary } from '../sources/resolve.js';
 import { termCodeness } from './codeness.js';
@@ -58,8 +59,13 @@ export interface SearchResult extends ScreenedFields {
   description: string;
   language: string;
   code: string;
-  /** Page URL with the anchor of the nearest heading. */
+  /**
+   * Page URL with the anchor of the nearest heading: the document's identity in the index (a local
+   * repository's is `<remote>@<commit>/<path>`), not always something that opens.
+   */
   source_url: string;
+  /** What opens it (document-link.ts openableLink): a web URL, or a `file://` URL of a file on disk; absent when nothing does. */
+  link?: string;
   source_id: string;
   source_name: string;
   version: string;
@@ -564,7 +570,8 @@ ranked AS (
 paged AS (
   SELECT r.id, r.document_id, r.page_url, r.score, count(*) OVER ()::int AS total FROM ranked r ORDER BY r.score DESC, r.id LIMIT ${param.limit} OFFSET ${param.offset}
 )
-SELECT p.id, p.document_id::text AS document_id, p.page_url, p.score, p.total FROM paged p ORDER BY p.score DESC, p.id`;
+SELECT p.id, p.document_id::text AS document_id, p.page_url, p.score, p.total, sn.title, sn.kind, CASE WHEN sn.kind = 'snippet' THEN sn.code ELSE '' END AS code
+  FROM paged p JOIN snippets sn ON sn.id = p.id ORDER BY p.score DESC, p.id`;
 }
 
 // The statement texts are few (one per shape of query) and long: each goes out as a named statement, parsed
@@ -632,6 +639,10 @@ function snippetStatement({ q, parsed, retrieval, filters, compound, codeness }:
 interface RankedRow {
   id: number;
   document_id: string;
+  /** Its title, kind and (a snippet's) code: to find a page's variants of one example (foldVariants). */
+  title: string;
+  kind: SearchResult['kind'];
+  code: string;
   /** The focused page's URL when the unit is shown from another page than its home (FOCUSED_PAGE). */
   page_url: string | null;
   score: number;
@@ -664,14 +675,17 @@ async function loadResults(pool: Db, ranked: readonly RankedRow[]): Promise<Row[
  * one query term's share of the coverage: the coverage weight over the term count (term weights average 1).
  */
 async function diversifiedPage(db: Db, ranked: readonly RankedRow[], termCount: number, limit: number, offset: number): Promise<SearchResult[]> {
-  const order = diversify(
-    ranked.map((r) => ({ ...r, page: r.document_id })),
-    WEIGHTS.coverage / Math.max(termCount, 1),
+  const { shown: order, variants } = foldVariants(
+    diversify(
+      ranked.map((r) => ({ ...r, page: r.document_id })),
+      WEIGHTS.coverage / Math.max(termCount, 1),
+    ),
   );
   const window = order.slice(offset, offset + limit);
   const inWindow = new Set(window.map((r) => r.id));
+  // A page's variants of a shown example come first among what is folded under it, then its other units.
   const more = new Map<string, RankedRow[]>();
-  for (const r of order) {
+  for (const r of [...variants, ...order]) {
     if (inWindow.has(r.id)) continue;
     const list = more.get(r.document_id) ?? [];
     if (list.length < MORE_PER_PAGE) more.set(r.document_id, [...list, r]);
@@ -691,6 +705,42 @@ async function diversifiedPage(db: Db, ranked: readonly RankedRow[], termCount: 
     const result = toResult(row, 'snippet');
     return extra.length === 0 ? result : { ...result, more: extra };
   });
+}
+
+// A line that only brings a module in or hands one out, in CommonJS or ESM: what two copies of one example differ by.
+const MODULE_LINE = /^\s*(import\b.*|export\s*(\*|\{).*\bfrom\b.*|(const|let|var)\s+[^=]+=\s*require\(.*|require\(.*)$/;
+const MODULE_PREFIX = /^\s*(export\s+default\s+|module\.exports\s*=\s*|exports\.\w+\s*=\s*|export\s+)/;
+
+/** A snippet's code without its module lines, each line trimmed: equal for a CommonJS and an ESM copy. */
+function exampleBody(code: string): string {
+  return code
+    .split('\n')
+    .filter((line) => !MODULE_LINE.test(line))
+    .map((line) => line.replace(MODULE_PREFIX, '').trim())
+    .filter((line) => line !== '')
+    .join('\n');
+}
+
+/**
+ * Copies of one example on one page (a CommonJS and an ESM copy, issue #49): snippets of one page with one
+ * title whose code is the same but for the lines that import or export modules. All but the best ranked are
+ * taken out of the list and folded under the page's first result, with "more from this page": they took the
+ * places of other pages' results. Different examples under one generic heading ("Examples") stay results, as
+ * do the same title on two pages (two pages' answers) and sections.
+ */
+function foldVariants<T extends RankedRow>(order: readonly T[]): { shown: T[]; variants: T[] } {
+  const seen = new Set<string>();
+  const shown: T[] = [];
+  const variants: T[] = [];
+  for (const r of order) {
+    const title = r.title.trim().toLowerCase();
+    const body = r.kind === 'snippet' && title !== '' ? exampleBody(r.code) : '';
+    const key = `${r.document_id}\u0000${title}\u0000${body}`;
+    if (body !== '' && seen.has(key)) variants.push(r);
+    else shown.push(r);
+    seen.add(key);
+  }
+  return { shown, variants };
 }
 
 /** The folded units' names and links (not their text: a result names them, a later call fetches them). */
@@ -751,7 +801,8 @@ function roundScore(n: number): number {
 
 function toResult(row: Row, match: SearchResult['match']): SearchResult {
   const { total: _total, flags: _flags, flagged_passage: _passage, ...rest } = row;
-  return { ...rest, score: roundScore(Number(row.score)), match, ...screeningFields(row) };
+  const link = openableLink(row.source_url);
+  return { ...rest, ...(link === undefined ? {} : { link }), score: roundScore(Number(row.score)), match, ...screeningFields(row) };
 }
 
 interface PreparedSearch {

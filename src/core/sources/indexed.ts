@@ -24,6 +24,24 @@ export function sourceState(source: { document_count: number; failure: string | 
   return source.failure !== null ? 'failed' : 'indexing';
 }
 
+const ACTIVE_JOB_STATUSES = new Set(['queued', 'running', 'processing', 'enhancing']);
+
+/**
+ * A source's state as a list of sources shows it (the dashboard): its newest job's while that job is active,
+ * else what it holds, by sourceState, the rule `add --wait` and `sync` count a library by: a source with
+ * documents is `indexed` though its newest job failed (issue #49: zod's README was indexed, its docs site's
+ * crawl failed, and the dashboard said `failed`). Without documents it is `failed` or `cancelled` after such
+ * a job, else `empty`.
+ */
+export function listedSourceState(source: { document_count: number; newest_job_status: string | null }): string {
+  const newest = source.newest_job_status;
+  if (newest !== null && ACTIVE_JOB_STATUSES.has(newest)) return newest;
+  const ended = newest === 'failed' || newest === 'cancelled' ? newest : null;
+  const state = sourceState({ document_count: source.document_count, failure: ended });
+  if (state === 'indexing') return 'empty';
+  return state === 'failed' ? ended! : state;
+}
+
 /** An indexed source that answers to a library name (its name or an alias), at one version. */
 export interface IndexedVersion {
   source_id: string;

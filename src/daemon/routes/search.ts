@@ -76,7 +76,11 @@ export const SearchResultSchema = z
     description: z.string(),
     language: z.string(),
     code: z.string(),
-    source_url: z.string(),
+    source_url: z.string().describe("The document's identity in the index (a local repository's is remote@commit/path), not always something that opens"),
+    link: z
+      .string()
+      .optional()
+      .describe('What opens the document: a web URL, or a file:// URL of the file on the server’s disk (a local repository’s working tree, an uploaded file); absent when nothing does'),
     source_id: z.string(),
     source_name: z.string(),
     version: z.string(),

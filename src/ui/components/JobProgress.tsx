@@ -1,4 +1,5 @@
 import { Box, Text } from 'ink';
+import { jobStatusText } from '../../core/jobs/status-text.js';
 import { formatCount, formatDuration, formatRate, truncate } from '../format.js';
 import type { JobProgressView } from '../job-view.js';
 import { isActive } from '../job-view.js';
@@ -36,6 +37,8 @@ export function JobProgress({ job, width, selected = false, errors }: JobProgres
   const nameWidth = Math.max(8, Math.min(40, Math.floor(width * 0.35)));
   const barWidth = Math.max(10, width - nameWidth - STATUS_WIDTH - 4);
   const active = isActive(job);
+  // Completed with failed pages or files reads `partial`, as in `docdex jobs status` and `jobs list`.
+  const status = jobStatusText(job.status, job.failed);
   const stats = [
     `${formatCount(job.crawled)}/${formatCount(job.total)} ${unit}`,
     `${formatCount(job.failed)} failed`,
@@ -51,7 +54,7 @@ export function JobProgress({ job, width, selected = false, errors }: JobProgres
         <Text bold inverse={selected}>
           {truncate(job.name, nameWidth).padEnd(nameWidth)}
         </Text>{' '}
-        <Text color={stateColor(job.status)}>{job.status.padEnd(STATUS_WIDTH)}</Text> <ProgressBar ratio={ratio} width={barWidth} />
+        <Text color={stateColor(status)}>{status.padEnd(STATUS_WIDTH)}</Text> <ProgressBar ratio={ratio} width={barWidth} />
       </Text>
       <Text color={theme.text.secondary} wrap="truncate-end">
         {'    '}

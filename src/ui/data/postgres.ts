@@ -6,6 +6,7 @@ import { subscribe } from '../../core/events/notify.js';
 import { searchSnippets } from '../../core/search/search.js';
 import { deleteSource, getSource, listSources, MAX_PAGE_SIZE, updateSource } from '../../core/sources/manage.js';
 import { recrawlAnySource } from '../../core/crawl/recrawl.js';
+import { listedSourceState } from '../../core/sources/indexed.js';
 import { setUrlPatterns } from '../../core/sources/url-patterns.js';
 import { dashboardStats } from '../../core/stats/dashboard.js';
 import { crawlJobErrors, uploadJobErrors } from '../../core/stats/job-errors.js';
@@ -25,7 +26,7 @@ const MAX_ACTIVE_JOBS = 100;
 
 const NO_WORKER = 'No crawl worker is running, so it waits: start `docdex worker` or `docdex serve`.';
 
-/** Every source (up to MAX_SOURCES) with its state: that of its newest crawl or upload job. */
+/** Every source (up to MAX_SOURCES) with its state: its active job's, else indexed, failed or empty. */
 async function listSourceRows(pool: pg.Pool): Promise<SourceRow[]> {
   const rows: SourceRow[] = [];
   const [first, crawls, uploads] = await Promise.all([
@@ -33,14 +34,14 @@ async function listSourceRows(pool: pg.Pool): Promise<SourceRow[]> {
     listCrawlJobs(pool, { limit: STATE_LOOKBACK_JOBS }),
     listUploadJobs(pool, { limit: STATE_LOOKBACK_JOBS }),
   ]);
-  // A source's state is that of its newest job of either kind: an upload being processed, or one that
-  // failed, shows as such rather than as a finished upload.
+  // A source's newest job of either kind: while it runs it is the source's state; once it ended, what the
+  // source holds decides (listedSourceState, the rule the CLI counts a library by).
   const jobs = [
-    ...crawls.items.map((j) => ({ sourceId: j.source_id, at: Date.parse(j.created_at), state: j.status as string })),
-    ...uploads.map((j) => ({ sourceId: j.source_id, at: Date.parse(j.created_at), state: j.status === 'completed' ? 'uploaded' : j.status })),
+    ...crawls.items.map((j) => ({ sourceId: j.source_id, at: Date.parse(j.created_at), status: j.status as string })),
+    ...uploads.map((j) => ({ sourceId: j.source_id, at: Date.parse(j.created_at), status: j.status as string })),
   ].sort((a, b) => b.at - a.at);
   const latest = new Map<string, string>();
-  for (const job of jobs) if (job.sourceId !== null && !latest.has(job.sourceId)) latest.set(job.sourceId, job.state);
+  for (const job of jobs) if (job.sourceId !== null && !latest.has(job.sourceId)) latest.set(job.sourceId, job.status);
   let page = first;
   for (;;) {
     for (const s of page.items) {
@@ -51,7 +52,7 @@ async function listSourceRows(pool: pg.Pool): Promise<SourceRow[]> {
         snippets: s.snippet_count,
         pages: s.page_count,
         lastCrawledAt: s.last_crawled_at ? new Date(s.last_crawled_at).toISOString() : null,
-        state: latest.get(s.id) ?? (s.kind === 'upload' ? 'uploaded' : 'idle'),
+        state: listedSourceState({ document_count: s.page_count, newest_job_status: latest.get(s.id) ?? null }),
         kind: s.kind,
         baseUrl: s.base_url,
       });
