@@ -24,9 +24,11 @@ function existingFileUrl(filePath: string): string | undefined {
  *   tree; it may have moved on since that commit), as a `file://` URL without the anchor, which a terminal opens;
  * - an uploaded file: that file, when it is still there;
  * - anything else (a repository on a host with no known web view, an upload of text): none.
- * Read on the machine that answers, so a `file://` link names its disk.
+ * Read on the machine that answers, so a `file://` link names its disk. Only for a source whose location the
+ * local user typed (`localFiles`, sources.typed_by_user): a `file://` URL that a pack, a registry or an API
+ * caller stored would otherwise make results tell whether any path on this machine exists.
  */
-export function openableLink(sourceUrl: string): string | undefined {
+export function openableLink(sourceUrl: string, options: { localFiles: boolean }): string | undefined {
   let url: URL;
   try {
     url = new URL(sourceUrl);
@@ -34,7 +36,7 @@ export function openableLink(sourceUrl: string): string | undefined {
     return undefined;
   }
   if (url.protocol === 'http:' || url.protocol === 'https:') return IDENTITY.test(url.pathname) ? undefined : sourceUrl;
-  if (url.protocol !== 'file:' || url.host !== '') return undefined;
+  if (url.protocol !== 'file:' || url.host !== '' || !options.localFiles) return undefined;
   url.hash = '';
   url.search = '';
   let filePath: string;

@@ -122,13 +122,15 @@ describe('links and versions', () => {
 });
 
 describe('openableLink', () => {
+  // A source whose location the local user typed (sources.typed_by_user): the only kind that gets file links.
+  const typed = { localFiles: true };
   it('opens a web page and a forge file view as they are; nothing for a repository with no web view', () => {
     const forge = fileUrl(parseRemote('https://github.com/acme/widgets.git'), SHA, 'docs/a.md');
-    expect(openableLink(`${forge}#usage`)).toBe(`${forge}#usage`);
-    expect(openableLink('https://docs.example.com/guide/#install')).toBe('https://docs.example.com/guide/#install');
-    expect(openableLink(fileUrl(parseRemote('https://git.example.com/acme/widgets.git'), SHA, 'docs/a.md'))).toBeUndefined();
-    expect(openableLink('upload://notes/a.md')).toBeUndefined();
-    expect(openableLink('not a url')).toBeUndefined();
+    expect(openableLink(`${forge}#usage`, typed)).toBe(`${forge}#usage`);
+    expect(openableLink('https://docs.example.com/guide/#install', typed)).toBe('https://docs.example.com/guide/#install');
+    expect(openableLink(fileUrl(parseRemote('https://git.example.com/acme/widgets.git'), SHA, 'docs/a.md'), typed)).toBeUndefined();
+    expect(openableLink('upload://notes/a.md', typed)).toBeUndefined();
+    expect(openableLink('not a url', typed)).toBeUndefined();
   });
 
   it('opens a local repository’s file in its working tree while it is there', () => {
@@ -139,12 +141,15 @@ describe('openableLink', () => {
       writeFileSync(path.join(repo, 'docs', 'a b.md'), '# A');
       writeFileSync(path.join(root, 'secret.md'), 'x');
       const stored = fileUrl(parseRemote(repo), SHA, 'docs/a b.md');
-      expect(openableLink(`${stored}#a`)).toBe(pathToFileURL(path.join(repo, 'docs', 'a b.md')).href);
-      expect(openableLink(fileUrl(parseRemote(repo), SHA, 'docs/gone.md'))).toBeUndefined();
+      expect(openableLink(`${stored}#a`, typed)).toBe(pathToFileURL(path.join(repo, 'docs', 'a b.md')).href);
+      expect(openableLink(fileUrl(parseRemote(repo), SHA, 'docs/gone.md'), typed)).toBeUndefined();
       // `..` is resolved as the URL is read: what is checked on disk is the one file the URL names.
-      expect(openableLink(`${pathToFileURL(repo).href}@${SHA}/docs/../../secret.md`)).toBe(pathToFileURL(path.join(root, 'secret.md')).href);
+      expect(openableLink(`${pathToFileURL(repo).href}@${SHA}/docs/../../secret.md`, typed)).toBe(pathToFileURL(path.join(root, 'secret.md')).href);
       // A folder is not a file to open.
-      expect(openableLink(fileUrl(parseRemote(repo), SHA, 'docs'))).toBeUndefined();
+      expect(openableLink(fileUrl(parseRemote(repo), SHA, 'docs'), typed)).toBeUndefined();
+      // What a pack, a registry or an API caller stored gets no file link: results would tell which paths exist.
+      expect(openableLink(`${stored}#a`, { localFiles: false })).toBeUndefined();
+      expect(openableLink(pathToFileURL(path.join(root, 'secret.md')).href, { localFiles: false })).toBeUndefined();
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
@@ -159,7 +164,7 @@ describe('openableLink', () => {
           fc.string().map((s) => `file:///${s}`),
         ),
         (text) => {
-          const link = openableLink(text);
+          const link = openableLink(text, typed);
           if (link !== undefined) expect(link).toMatch(/^(https?|file):/);
         },
       ),

@@ -338,7 +338,7 @@ export function phraseIndexForms(parsed: ParsedQuery, stats: WordStats, correcte
 }
 
 // The screening columns are read here, for the returned rows only, never while ranking.
-const RESULT_COLUMNS = `s.id, s.kind, s.title, s.description, s.language, s.code, s.source_url, s.source_id, src.name AS source_name, src.version, s.flags, s.flagged_passage`;
+const RESULT_COLUMNS = `s.id, s.kind, s.title, s.description, s.language, s.code, s.source_url, s.source_id, src.name AS source_name, src.version, s.flags, s.flagged_passage, src.typed_by_user`;
 
 /**
  * Code shown on several pages links to the first page it was stored from. When that page is an aggregate (Node's
@@ -354,7 +354,7 @@ const FOCUSED_PAGE = `LEFT JOIN LATERAL (
      LIMIT 1
   ) focused ON true`;
 
-type Row = Omit<SearchResult, 'match' | keyof ScreenedFields> & { total: number; flags: string[]; flagged_passage: string | null };
+type Row = Omit<SearchResult, 'match' | keyof ScreenedFields> & { total: number; flags: string[]; flagged_passage: string | null; typed_by_user: boolean };
 
 /**
  * The ranking statement's parameters by name; their order here is their `$n` number, so placeholders are computed
@@ -800,8 +800,8 @@ function roundScore(n: number): number {
 }
 
 function toResult(row: Row, match: SearchResult['match']): SearchResult {
-  const { total: _total, flags: _flags, flagged_passage: _passage, ...rest } = row;
-  const link = openableLink(row.source_url);
+  const { total: _total, flags: _flags, flagged_passage: _passage, typed_by_user: typedByUser, ...rest } = row;
+  const link = openableLink(row.source_url, { localFiles: typedByUser });
   return { ...rest, ...(link === undefined ? {} : { link }), score: roundScore(Number(row.score)), match, ...screeningFields(row) };
 }
 
