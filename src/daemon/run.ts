@@ -13,31 +13,37 @@ import type { ServiceStarter } from './server.js';
  */
 export async function runDaemonUntilSignal(config: Config, options: { services: ServiceStarter[]; host?: string; port?: number }): Promise<void> {
   const logger = createLogger();
-  const daemon = await startDaemon(config, {
-    routes: [...docsIndexRoutes, ...mcpRoutes, ...agentRoutes, ...agentServerRoutes],
-    logger,
-    services: options.services,
-    ...(options.host === undefined ? {} : { host: options.host }),
-    ...(options.port === undefined ? {} : { port: options.port }),
-  });
-  logger.info({ url: daemon.url, docs: `${daemon.url}/docs` }, 'docdex daemon listening');
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        logger.warn({ signal }, 'second signal: exiting now');
-        process.kill(process.pid, 'SIGKILL');
-        return;
-      }
-      stopping = true;
-      logger.info({ signal }, 'shutting down: finishing in-flight requests and pages');
-      daemon.close().then(resolve, (error: unknown) => {
-        logger.error({ err: error }, 'shutdown error');
-        resolve();
-      });
-    };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-  });
+  // The signal handlers come first: HTTP answers (and a supervisor may signal) before the services have started,
+  // and a signal then must still shut down what has started, not end the process where it stands.
+  let signalled: (signal: NodeJS.Signals) => void = () => undefined;
+  const stopAsked = new Promise<NodeJS.Signals>((resolve) => (signalled = resolve));
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.kill(process.pid, 'SIGKILL');
+      return;
+    }
+    stopping = true;
+    signalled(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const daemon = await startDaemon(config, {
+      routes: [...docsIndexRoutes, ...mcpRoutes, ...agentRoutes, ...agentServerRoutes],
+      logger,
+      services: options.services,
+      ...(options.host === undefined ? {} : { host: options.host }),
+      ...(options.port === undefined ? {} : { port: options.port }),
+    });
+    if (!stopping) logger.info({ url: daemon.url, docs: `${daemon.url}/docs` }, 'docdex daemon listening');
+    const signal = await stopAsked;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests and pages');
+    await daemon.close().catch((error: unknown) => logger.error({ err: error }, 'shutdown error'));
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
   logger.info('docdex daemon stopped');
 }

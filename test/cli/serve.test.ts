@@ -68,6 +68,17 @@ afterEach(async () => {
 });
 
 describe('docdex serve', () => {
+  it('shuts down gracefully on a signal that comes while its services start, after HTTP answers', async () => {
+    cwd = mkdtempSync(path.join(os.tmpdir(), 'docdex-serve-'));
+    const child = serve(['--port', String(await freePort())]);
+    // Fastify's own line: the port answers (a supervisor's health check passes) before the services have started.
+    await waitForOutput(child, /Server listening at/);
+    child.kill('SIGTERM');
+    const done = await child;
+    expect(done.exitCode, String(done.all)).toBe(0);
+    expect(String(done.all)).toContain('docdex daemon stopped');
+  });
+
   it('provisions no agent workspace for a docs-only user', async () => {
     cwd = mkdtempSync(path.join(os.tmpdir(), 'docdex-serve-'));
     const child = serve(['--port', String(await freePort())]);
