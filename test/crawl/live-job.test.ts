@@ -77,7 +77,13 @@ describe('crawl progress display', () => {
     display.update(fromCrawlJob({ ...base, pages_crawled: 30, snippets_stored: 120 }));
     await new Promise((r) => setTimeout(r, 50));
     display.stop(fromCrawlJob({ ...base, status: 'completed', pages_crawled: 37, current_url: null, eta_seconds: null }));
-    expect(plain(term.output)).toMatch(/completed\s+█+\s+100%/);
+    // It completed with one failed page: partial (jobStatusText), as the CLI's job lines and the dashboard say.
+    expect(plain(term.output)).toMatch(/partial\s+█+\s+100%/);
+    const clean = new FakeTerminal();
+    renderLiveJob(fromCrawlJob(base), { stdout: clean as unknown as NodeJS.WriteStream, width: 90 }).stop(
+      fromCrawlJob({ ...base, status: 'completed', pages_crawled: 37, pages_failed: 0, current_url: null, eta_seconds: null }),
+    );
+    expect(plain(clean.output)).toMatch(/completed\s+█+\s+100%/);
   });
 
   it('prints plain lines without a terminal', () => {
