@@ -45,14 +45,20 @@ export class RobotsStore {
   /** `allowLoopback` is the job's outbound policy (see net/outbound.ts); robots.txt follows it like pages. */
   get(jobId: string, origin: string, signal?: AbortSignal, allowLoopback = false): Promise<RobotsRules> {
     const key = `${jobId} ${origin}`;
-    let entry = this.memo.get(key);
-    if (!entry) {
-      if (this.memo.size > 2000) this.memo.clear();
-      entry = this.load(jobId, origin, signal, allowLoopback).then((rules) => this.withCeiling(jobId, rules));
-      this.memo.set(key, entry);
-      // A failure is not remembered: the next page of this origin asks again.
-      entry.catch(() => this.memo.delete(key));
-    }
+    const known = this.memo.get(key);
+    if (known) return known;
+    if (this.memo.size > 2000) this.memo.clear();
+    const asked = Date.now();
+    const entry = this.load(jobId, origin, signal, allowLoopback).then((rules) => this.withCeiling(jobId, rules));
+    this.memo.set(key, entry);
+    // A failure is remembered for as long as it took to establish (the fetcher's retries), then the next page
+    // of this origin asks again. The routes tried right after a start page (llms.txt, a sitemap, markdown twins)
+    // then fail with it at once instead of each retrying the same dead host as long again: `docdex add` of a
+    // site that refused connections took 37 s, five times the 7.5 s one robots.txt fetch spends retrying.
+    entry.catch(() => {
+      const forget = setTimeout(() => this.memo.get(key) === entry && this.memo.delete(key), Date.now() - asked);
+      forget.unref();
+    });
     return entry;
   }
 
