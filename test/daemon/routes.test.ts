@@ -144,6 +144,8 @@ describe('crawl routes', () => {
     const stats = await api('GET', '/api/statistics/dashboard');
     expect(stats.body.totals).toMatchObject({ sources: 1, snippets: 9 });
     expect(stats.body.jobs.crawl.completed).toBe(2);
+    // Each recent job carries its failed count, so a text view can read a completed job with failures as partial.
+    expect(stats.body.recent_jobs[0]).toMatchObject({ kind: 'crawl', status: 'completed', failed: 0 });
 
     const deleted = await api('DELETE', `/api/sources/${sourceId}`);
     expect(deleted.status).toBe(200);

@@ -17,6 +17,8 @@ describe('Overview screen', () => {
     expect(frame).toContain('crawl   queued 0  running 1  completed 5  failed 1  cancelled 2');
     expect(frame).toContain('upload  queued 0  processing 0  completed 1  failed 0  cancelled 0');
     expect(frame.find((l) => l.includes('fastapi'))).toMatch(/crawl +fastapi +running +10 +45 1m ago/);
+    // A completed job with a failed file reads partial, as on the Jobs screen and in the CLI (issue #49).
+    expect(frame.find((l) => l.includes('notes'))).toMatch(/upload +notes +partial +3 +12 /);
     expect(frame).toHaveLength(22);
     expect(frame[21]).toMatch(/^1-5 screens {2}tab screen {2}q quit/);
   });

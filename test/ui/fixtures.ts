@@ -42,8 +42,8 @@ export const STATS: DashboardStats = {
   ],
   jobs: { crawl: { queued: 0, running: 1, completed: 5, failed: 1, cancelled: 2 }, upload: { queued: 0, processing: 0, completed: 1, failed: 0, cancelled: 0 } },
   recent_jobs: [
-    { id: 'j1', kind: 'crawl', name: 'fastapi', status: 'running', pages: 10, snippets: 45, created_at: '2025-06-01T11:59:00Z', completed_at: null },
-    { id: 'u1', kind: 'upload', name: 'notes', status: 'completed', pages: 3, snippets: 12, created_at: '2025-06-01T10:00:00Z', completed_at: '2025-06-01T10:00:05Z' },
+    { id: 'j1', kind: 'crawl', name: 'fastapi', status: 'running', pages: 10, failed: 0, snippets: 45, created_at: '2025-06-01T11:59:00Z', completed_at: null },
+    { id: 'u1', kind: 'upload', name: 'notes', status: 'completed', pages: 3, failed: 1, snippets: 12, created_at: '2025-06-01T10:00:00Z', completed_at: '2025-06-01T10:00:05Z' },
   ],
   top_sources: [],
 };

@@ -9,8 +9,11 @@ export interface DashboardStats {
     id: string;
     kind: 'crawl' | 'upload';
     name: string;
+    /** The stored status; a text view reads it with jobStatusText, which makes a completed job with failures `partial`. */
     status: string;
     pages: number;
+    /** Pages (crawl) or files (upload) that failed. */
+    failed: number;
     snippets: number;
     created_at: string;
     completed_at: string | null;
@@ -33,9 +36,9 @@ export async function dashboardStats(pool: pg.Pool, options: { recent?: number; 
     pool.query<{ status: UploadState; n: number }>('SELECT status, count(*)::int AS n FROM upload_jobs GROUP BY status'),
     pool.query<DashboardStats['recent_jobs'][number]>(
       `SELECT * FROM (
-         SELECT id, 'crawl' AS kind, name, status, pages_crawled AS pages, snippets_stored AS snippets, created_at, completed_at FROM crawl_jobs
+         SELECT id, 'crawl' AS kind, name, status, pages_crawled AS pages, pages_failed AS failed, snippets_stored AS snippets, created_at, completed_at FROM crawl_jobs
          UNION ALL
-         SELECT id, 'upload' AS kind, name, status, processed_files AS pages, snippets_extracted AS snippets, created_at, completed_at FROM upload_jobs
+         SELECT id, 'upload' AS kind, name, status, processed_files AS pages, failed_files AS failed, snippets_extracted AS snippets, created_at, completed_at FROM upload_jobs
        ) j ORDER BY created_at DESC LIMIT $1`,
       [options.recent ?? 10],
     ),

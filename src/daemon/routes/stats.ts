@@ -10,7 +10,7 @@ const Stats = z
     totals: z.object({ sources: z.number(), documents: z.number(), snippets: z.number(), languages: z.number() }),
     languages: z.array(z.object({ language: z.string(), snippets: z.number() })),
     jobs: z.object({ crawl: z.record(z.string(), z.number()), upload: z.record(z.string(), z.number()) }),
-    recent_jobs: z.array(z.object({ id: z.string(), kind: z.enum(['crawl', 'upload']), name: z.string(), status: z.string() }).loose()),
+    recent_jobs: z.array(z.object({ id: z.string(), kind: z.enum(['crawl', 'upload']), name: z.string(), status: z.string(), failed: z.number().int() }).loose()),
     top_sources: z.array(z.object({ id: z.string(), name: z.string(), version: z.string(), snippets: z.number(), documents: z.number() })),
   })
   .meta({ id: 'DashboardStatistics' });

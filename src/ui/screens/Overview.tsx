@@ -9,6 +9,7 @@ import { useJobEvents, useResource, useThrottled } from '../data/hooks.js';
 import type { DashboardStats } from '../data/types.js';
 import { formatAgo, formatCount } from '../format.js';
 import { GLOBAL_KEYS } from '../keys.js';
+import { jobStatusText } from '../../core/jobs/status-text.js';
 import { stateColor, theme } from '../theme.js';
 import type { ScreenProps } from './types.js';
 
@@ -37,7 +38,7 @@ export function Overview({ active, width, height }: ScreenProps) {
   const recentColumns: Column<RecentJob>[] = [
     { header: 'kind', width: 6, value: (j) => j.kind },
     { header: 'name', value: (j) => j.name },
-    { header: 'state', width: 10, value: (j) => j.status, color: (j) => stateColor(j.status) },
+    { header: 'state', width: 10, value: (j) => jobStatusText(j.status, j.failed), color: (j) => stateColor(jobStatusText(j.status, j.failed)) },
     { header: 'pages', width: 6, align: 'right', value: (j) => formatCount(j.pages) },
     { header: 'snippets', width: 8, align: 'right', value: (j) => formatCount(j.snippets) },
     { header: 'started', width: 10, value: (j) => formatAgo(j.created_at, now()) },
