@@ -145,4 +145,17 @@ describe('git sources', () => {
       await daemon.close();
     }
   });
+  it("`@HEAD` is the repository's default branch, as git names it (it was refused as an unknown tag or branch)", async () => {
+    const other = await createTestRepo('headlib');
+    try {
+      other.write({ 'docs/index.md': '# Head\n\n```python\nheadlib.kookaburra_call()\n```\n' });
+      await other.commit('first');
+      const job = await startGitSource(dbh(), db.config, { remote: other.url, ref: 'HEAD', provenance: 'user' });
+      expect(job).toMatchObject({ name: 'headlib', version: 'main' });
+      expect(await waitForUpload(dbh(), job.id)).toMatchObject({ status: 'completed', processed_files: 1 });
+      expect((await searchSnippets(db.pool, { query: 'kookaburra_call', source: 'headlib' })).items[0]?.code).toContain('kookaburra_call');
+    } finally {
+      other.cleanup();
+    }
+  });
 });

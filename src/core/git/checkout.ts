@@ -93,7 +93,8 @@ function parseLsRemote(stdout: string): RemoteRefs {
 }
 
 export function resolveRef(remoteRefs: RemoteRefs, ref: string | undefined, remote: Remote): ResolvedRef {
-  if (ref === undefined) {
+  // `@HEAD` names what git itself calls HEAD on that repository: its default branch (a local clone's current one).
+  if (ref === undefined || ref === 'HEAD') {
     return remoteRefs.head === undefined ? { kind: 'branch', name: 'HEAD', fetch: 'HEAD' } : { kind: 'branch', name: remoteRefs.head, fetch: `refs/heads/${remoteRefs.head}` };
   }
   if (remoteRefs.refs.has(`refs/tags/${ref}`)) return { kind: 'tag', name: ref, fetch: `refs/tags/${ref}` };
