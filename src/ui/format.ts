@@ -51,6 +51,20 @@ export function formatAgo(iso: string | null | undefined, now: number = Date.now
   return new Date(then).toISOString().slice(0, 10);
 }
 
+/** How long until a future time, as "in 5m"; "-" for none (a disabled schedule), "now" once it is due. */
+export function formatIn(iso: string | null | undefined, now: number = Date.now()): string {
+  if (!iso) return '-';
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) return '-';
+  const seconds = Math.round((then - now) / 1000);
+  if (seconds <= 0) return 'now';
+  if (seconds < 60) return `in ${seconds}s`;
+  if (seconds < 3600) return `in ${Math.floor(seconds / 60)}m`;
+  if (seconds < 86_400) return `in ${Math.floor(seconds / 3600)}h`;
+  if (seconds < 7 * 86_400) return `in ${Math.floor(seconds / 86_400)}d`;
+  return new Date(then).toISOString().slice(0, 10);
+}
+
 export function percent(done: number, total: number): number {
   if (total <= 0) return 0;
   return Math.max(0, Math.min(100, Math.floor((done / total) * 100)));

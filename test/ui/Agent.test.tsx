@@ -95,7 +95,8 @@ describe('Agent screen (real PostgreSQL, real core)', () => {
 
   it('shows schedules and their runs', async () => {
     view = renderWithProviders(<Agent active width={120} height={20} initialSection="Schedules" />, { data, now: Date.now });
-    await waitForFrame(/nightly review +app +60 min +yes/);
+    // When it last ran (its manual run) and when it runs next, within the hour.
+    await waitForFrame(/nightly review +app +60 min +yes +\d+s ago +in (\d+[sm]|1h)/);
     expect(view.lastFrame()).toMatch(/1 +nightly review +queued +manual/);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fit, formatAgo, formatCount, formatDuration, formatRate, percent, truncate } from '../../src/ui/format.js';
+import { fit, formatAgo, formatCount, formatDuration, formatIn, formatRate, percent, truncate } from '../../src/ui/format.js';
 
 describe('format', () => {
   it('truncates by code point with an ellipsis', () => {
@@ -24,6 +24,8 @@ describe('format', () => {
     expect(formatAgo('2025-06-01T11:59:30Z', now)).toBe('30s ago');
     expect(formatAgo('2025-06-01T09:00:00Z', now)).toBe('3h ago');
     expect(formatAgo('2025-01-01T00:00:00Z', now)).toBe('2025-01-01');
+    expect([formatIn(null, now), formatIn('2025-06-01T11:00:00Z', now), formatIn('2025-06-01T12:00:30Z', now), formatIn('2025-06-01T12:42:00Z', now)]).toEqual(['-', 'now', 'in 30s', 'in 42m']);
+    expect([formatIn('2025-06-02T15:00:00Z', now), formatIn('2025-07-01T00:00:00Z', now), formatIn('not a date', now)]).toEqual(['in 1d', '2025-07-01', '-']);
     expect([percent(1, 3), percent(5, 0), percent(7, 5)]).toEqual([33, 0, 100]);
   });
 });

@@ -6,7 +6,7 @@ import type { Column } from '../../components/Table.js';
 import { useDashboard } from '../../data/context.js';
 import { useLatestState, useResource } from '../../data/hooks.js';
 import type { AgentRepoRow, RunRecord, ScheduleRecord, Skill } from '../../data/types.js';
-import { formatAgo } from '../../format.js';
+import { formatAgo, formatIn } from '../../format.js';
 import { stateColor, theme } from '../../theme.js';
 
 /** The read-only sections of the Agent screen: repositories with their worktrees, schedules and runs, skills. */
@@ -86,6 +86,7 @@ function scheduleColumns(now: number): Column<ScheduleRecord>[] {
     { header: 'every', width: 14, value: (s) => s.cron ?? `${s.intervalMinutes} min` },
     { header: 'on', width: 3, value: (s) => (s.enabled ? 'yes' : 'no'), color: (s) => (s.enabled ? theme.status.success : theme.status.muted) },
     { header: 'last run', width: 10, value: (s) => formatAgo(iso(s.lastRunAt), now) },
+    { header: 'next run', width: 10, value: (s) => formatIn(iso(s.nextRunAt), now) },
   ];
 }
 
