@@ -13,6 +13,25 @@ import type { TestDatabase } from '../helpers/db.js';
  * worker's, so the CLI says once that it goes on there and exits 130, the shell's code for an interrupt.
  */
 
+/**
+ * A docs site whose pages answer slowly, so a crawl is still running when the interrupt comes. The first request
+ * for each page answers at once: it is the CLI reading the start page for the library's name before it queues
+ * the crawl (15 s of waiting per crawl otherwise); the crawl's own fetch of the page is the later one.
+ */
+function slowSite(): http.Server {
+  const seen = new Set<string>();
+  const page = '<html><body><h1>Slow</h1></body></html>';
+  return http.createServer((req, res) => {
+    if (req.url === '/robots.txt') return void res.writeHead(404).end();
+    if (!seen.has(req.url ?? '')) {
+      seen.add(req.url ?? '');
+      return void res.writeHead(200, { 'content-type': 'text/html' }).end(page);
+    }
+    const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(page), 20_000);
+    res.once('close', () => clearTimeout(timer));
+  });
+}
+
 function waitFor(child: ResultPromise, pattern: RegExp, timeoutMs = 60_000): Promise<void> {
   return new Promise((resolve, reject) => {
     let seen = '';
@@ -37,12 +56,7 @@ describe('Ctrl-C during crawl start --wait with a worker running', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase({ CRAWL_ALLOW_HOSTS: '127.0.0.1' });
-    // Every page answers slowly, so the crawl is still running when the interrupt comes.
-    site = http.createServer((req, res) => {
-      if (req.url === '/robots.txt') return void res.writeHead(404).end();
-      const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body><h1>Slow</h1></body></html>'), 20_000);
-      res.once('close', () => clearTimeout(timer));
-    });
+    site = slowSite();
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/docs/`;
   });
@@ -83,11 +97,7 @@ describe('Ctrl-C during crawl start --wait with the workers in-process', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase({ CRAWL_ALLOW_HOSTS: '127.0.0.1' });
-    site = http.createServer((req, res) => {
-      if (req.url === '/robots.txt') return void res.writeHead(404).end();
-      const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body><h1>Slow</h1></body></html>'), 20_000);
-      res.once('close', () => clearTimeout(timer));
-    });
+    site = slowSite();
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/docs/`;
   });
