@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diversify } from '../../src/core/search/diversify.js';
-import { searchSnippets } from '../../src/core/search/search.js';
+import { WEIGHTS } from '../../src/core/search/rank.js';
+import { explainScores, searchSnippets } from '../../src/core/search/search.js';
 import { listSourceSnippets } from '../../src/core/store/snippets.js';
 import { removePage } from '../../src/core/store/pages.js';
 import { createTestDatabase } from '../helpers/db.js';
@@ -157,6 +158,22 @@ describe('sections as search units', () => {
     expect(r.items[1]!.more?.map((m) => m.source_url)).toEqual(['https://webkit.example/guide/router#handlers']);
     // Only a page's first result carries its folded units.
     expect(r.items[2]!.more).toBeUndefined();
+  });
+});
+
+describe('explainScores', () => {
+  it("splits each ranked unit's score into its weighted signals, which add up to the score the search ranks by", async () => {
+    const units = await explainScores(db.pool, { query: 'route handler', source: source.id, limit: 5 });
+    expect(units.length).toBeGreaterThan(3);
+    for (const u of units) {
+      expect(Object.keys(u.parts).sort()).toEqual(Object.keys(WEIGHTS).sort());
+      expect(Object.values(u.parts).reduce((a, b) => a + b, 0)).toBeCloseTo(u.score, 9);
+    }
+    // Best first, and the scores the search's results carry.
+    expect(units.map((u) => u.score)).toEqual([...units.map((u) => u.score)].sort((a, b) => b - a));
+    const scoreOf = new Map(units.map((u) => [u.id, u.score]));
+    const r = await searchSnippets(db.pool, { query: 'route handler', source: source.id, limit: 5 });
+    for (const item of r.items) expect(item.score).toBeCloseTo(scoreOf.get(item.id)!, 4);
   });
 });
 

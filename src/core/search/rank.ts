@@ -79,6 +79,24 @@ const UNIT_CODE = `(CASE WHEN s.kind = 'section' THEN section_code(s.code) ELSE 
  * more than all the checks together.
  */
 export function scoreSql(termCount: number, identifierCount: number): string {
+  return `(
+  ${scoreParts(termCount, identifierCount)
+    .map((p) => p.sql)
+    .join('\n  + ')}
+)`;
+}
+
+/** One weighted signal of the score: its name (a WEIGHTS key) and its SQL expression. */
+export interface ScorePart {
+  name: keyof typeof WEIGHTS;
+  sql: string;
+}
+
+/**
+ * The score's weighted signals, in the order scoreSql adds them: the score is their sum. Named so that a
+ * ranking can be read signal by signal (explainScores in search.ts, `bench/why.ts`).
+ */
+export function scoreParts(termCount: number, identifierCount: number): ScorePart[] {
   const terms = range(termCount);
   const titleHits = sum(terms.map((i) => `(o.own_title @@ q.titles[${i}])::int`));
   const pageTitleHits = sum(terms.map((i) => `(d.title_vector @@ q.terms[${i}])::int`));
@@ -89,18 +107,18 @@ export function scoreSql(termCount: number, identifierCount: number): string {
       : `(CASE WHEN ${range(identifierCount)
           .map((i) => `strpos(s.code, q.identifiers[${i}]) > 0`)
           .join(' OR ')} THEN 1 ELSE 0 END)`;
-  return `(
-  ${WEIGHTS.coverage} * (h.hits + ${PAGE_CONTEXT_CREDIT} * greatest(COALESCE(tp.hits, 0) - h.hits, 0)) / greatest(q.n, 1)
-  + ${WEIGHTS.pageRelevance} * COALESCE(tp.relevance, 0)
-  + ${WEIGHTS.titleCoverage} * ${titleHits}::float8 / greatest(q.n, 1)
-  + ${WEIGHTS.pageTitleCoverage} * ${pageTitleHits}::float8 / greatest(q.n, 1)
-  + ${WEIGHTS.proximity} * (CASE WHEN q.n > 1 AND numnode(q.phrase) > 0 AND s.search_vector @@ q.phrase THEN 1 ELSE 0 END)
-  + ${WEIGHTS.exactIdentifier} * ${exact}
-  + ${WEIGHTS.compoundIdentifier} * (CASE WHEN q.compound <> '' AND ${UNIT_CODE} ~* q.compound THEN 1 ELSE 0 END)
-  + ${WEIGHTS.textRank} * ts_rank('${RANK_WEIGHTS}', s.search_vector, q.any, ${RANK_NORMALISATION})
-  + ${WEIGHTS.pageCount} * ln(s.page_count)
-  + ${WEIGHTS.codeCoverage} * ${codeHits}::float8 / greatest(q.n, 1)
-)`;
+  return [
+    { name: 'coverage', sql: `${WEIGHTS.coverage} * (h.hits + ${PAGE_CONTEXT_CREDIT} * greatest(COALESCE(tp.hits, 0) - h.hits, 0)) / greatest(q.n, 1)` },
+    { name: 'pageRelevance', sql: `${WEIGHTS.pageRelevance} * COALESCE(tp.relevance, 0)` },
+    { name: 'titleCoverage', sql: `${WEIGHTS.titleCoverage} * ${titleHits}::float8 / greatest(q.n, 1)` },
+    { name: 'pageTitleCoverage', sql: `${WEIGHTS.pageTitleCoverage} * ${pageTitleHits}::float8 / greatest(q.n, 1)` },
+    { name: 'proximity', sql: `${WEIGHTS.proximity} * (CASE WHEN q.n > 1 AND numnode(q.phrase) > 0 AND s.search_vector @@ q.phrase THEN 1 ELSE 0 END)` },
+    { name: 'exactIdentifier', sql: `${WEIGHTS.exactIdentifier} * ${exact}` },
+    { name: 'compoundIdentifier', sql: `${WEIGHTS.compoundIdentifier} * (CASE WHEN q.compound <> '' AND ${UNIT_CODE} ~* q.compound THEN 1 ELSE 0 END)` },
+    { name: 'textRank', sql: `${WEIGHTS.textRank} * ts_rank('${RANK_WEIGHTS}', s.search_vector, q.any, ${RANK_NORMALISATION})` },
+    { name: 'pageCount', sql: `${WEIGHTS.pageCount} * ln(s.page_count)` },
+    { name: 'codeCoverage', sql: `${WEIGHTS.codeCoverage} * ${codeHits}::float8 / greatest(q.n, 1)` },
+  ];
 }
 
 /**

@@ -9,7 +9,8 @@ import { languageFilter } from './language-filter.js';
 import { buildTsQueries, checkQueryLength, compoundPattern, exactIdentifiers, parseQuery, phraseWordsQuery } from './query.js';
 import type { ParsedQuery, TsQueries } from './query.js';
 import { diversify } from './diversify.js';
-import { CODE_VECTOR_SQL, OWN_VECTOR_SQL, scoreSql, termHitsSql, WEIGHTS } from './rank.js';
+import { CODE_VECTOR_SQL, OWN_VECTOR_SQL, scoreParts, scoreSql, termHitsSql, WEIGHTS } from './rank.js';
+import type { ScorePart } from './rank.js';
 import { applyScreening, screeningFields } from './screening.js';
 import type { ScreenedFields, ScreeningMode } from './screening.js';
 import { correctWords, wordStats } from './typo.js';
@@ -412,11 +413,11 @@ const SNIPPET_FILTERS = `${sourceFilter('s')} AND ${LANGUAGE_FILTER}`;
  * each search with its values, can estimate how common the terms are: a word in most snippets is found faster
  * by reading rows until the cap than through the index.
  */
-function snippetSearchSql(termCount: number, identifierCount: number, tiers: Tiers): string {
+function snippetSearchSql(termCount: number, identifierCount: number, tiers: Tiers, withParts = false): string {
   return `
 WITH ${queryCte()},
 ${tierCtes(tiers)}${pageCtes(tiers, termCount)}
-${rankingCtes(termCount, identifierCount, tiers)}`;
+${rankingCtes(termCount, identifierCount, tiers, withParts)}`;
 }
 
 /** The query's tsqueries, computed once. */
@@ -549,8 +550,14 @@ tier_pages AS (
 ),`;
 }
 
-/** The candidates ranked (rank.ts), one page of them, with their result columns. */
-function rankingCtes(termCount: number, identifierCount: number, tiers: Tiers): string {
+/**
+ * The candidates ranked (rank.ts), one page of them, with their result columns; `withParts`, each weighted
+ * signal of the score too (explainScores), as columns `part_<name>`.
+ */
+function rankingCtes(termCount: number, identifierCount: number, tiers: Tiers, withParts: boolean): string {
+  const parts: ScorePart[] = withParts ? scoreParts(termCount, identifierCount) : [];
+  const computed = parts.map((p) => `, ${p.sql} AS "part_${p.name}"`).join('');
+  const passed = (alias: string) => parts.map((p) => `, ${alias}."part_${p.name}"`).join('');
   return `candidates AS (SELECT id FROM tier1${tiers.relaxed ? ' UNION SELECT id FROM tier2' : ''}${tiers.any ? ' UNION SELECT id FROM tier3' : ''}${tiers.pages ? ' UNION SELECT id FROM tier_pages' : ''}),
 placed AS (
   SELECT s.id, s.kind, s.title, s.search_vector, s.code, s.page_count, COALESCE(focused.id, s.document_id) AS document_id, focused.url AS page_url
@@ -558,7 +565,7 @@ placed AS (
     ${FOCUSED_PAGE}
 ),
 ranked AS (
-  SELECT s.id, s.document_id, s.page_url, ${scoreSql(termCount, identifierCount)} AS score
+  SELECT s.id, s.document_id, s.page_url, ${scoreSql(termCount, identifierCount)} AS score${computed}
     FROM placed s
     -- One index probe per candidate: planned as a join, a mid-sized index (tens of thousands of pages) got its
     -- whole documents table hashed for a few hundred candidates. OFFSET 0 keeps the subquery from being merged.
@@ -568,9 +575,9 @@ ranked AS (
     LATERAL (SELECT ${termHitsSql(termCount)} AS hits, ${CODE_VECTOR_SQL}) AS h
 ),
 paged AS (
-  SELECT r.id, r.document_id, r.page_url, r.score, count(*) OVER ()::int AS total FROM ranked r ORDER BY r.score DESC, r.id LIMIT ${param.limit} OFFSET ${param.offset}
+  SELECT r.id, r.document_id, r.page_url, r.score${passed('r')}, count(*) OVER ()::int AS total FROM ranked r ORDER BY r.score DESC, r.id LIMIT ${param.limit} OFFSET ${param.offset}
 )
-SELECT p.id, p.document_id::text AS document_id, p.page_url, p.score, p.total, sn.title, sn.kind, CASE WHEN sn.kind = 'snippet' THEN sn.code ELSE '' END AS code
+SELECT p.id, p.document_id::text AS document_id, p.page_url, p.score, p.total, sn.title, sn.kind, CASE WHEN sn.kind = 'snippet' THEN sn.code ELSE '' END AS code${passed('p')}
   FROM paged p JOIN snippets sn ON sn.id = p.id ORDER BY p.score DESC, p.id`;
 }
 
@@ -584,8 +591,12 @@ const NAMED_SHAPES = 32;
 const sqlCache = new Map<string, { name?: string; text: string }>();
 let namedShapes = 0;
 
+function tiersOf(retrieval: Retrieval): Tiers {
+  return { ...retrieval, relaxed: retrieval.relaxed !== '', any: retrieval.any !== '', find: retrieval.find !== '' };
+}
+
 function cachedSql(termCount: number, identifierCount: number, retrieval: Retrieval): { name?: string; text: string } {
-  const tiers = { ...retrieval, relaxed: retrieval.relaxed !== '', any: retrieval.any !== '', find: retrieval.find !== '' };
+  const tiers = tiersOf(retrieval);
   const key = `${termCount}/${identifierCount}/${tiers.relaxed}/${tiers.any}/${tiers.pages}/${tiers.scan}/${tiers.find}/${tiers.relaxedOnRows}`;
   let sql = sqlCache.get(key);
   if (sql === undefined) {
@@ -600,10 +611,11 @@ function cachedSql(termCount: number, identifierCount: number, retrieval: Retrie
 /** What the ranking statement is built from: a prepared search without its paging. */
 type StatementInput = Pick<PreparedSearch, 'q' | 'parsed' | 'retrieval' | 'filters' | 'compound' | 'codeness'>;
 
-function snippetStatement({ q, parsed, retrieval, filters, compound, codeness }: StatementInput, limit: number, offset: number): { name?: string; text: string; values: unknown[] } {
+function snippetStatement({ q, parsed, retrieval, filters, compound, codeness }: StatementInput, limit: number, offset: number, withParts = false): { name?: string; text: string; values: unknown[] } {
   const identifiers = exactIdentifiers(parsed);
   return {
-    ...cachedSql(q.perTerm.length, identifiers.length, retrieval),
+    // The statement with the score's parts is for reading a ranking (explainScores), not a search: not cached.
+    ...(withParts ? { text: snippetSearchSql(q.perTerm.length, identifiers.length, tiersOf(retrieval), true) } : cachedSql(q.perTerm.length, identifiers.length, retrieval)),
     values: searchValues({
       all: q.all,
       relaxed: retrieval.relaxed,
@@ -861,6 +873,38 @@ export async function explainSearch(pool: pg.Pool, options: SearchOptions): Prom
   );
   const out = rows[0]!['QUERY PLAN'][0]!;
   return { executionMs: out['Execution Time'], planningMs: out['Planning Time'], plan: out.Plan };
+}
+
+/** A ranked unit with the weighted signals its score adds up (ScorePart names), as explainScores reads them. */
+export interface ScoredUnit {
+  id: number;
+  kind: SearchResult['kind'];
+  title: string;
+  source_url: string;
+  score: number;
+  parts: Partial<Record<ScorePart['name'], number>>;
+}
+
+/**
+ * Why a search ranks what it ranks: the units searchSnippets ranks for these options, best first and before the
+ * results are spread over pages (diversify.ts), each with every weighted signal of its score (rank.ts
+ * scoreParts), which add up to it. For reading a ranking (`bench/why.ts`); it costs what a search costs.
+ */
+export async function explainScores(pool: pg.Pool, options: SearchOptions): Promise<ScoredUnit[]> {
+  const prepared = await prepareSearch(pool, options, pool);
+  if (prepared === null) return [];
+  const { rows } = await pool.query<Record<string, unknown>>(snippetStatement(prepared, prepared.limit, prepared.offset, true));
+  const urls = await pool.query<{ id: string; source_url: string }>('SELECT id, source_url FROM snippets WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
+  const urlOf = new Map(urls.rows.map((r) => [Number(r.id), r.source_url]));
+  const names = scoreParts(prepared.q.perTerm.length, 0).map((p) => p.name);
+  return rows.map((r) => ({
+    id: Number(r.id),
+    kind: r.kind as SearchResult['kind'],
+    title: String(r.title),
+    source_url: (r.page_url as string | null) ?? urlOf.get(Number(r.id)) ?? '',
+    score: Number(r.score),
+    parts: Object.fromEntries(names.map((n) => [n, Number(r[`part_${n}`])])),
+  }));
 }
 
 export async function searchSnippets(pool: pg.Pool, options: SearchOptions): Promise<SearchResponse> {
