@@ -456,7 +456,7 @@ async function measureSize(total: number): Promise<SizeFigures> {
   try {
     const { rows } = await pool.query<SizeFigures['sizes'] & { sections: number }>(
       `SELECT (SELECT COALESCE(sum(section_count), 0)::int FROM sources) AS sections, pg_table_size('snippets') AS table_bytes, pg_indexes_size('snippets') AS index_bytes,
-              pg_relation_size('snippets_search') AS search_gin,
+              pg_relation_size('snippets_search') + COALESCE(pg_relation_size(to_regclass('snippets_search_sections')), 0) AS search_gin,
               pg_total_relation_size('search_terms') AS lexicon, (SELECT count(*)::int FROM search_terms) AS terms`,
     );
     const { sections, ...sizes } = rows[0]!;
