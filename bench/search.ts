@@ -513,16 +513,31 @@ function sizeRows(f: SizeFigures): Row[] {
   const perMillion = (bytes: string) => `${(((Number(bytes) / f.total) * 1_000_000) / 1024 / 1024).toFixed(0)} MB`;
   const s50 = percentile(f.sql, 50);
   const s99 = percentile(f.sql, 99);
-  const floor = 'floor: the ranking statement bare';
+  // One floor column for every row; each row names its floor.
+  const floor = 'floor, same run';
   return [
-    { row: `search p50, ${size}`, docdex: `${ms(f.p50)}${range('p50')}`, [floor]: ms(s50), ratio: (f.p50 / Math.max(s50, 0.001)).toFixed(2), goal: '≤ 10 ms', met: f.p50 <= 10 ? 'yes' : 'no' },
-    { row: `search p99, ${size}`, docdex: `${ms(f.p99)}${range('p99')}`, [floor]: ms(s99), ratio: (f.p99 / Math.max(s99, 0.001)).toFixed(2), goal: '≤ 25 ms', met: f.p99 <= 25 ? 'yes' : 'no' },
+    {
+      row: `search p50, ${size} (floor: the ranking statement bare)`,
+      docdex: `${ms(f.p50)}${range('p50')}`,
+      [floor]: ms(s50),
+      ratio: (f.p50 / Math.max(s50, 0.001)).toFixed(2),
+      goal: '≤ 10 ms',
+      met: f.p50 <= 10 ? 'yes' : 'no',
+    },
+    {
+      row: `search p99, ${size} (floor: the ranking statement bare)`,
+      docdex: `${ms(f.p99)}${range('p99')}`,
+      [floor]: ms(s99),
+      ratio: (f.p99 / Math.max(s99, 0.001)).toFixed(2),
+      goal: '≤ 25 ms',
+      met: f.p99 <= 25 ? 'yes' : 'no',
+    },
     { row: '  words not seen in 30 s: p50 / p99', docdex: `${ms(percentile(f.cold, 50))} / ${ms(percentile(f.cold, 99))}` },
     { row: '  bare: execution only, p50 / p99', [floor]: `${ms(percentile(f.exec, 50))} / ${ms(percentile(f.exec, 99))}` },
     {
-      row: `ingest, ${size}${f.ingest.reused ? ' (from the run that generated it)' : ''}`,
+      row: `ingest, ${size}${f.ingest.reused ? ', from the run that generated it' : ''} (floor: the vectors alone, one core, nothing written)`,
       docdex: `${Math.round(f.ingest.rate)} snippets/s (${f.ingest.seconds.toFixed(0)} s)`,
-      'floor: vectors alone': `${Math.round(f.floorRate)} snippets/s (one core, nothing written)`,
+      [floor]: `${Math.round(f.floorRate)} snippets/s`,
       ratio: (f.ingest.rate / f.floorRate).toFixed(2),
       goal: '≥ 5,000/s',
       met: f.ingest.rate >= 5000 ? 'yes' : 'no',
