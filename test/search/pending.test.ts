@@ -40,6 +40,18 @@ describe('search index pending lists', () => {
     expect((await searchSnippets(db.pool, { query: 'open_channel' })).total).toBe(1);
   });
 
+  it("merges the sections' index too (migration 040: an index per unit kind)", async () => {
+    await addPage(db.pool, source, 'https://pending.example/sections.html', [], {
+      title: 'Channel sections',
+      markdown: '# Channel sections\n\n## Buffered channels\n\nA buffered channel holds messages until a reader takes them.',
+      sections: true,
+    });
+    const pending = async () => (await db.pool.query<{ pages: number }>(`SELECT gin_clean_pending_list('snippets_search_sections'::regclass)::int AS pages`)).rows[0]!.pages;
+    expect(await mergePendingEntries(db.pool)).toBeGreaterThan(0);
+    expect(await pending()).toBe(0);
+    expect((await searchSnippets(db.pool, { query: 'buffered channel reader' })).items[0]).toMatchObject({ kind: 'section' });
+  });
+
   it('merges them once the writer has stored nothing for a while', async () => {
     await page(2);
     await new Promise((r) => setTimeout(r, QUIET_MS / 2));

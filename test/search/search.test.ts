@@ -168,6 +168,16 @@ describe('searchSnippets', () => {
     expect(rows[0]!.def).toMatch(/USING gin \(language, search_vector\)/);
   });
 
+  it("keeps a search index per unit kind, so each kind's candidates are read from its own rows (migration 040)", async () => {
+    // Each tier reads snippets and sections apart; over one index each read visited the other kind's rows too.
+    const { rows } = await db.pool.query<{ name: string; def: string }>(
+      `SELECT c.relname AS name, pg_get_indexdef(c.oid) AS def FROM pg_class c WHERE c.relname IN ('snippets_search', 'snippets_search_sections') ORDER BY c.relname`,
+    );
+    expect(rows.map((r) => r.name)).toEqual(['snippets_search', 'snippets_search_sections']);
+    expect(rows[0]!.def).toMatch(/USING gin \(language, search_vector\) WHERE \(kind = 'snippet'::text\)$/);
+    expect(rows[1]!.def).toMatch(/USING gin \(language, search_vector\) WHERE \(kind = 'section'::text\)$/);
+  });
+
   it('filters by source id, exact name, fuzzy name and version', async () => {
     const byId = await searchSnippets(db.pool, { query: 'json', source: js.id });
     expect(byId.items.every((i) => i.source_id === js.id)).toBe(true);

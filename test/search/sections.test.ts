@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diversify } from '../../src/core/search/diversify.js';
 import { WEIGHTS } from '../../src/core/search/rank.js';
@@ -174,6 +175,34 @@ describe('explainScores', () => {
     const scoreOf = new Map(units.map((u) => [u.id, u.score]));
     const r = await searchSnippets(db.pool, { query: 'route handler', source: source.id, limit: 5 });
     for (const item of r.items) expect(item.score).toBeCloseTo(scoreOf.get(item.id)!, 4);
+  });
+});
+
+describe('reading a page of results', () => {
+  it('reads the results shown and the units folded under them in one statement after the ranking', async () => {
+    // The statements the search's connection sends, by name or text (pg's own client, not docdex's code).
+    const sent: string[] = [];
+    const wrapped = new WeakSet<object>();
+    const record = (client: pg.PoolClient) => {
+      if (wrapped.has(client)) return;
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const config = args[0] as string | { name?: string; text: string };
+        sent.push(typeof config === 'string' ? config : (config.name ?? config.text));
+        return query(...args);
+      };
+    };
+    db.pool.on('acquire', record);
+    try {
+      const r = await searchSnippets(db.pool, { query: 'route handler', source: source.id, limit: 3 });
+      expect(r.items[0]!.more?.length).toBeGreaterThan(0);
+    } finally {
+      db.pool.off('acquire', record);
+    }
+    const ranking = sent.findIndex((s) => /^docdex-search-[0-9a-f]{16}$/.test(s) || /^\s*WITH q AS MATERIALIZED/.test(s));
+    expect(ranking).toBeGreaterThanOrEqual(0);
+    expect(sent.slice(ranking + 1)).toHaveLength(1);
   });
 });
 

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
 /**
- * The search indexes' pending lists (migrations/012, 013). A GIN index keeps new entries unsorted in a pending
+ * The search indexes' pending lists (migrations/012, 013; one index per unit kind, 040). A GIN index keeps new entries unsorted in a pending
  * list that every search through the index reads in full, until an insert that fills the list, or a vacuum,
  * merges it in. Writers merge it once they have gone quiet, so an index at rest keeps no list and a search
  * does not pay for the last pages of a crawl that ended hours ago (autovacuum would not merge it for a long
@@ -16,9 +16,11 @@ export const QUIET_MS = 2000;
 
 const quiet = new WeakMap<pg.Pool, NodeJS.Timeout>();
 
-/** Merges the pending entries of both search indexes; returns how many pending-list pages were merged. */
+/** Merges the pending entries of the search indexes (snippets, sections, pages); returns how many pending-list pages were merged. */
 export async function mergePendingEntries(db: Db): Promise<number> {
-  const { rows } = await db.query<{ pages: number }>(`SELECT gin_clean_pending_list('snippets_search'::regclass) + gin_clean_pending_list('documents_search'::regclass) AS pages`);
+  const { rows } = await db.query<{ pages: number }>(
+    `SELECT gin_clean_pending_list('snippets_search'::regclass) + gin_clean_pending_list('snippets_search_sections'::regclass) + gin_clean_pending_list('documents_search'::regclass) AS pages`,
+  );
   return Number(rows[0]?.pages ?? 0);
 }
 

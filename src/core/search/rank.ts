@@ -59,16 +59,20 @@ function sum(parts: string[]): string {
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 /**
- * The code of unit `s`: a snippet's code, or the code blocks of a section (migration 038's section_code), whose
- * `code` column holds its markdown. The compound signal is evidence that code calls what the query's words name
- * together; read over a section's prose it fired on any mention (`role_table_grants` in a reference table's text
- * for "grant select on a table to a role"), and the section outranked the snippet that runs the command. The
- * exact-identifier signal still reads the whole markdown: an identifier typed in full and named in a section's
- * prose is what the section is about (read over code blocks too, the peer benchmark's named MRR was 0.753
- * against 0.769 with the compound alone).
+ * Whether the code of unit `s` names the query's compound: a snippet's code, or the code blocks of a section
+ * (migration 038's section_code), whose `code` column holds its markdown. The compound signal is evidence that
+ * code calls what the query's words name together; read over a section's prose it fired on any mention
+ * (`role_table_grants` in a reference table's text for "grant select on a table to a role"), and the section
+ * outranked the snippet that runs the command. The exact-identifier signal still reads the whole markdown: an
+ * identifier typed in full and named in a section's prose is what the section is about (read over code blocks
+ * too, the peer benchmark's named MRR was 0.753 against 0.769 with the compound alone).
+ * A section's markdown is matched first, and its code blocks cut out only when it matches: the pattern
+ * (compoundPattern) cannot match across a line break, so every match in the blocks is one in the markdown too,
+ * and cutting the blocks out of every section candidate was the costliest part of scoring one (a regular
+ * expression over the whole markdown, a third of the score's time for two-word queries in the search bench).
  * Inline in the signal, so it is only computed for a query that has a compound.
  */
-const UNIT_CODE = `(CASE WHEN s.kind = 'section' THEN section_code(s.code) ELSE s.code END)`;
+const UNIT_CODE_NAMES_COMPOUND = `(CASE WHEN s.code !~* q.compound THEN false WHEN s.kind = 'section' THEN section_code(s.code) ~* q.compound ELSE true END)`;
 
 /**
  * The score expression over snippet `s` (search_vector, code, page_count), its page `d` (title_vector), `h.hits` (terms the snippet matches, see termHitsSql),
@@ -114,7 +118,7 @@ export function scoreParts(termCount: number, identifierCount: number): ScorePar
     { name: 'pageTitleCoverage', sql: `${WEIGHTS.pageTitleCoverage} * ${pageTitleHits}::float8 / greatest(q.n, 1)` },
     { name: 'proximity', sql: `${WEIGHTS.proximity} * (CASE WHEN q.n > 1 AND numnode(q.phrase) > 0 AND s.search_vector @@ q.phrase THEN 1 ELSE 0 END)` },
     { name: 'exactIdentifier', sql: `${WEIGHTS.exactIdentifier} * ${exact}` },
-    { name: 'compoundIdentifier', sql: `${WEIGHTS.compoundIdentifier} * (CASE WHEN q.compound <> '' AND ${UNIT_CODE} ~* q.compound THEN 1 ELSE 0 END)` },
+    { name: 'compoundIdentifier', sql: `${WEIGHTS.compoundIdentifier} * (CASE WHEN q.compound <> '' AND ${UNIT_CODE_NAMES_COMPOUND} THEN 1 ELSE 0 END)` },
     { name: 'textRank', sql: `${WEIGHTS.textRank} * ts_rank('${RANK_WEIGHTS}', s.search_vector, q.any, ${RANK_NORMALISATION})` },
     { name: 'pageCount', sql: `${WEIGHTS.pageCount} * ln(s.page_count)` },
     { name: 'codeCoverage', sql: `${WEIGHTS.codeCoverage} * ${codeHits}::float8 / greatest(q.n, 1)` },

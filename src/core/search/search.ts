@@ -668,17 +668,34 @@ async function rankUnits(pool: Db, input: StatementInput, limit: number, offset:
 
 /** The result rows of ranked units, in their order, each shown from its ranked page. */
 async function loadResults(pool: Db, ranked: readonly RankedRow[]): Promise<Row[]> {
-  if (ranked.length === 0) return [];
-  const { rows } = await pool.query<Row>({
-    name: 'docdex-search-results',
-    text: `SELECT ${RESULT_COLUMNS} FROM snippets s JOIN sources src ON src.id = s.source_id WHERE s.id = ANY($1::bigint[])`,
-    values: [ranked.map((r) => r.id)],
+  return (await loadShown(pool, ranked, [])).rows;
+}
+
+/**
+ * The result rows of the units shown and the names and links of those folded under them (loadFolded), in one
+ * round trip: as two statements, the second waited for its turn on a busy server as long as the first (the
+ * search bench's per-statement times, at p50 a few milliseconds each under load, for a lookup of ten rows).
+ */
+async function loadShown(pool: Db, shown: readonly RankedRow[], folded: readonly RankedRow[]): Promise<{ rows: Row[]; folded: Map<number, MoreFromPage> }> {
+  if (shown.length === 0 && folded.length === 0) return { rows: [], folded: new Map() };
+  const { rows } = await pool.query<Row & { shown: boolean }>({
+    name: 'docdex-search-shown',
+    text: `SELECT ${RESULT_COLUMNS}, true AS shown FROM snippets s JOIN sources src ON src.id = s.source_id WHERE s.id = ANY($1::bigint[])
+     UNION ALL
+     SELECT s.id, s.kind, s.title, NULL, NULL, NULL, s.source_url, NULL, NULL, NULL, NULL, NULL, NULL, false FROM snippets s WHERE s.id = ANY($2::bigint[])`,
+    values: [shown.map((r) => r.id), folded.map((r) => r.id)],
   });
-  const byId = new Map(rows.map((r) => [Number(r.id), r]));
-  return ranked.flatMap((r) => {
-    const row = byId.get(r.id);
-    return row ? [{ ...row, source_url: r.page_url ?? row.source_url, score: r.score, total: r.total }] : [];
-  });
+  const byId = new Map(rows.filter((r) => r.shown).map(({ shown: _shown, ...r }) => [Number(r.id), r]));
+  return {
+    rows: shown.flatMap((r) => {
+      const row = byId.get(r.id);
+      return row ? [{ ...row, source_url: r.page_url ?? row.source_url, score: r.score, total: r.total }] : [];
+    }),
+    folded: foldedLinks(
+      folded,
+      rows.filter((r) => !r.shown),
+    ),
+  };
 }
 
 /**
@@ -709,8 +726,7 @@ async function diversifiedPage(db: Db, ranked: readonly RankedRow[], termCount: 
     seenPages.add(r.document_id);
   }
   const folded = window.flatMap((r) => (firstOfPage.has(r.id) ? (more.get(r.document_id) ?? []) : []));
-  const rows = await loadResults(db, window);
-  const foldedById = await loadFolded(db, folded);
+  const { rows, folded: foldedById } = await loadShown(db, window, folded);
   return rows.map((row, i) => {
     const r = window[i]!;
     const extra = firstOfPage.has(r.id) ? (more.get(r.document_id) ?? []).flatMap((m) => foldedById.get(m.id) ?? []) : [];
@@ -756,18 +772,12 @@ function foldVariants<T extends RankedRow>(order: readonly T[]): { shown: T[]; v
 }
 
 /** The folded units' names and links (not their text: a result names them, a later call fetches them). */
-async function loadFolded(pool: Db, folded: readonly RankedRow[]): Promise<Map<number, MoreFromPage>> {
-  if (folded.length === 0) return new Map();
-  const { rows } = await pool.query<Omit<MoreFromPage, 'score'>>({
-    name: 'docdex-search-folded',
-    text: 'SELECT s.id, s.kind, s.title, s.source_url FROM snippets s WHERE s.id = ANY($1::bigint[])',
-    values: [folded.map((r) => r.id)],
-  });
+function foldedLinks(folded: readonly RankedRow[], rows: ReadonlyArray<Pick<MoreFromPage, 'id' | 'kind' | 'title' | 'source_url'>>): Map<number, MoreFromPage> {
   const ranked = new Map(folded.map((r) => [r.id, r]));
   return new Map(
     rows.map((row) => {
       const r = ranked.get(Number(row.id))!;
-      return [r.id, { ...row, id: r.id, source_url: r.page_url ?? row.source_url, score: roundScore(r.score) }];
+      return [r.id, { id: r.id, kind: row.kind, title: row.title, source_url: r.page_url ?? row.source_url, score: roundScore(r.score) }];
     }),
   );
 }
