@@ -45,7 +45,14 @@ const OWN_NOT_FOR_SEARCH = ['dist/core/net/outbound.js', 'dist/core/extract/lang
  */
 const NOT_FOR_READING = ['pg-boss', 'execa', 'yaml', 'piscina', 'undici', 'htmlparser2', 'mdast-util-from-markdown', 'ink', 'react', 'openai', 'fastify', 'playwright-core'];
 const OWN_NOT_FOR_READING = ['dist/core/upload/jobs.js', 'dist/core/upload/worker.js', 'dist/core/upload/files.js', 'dist/core/upload/queue.js', 'dist/core/queue/boss.js', 'dist/core/crawl/queue.js'];
-const READ_COMMANDS = [['jobs', 'list'], ['jobs', 'status', 'a1b2c3d4'], ['crawl', 'status', 'a1b2c3d4'], ['crawl', 'list'], ['sources', 'list'], ['sources', 'show', 'no-such-library']];
+const READ_COMMANDS = [
+  ['jobs', 'list'],
+  ['jobs', 'status', 'a1b2c3d4'],
+  ['crawl', 'status', 'a1b2c3d4'],
+  ['crawl', 'list'],
+  ['sources', 'list'],
+  ['sources', 'show', 'no-such-library'],
+];
 
 function packageOf(url: string): string | null {
   const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
