@@ -15,8 +15,9 @@ import { PAGES_QUEUED, WAKE_CHANNEL } from './wake.js';
  */
 
 // The queue's name and its one raw delete live in queue/pages.ts, below crawl and sources (deleting a source
-// drops its crawls' queued pages); re-exported here so the crawler's modules keep one place to import from.
-export { dropQueuedPages, PAGE_QUEUE } from '../queue/pages.js';
+// drops its crawls' queued pages), and need no pg-boss: jobs.ts (cancel) imports them from there. The name is
+// re-exported here for the crawler's workers, which put pages on the queue and load pg-boss anyway.
+export { PAGE_QUEUE } from '../queue/pages.js';
 
 export interface PageJobData {
   crawlJobId: string;
