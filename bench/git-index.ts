@@ -12,7 +12,8 @@ import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../dist/core/config.js';
 import { resolveConnection } from '../dist/core/db/connect.js';
 import { startGitSource } from '../dist/core/git/source.js';
-import { startUploadWorkers, waitForUpload } from '../dist/core/upload/index.js';
+import { startUploadWorkers } from '../dist/core/upload/worker.js';
+import { waitForUpload } from '../dist/core/upload/job-rows.js';
 import { documentStages } from '../dist/core/pipeline/stages.js';
 import { scratchDatabase } from './crawl.ts';
 

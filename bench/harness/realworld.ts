@@ -8,7 +8,8 @@ import type { Config } from '../../src/core/config.js';
 import type { ConnectionInfo } from '../../src/core/db/connect.js';
 import type { addLibraries } from '../../src/core/library/add.js';
 import type { documentStages } from '../../src/core/pipeline/stages.js';
-import type { startUploadWorkers, waitForUpload } from '../../src/core/upload/index.js';
+import type { startUploadWorkers } from '../../src/core/upload/worker.js';
+import type { waitForUpload } from '../../src/core/upload/job-rows.js';
 
 /**
  * The real-world markdown corpus (../shared/corpus/realworld: react.dev, vite and fastapi as their repositories

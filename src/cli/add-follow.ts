@@ -1,12 +1,13 @@
 import type { Config } from '../core/config.js';
 import { getCrawlJob, liveWorkers } from '../core/crawl/jobs.js';
 import { ConflictError } from '../core/errors.js';
-import { cancelJob } from '../core/jobs/jobs.js';
+import { cancelJob } from '../core/jobs/control.js';
 import type { Database } from '../core/db/connect.js';
 import type { AddOutcome } from '../core/library/add.js';
 import { finishedJobs } from '../core/library/results.js';
 import type { FinishedJob } from '../core/library/results.js';
-import { startUploadWorkers, waitForUpload } from '../core/upload/index.js';
+import { startUploadWorkers } from '../core/upload/worker.js';
+import { waitForUpload } from '../core/upload/job-rows.js';
 import { documentStages } from '../core/pipeline/stages.js';
 import { unresolvedIncludeLines, uploadSummaryLine } from './upload-summary.js';
 import { followCrawl, summaryLine } from './crawl-follow.js';

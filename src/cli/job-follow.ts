@@ -1,9 +1,10 @@
 import type { Config } from '../core/config.js';
 import type { Database } from '../core/db/connect.js';
-import type { JobChange } from '../core/jobs/jobs.js';
+import type { JobChange } from '../core/jobs/control.js';
 import { documentStages } from '../core/pipeline/stages.js';
-import { getUploadJob, startUploadWorkers, waitForUpload } from '../core/upload/index.js';
-import type { UploadJob } from '../core/upload/index.js';
+import { getUploadJob, waitForUpload } from '../core/upload/job-rows.js';
+import { startUploadWorkers } from '../core/upload/worker.js';
+import type { UploadJob } from '../core/upload/job-rows.js';
 import { followToEnd } from './crawl-follow.js';
 import type { FollowOptions } from './crawl-follow.js';
 import { uploadSummaryLine } from './upload-summary.js';

@@ -4,7 +4,7 @@ import type { Database } from '../core/db/connect.js';
 import { listProjectLibraries } from '../core/project/store.js';
 import type { ProjectLibraryRow } from '../core/project/store.js';
 import type { SyncResult } from '../core/project/sync.js';
-import { getUploadJob } from '../core/upload/index.js';
+import { getUploadJob } from '../core/upload/job-rows.js';
 import { fromCrawlJob, fromUploadJob } from '../ui/job-view.js';
 import type { JobProgressView } from '../ui/job-view.js';
 import { libraryResults } from '../core/library/results.js';

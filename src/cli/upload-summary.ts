@@ -1,4 +1,4 @@
-import type { UploadJob } from '../core/upload/index.js';
+import type { UploadJob } from '../core/upload/job-rows.js';
 import { llmProgressText } from '../core/llm/progress-text.js';
 import { plural } from './plural.js';
 

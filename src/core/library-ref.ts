@@ -1,4 +1,10 @@
-import semver from 'semver';
+// semver's functions one by one: its index loads all 47 of its modules, and every search reads a library ref.
+import type { SemVer } from 'semver';
+import coerce from 'semver/functions/coerce.js';
+import parse from 'semver/functions/parse.js';
+import rcompare from 'semver/functions/rcompare.js';
+import satisfies from 'semver/functions/satisfies.js';
+import validRange from 'semver/ranges/valid.js';
 import { z } from 'zod';
 import { ValidationError } from './errors.js';
 
@@ -34,7 +40,7 @@ export function versionSpec(text: string): VersionSpec {
   if (CONTROL.test(version)) throw new ValidationError('A version must not contain control characters or line breaks.');
   let range: string | null = null;
   try {
-    range = semver.validRange(version);
+    range = validRange(version);
   } catch {
     // semver refuses some inputs by throwing (its own length limits): such a version is a plain label.
   }
@@ -89,12 +95,12 @@ export const libraryRefSchema = z
 const PLAIN_RELEASE = /^v?\d{1,15}(\.\d{1,15}){0,2}$/;
 
 /** The semver a version label stands for, or null when it is no version number (`main`, `abc1234`, ''). */
-export function semverOf(version: string): semver.SemVer | null {
+export function semverOf(version: string): SemVer | null {
   const text = version.trim();
   if (text.length === 0 || text.length > MAX_LIBRARY_VERSION_CHARS) return null;
-  const exact = semver.parse(text);
+  const exact = parse(text);
   if (exact) return exact;
-  return PLAIN_RELEASE.test(text) ? semver.coerce(text) : null;
+  return PLAIN_RELEASE.test(text) ? coerce(text) : null;
 }
 
 /** Whether an indexed version is what `spec` asks for: the same label, or a version number in its range. */
@@ -102,7 +108,7 @@ export function versionMatches(version: string, spec: VersionSpec): boolean {
   if (version === spec.text) return true;
   if (spec.range === null) return false;
   const parsed = semverOf(version);
-  return parsed !== null && semver.satisfies(parsed, spec.range);
+  return parsed !== null && satisfies(parsed, spec.range);
 }
 
 export interface Versioned {
@@ -126,7 +132,7 @@ export function latestVersionFirst(a: Versioned, b: Versioned): number {
   const va = semverOf(a.version);
   const vb = semverOf(b.version);
   if (va && vb) {
-    const order = semver.rcompare(va, vb);
+    const order = rcompare(va, vb);
     if (order !== 0) return order;
   } else if (va || vb) {
     return va ? -1 : 1;

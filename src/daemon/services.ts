@@ -2,7 +2,7 @@ import { startCrawlWorkers } from '../core/crawl/index.js';
 import { searchesBusy } from '../core/search/shared.js';
 import { startLlmWorkers } from '../core/llm/worker.js';
 import { documentStages, stageUpkeep } from '../core/pipeline/stages.js';
-import { startUploadWorkers } from '../core/upload/index.js';
+import { startUploadWorkers } from '../core/upload/worker.js';
 import type { RequiredServiceStarter, ServiceStarter } from './server.js';
 
 /**

@@ -38,6 +38,22 @@ const NOT_FOR_SEARCH = [
 /** Our own modules a search never needs: the HTTP connectors and the language classifier, whose rules compile when it loads. */
 const OWN_NOT_FOR_SEARCH = ['dist/core/net/outbound.js', 'dist/core/extract/language.js', 'dist/core/extract/regex-needles.js'];
 
+/**
+ * What only writing needs: the queue, the upload and crawl pipelines (file scanning, includes, git, extraction
+ * threads). A command that only reads jobs or sources loads none of it (a barrel once made `jobs list` load 938
+ * modules, with the upload worker, the extractors, piscina, pg-boss, execa and yaml).
+ */
+const NOT_FOR_READING = ['pg-boss', 'execa', 'yaml', 'piscina', 'undici', 'htmlparser2', 'mdast-util-from-markdown', 'ink', 'react', 'openai', 'fastify', 'playwright-core'];
+const OWN_NOT_FOR_READING = ['dist/core/upload/jobs.js', 'dist/core/upload/worker.js', 'dist/core/upload/files.js', 'dist/core/upload/queue.js', 'dist/core/queue/boss.js', 'dist/core/crawl/queue.js'];
+const READ_COMMANDS = [
+  ['jobs', 'list'],
+  ['jobs', 'status', 'a1b2c3d4'],
+  ['crawl', 'status', 'a1b2c3d4'],
+  ['crawl', 'list'],
+  ['sources', 'list'],
+  ['sources', 'show', 'no-such-library'],
+];
+
 function packageOf(url: string): string | null {
   const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
   return m ? m[1]! : null;
@@ -54,6 +70,33 @@ describe('a cold docdex search (issue 52)', () => {
   afterAll(async () => {
     rmSync(dir, { recursive: true, force: true });
     await db.drop();
+  });
+
+  /** The modules a run of the built CLI loaded, our own as paths relative to the root. */
+  async function loadedBy(args: string[], name: string): Promise<{ exitCode: number | undefined; stderr: string; packages: Set<string>; own: string[] }> {
+    const out = path.join(dir, `loaded-${name}.txt`);
+    const result = await execa(process.execPath, ['--import', pathToFileURL(path.join(dir, 'recorder.mjs')).href, BIN, ...args, '--json'], {
+      env: { ...db.env, DOCDEX_TEST_LOADED: out },
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+      timeout: 60_000,
+    });
+    const loaded = readFileSync(out, 'utf8').split('\n');
+    const own = loaded.filter((u) => u.startsWith(pathToFileURL(ROOT).href)).map((u) => path.relative(ROOT, new URL(u).pathname));
+    return { exitCode: result.exitCode, stderr: String(result.stderr), packages: new Set(loaded.map(packageOf).filter((p) => p !== null)), own };
+  }
+
+  it('a command that reads jobs or sources loads no queue, upload or crawl pipeline', async () => {
+    const runs = await Promise.all(READ_COMMANDS.map(async (args, i) => ({ args, ...(await loadedBy(args, String(i))) })));
+    for (const run of runs) {
+      const command = run.args.join(' ');
+      // A job or library that does not exist is still a read: its command's modules are all loaded by then.
+      expect([0, 1], `${command}: ${run.stderr}`).toContain(run.exitCode);
+      expect(run.own, command).toContain(`dist/commands/${run.args[0]}/${run.args[1]}.js`);
+      expect({ command, packages: NOT_FOR_READING.filter((p) => run.packages.has(p)) }).toEqual({ command, packages: [] });
+      expect({ command, own: OWN_NOT_FOR_READING.filter((f) => run.own.includes(f)) }).toEqual({ command, own: [] });
+    }
   });
 
   it('loads only what answering a query needs: no HTTP client, queue, TUI, daemon, model client or classifier', async () => {

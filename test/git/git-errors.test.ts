@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/core/errors.js';
 import { startGitSource } from '../../src/core/git/index.js';
 import type { GitSourceRequest } from '../../src/core/git/index.js';
-import { createUploadFromContent } from '../../src/core/upload/index.js';
+import { createUploadFromContent } from '../../src/core/upload/jobs.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { createTestRepo } from '../helpers/git-repo.js';

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recrawlGitSource, startGitSource } from '../../src/core/git/index.js';
 import { searchSnippets } from '../../src/core/search/search.js';
-import { startUploadWorkers, waitForUpload } from '../../src/core/upload/index.js';
-import type { UploadWorkers } from '../../src/core/upload/index.js';
+import { startUploadWorkers } from '../../src/core/upload/worker.js';
+import { waitForUpload } from '../../src/core/upload/job-rows.js';
+import type { UploadWorkers } from '../../src/core/upload/worker.js';
 import { loadConfig } from '../../src/core/config.js';
 import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { runCli } from '../helpers/cli.js';

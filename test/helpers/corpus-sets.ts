@@ -9,7 +9,8 @@ import { addLibraries } from '../../src/core/library/add.js';
 import { documentStages } from '../../src/core/pipeline/stages.js';
 import { settleSearchIndexes } from '../../src/core/search/settle.js';
 import { storePage } from '../../src/core/store/pages.js';
-import { startUploadWorkers, waitForUpload } from '../../src/core/upload/index.js';
+import { startUploadWorkers } from '../../src/core/upload/worker.js';
+import { waitForUpload } from '../../src/core/upload/job-rows.js';
 import { sharedCorpusDatabase } from './corpus-db.js';
 import type { CorpusDatabase } from './corpus-db.js';
 

@@ -5,8 +5,10 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { searchSnippets } from '../../src/core/search/search.js';
 import { includeScope, scopeIncludeHost } from '../../src/core/upload/includes.js';
-import { createUploadFromPaths, startUploadWorkers, waitForUpload } from '../../src/core/upload/index.js';
-import type { UploadWorkers } from '../../src/core/upload/index.js';
+import { createUploadFromPaths } from '../../src/core/upload/jobs.js';
+import { waitForUpload } from '../../src/core/upload/job-rows.js';
+import { startUploadWorkers } from '../../src/core/upload/worker.js';
+import type { UploadWorkers } from '../../src/core/upload/worker.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 

@@ -1,9 +1,9 @@
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 import { openDatabase } from '../../core/db/connect.js';
-import { cancelJob } from '../../core/jobs/jobs.js';
+import { cancelJob } from '../../core/jobs/control.js';
 import { plural } from '../../cli/plural.js';
-import type { JobChange } from '../../core/jobs/jobs.js';
+import type { JobChange } from '../../core/jobs/control.js';
 
 export default class JobsCancel extends BaseCommand<typeof JobsCancel> {
   static override summary = 'Cancel a queued or running job of any kind; what it stored stays searchable, and it can be resumed.';

@@ -1,8 +1,8 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../cli/base-command.js';
 import { openDatabase } from '../../core/db/connect.js';
-import { resumeJob } from '../../core/jobs/jobs.js';
-import type { JobChange } from '../../core/jobs/jobs.js';
+import { resumeJob } from '../../core/jobs/control.js';
+import type { JobChange } from '../../core/jobs/control.js';
 
 export default class JobsResume extends BaseCommand<typeof JobsResume> {
   static override summary = 'Continue a cancelled or failed job of any kind: a crawl from its frontier, an upload with the files it had not processed.';

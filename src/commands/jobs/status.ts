@@ -3,7 +3,8 @@ import { BaseCommand } from '../../cli/base-command.js';
 import { jobReportLines } from '../../cli/job-render.js';
 import { openDatabase } from '../../core/db/connect.js';
 import { jobReport } from '../../core/jobs/jobs.js';
-import type { JobChange, JobReport } from '../../core/jobs/jobs.js';
+import type { JobReport } from '../../core/jobs/jobs.js';
+import type { JobChange } from '../../core/jobs/control.js';
 
 /** The latest failed pages or files shown; `--json` has the same list. */
 const LAST_ERRORS = 5;

@@ -4,8 +4,8 @@ import { versionFlag } from '../../cli/index-flags.js';
 import type { CrawlJob } from '../../core/crawl/index.js';
 import { openDatabase } from '../../core/db/connect.js';
 import { recrawlAnySource } from '../../core/crawl/recrawl.js';
-import type { JobChange } from '../../core/jobs/jobs.js';
-import type { UploadJob } from '../../core/upload/index.js';
+import type { JobChange } from '../../core/jobs/control.js';
+import type { UploadJob } from '../../core/upload/job-rows.js';
 
 export default class SourcesRecrawl extends BaseCommand<typeof SourcesRecrawl> {
   static override summary = 'Re-fetch a source with its stored crawl settings (a git source: check its ref out again); unchanged pages are skipped.';

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { JobInsert, PgBoss } from 'pg-boss';
 import { bossDb } from '../queue/boss.js';
 import { PAGE_QUEUE } from '../queue/pages.js';
+import { PAGES_QUEUED, WAKE_CHANNEL } from './wake.js';
 
 /**
  * Pages as pg-boss jobs. One queue for every crawl: a job's data names the crawl job and the page's key.
@@ -14,8 +15,9 @@ import { PAGE_QUEUE } from '../queue/pages.js';
  */
 
 // The queue's name and its one raw delete live in queue/pages.ts, below crawl and sources (deleting a source
-// drops its crawls' queued pages); re-exported here so the crawler's modules keep one place to import from.
-export { dropQueuedPages, PAGE_QUEUE } from '../queue/pages.js';
+// drops its crawls' queued pages), and need no pg-boss: jobs.ts (cancel) imports them from there. The name is
+// re-exported here for the crawler's workers, which put pages on the queue and load pg-boss anyway.
+export { PAGE_QUEUE } from '../queue/pages.js';
 
 export interface PageJobData {
   crawlJobId: string;
@@ -53,10 +55,6 @@ export function pageJob(crawlJobId: string, url: string, depth: number): JobInse
 }
 
 export type Enqueue = (client: pg.ClientBase | pg.Pool, crawlJobId: string, rows: Array<{ url: string; depth: number }>) => Promise<void>;
-
-/** Workers LISTEN here: a new job's id (adopt it) or PAGES_QUEUED (fetch from the page queue now). */
-export const WAKE_CHANNEL = 'docdex_crawl_wake';
-export const PAGES_QUEUED = 'pages';
 
 export function createEnqueue(boss: PgBoss): Enqueue {
   return async (client, crawlJobId, rows) => {

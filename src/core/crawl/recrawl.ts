@@ -11,7 +11,7 @@ import type { CrawlRequestInput } from '../crawl-request.js';
 import { recrawlGitSource } from '../git/index.js';
 import { askedAgain } from '../net/provenance.js';
 import type { Provenance } from '../net/provenance.js';
-import type { UploadJob } from '../upload/index.js';
+import type { UploadJob } from '../upload/job-rows.js';
 
 /** The crawl request of the spec, rebuilt from a source's stored configuration. */
 export type RecrawlRequest = CrawlRequestInput & { name: string; start_urls: string[] };

@@ -1,21 +1,17 @@
 import type pg from 'pg';
-import type { Config } from '../config.js';
-import { cancelCrawl, resumeCrawl } from '../crawl/jobs.js';
-import type { CrawlJob } from '../crawl/jobs.js';
-import type { ConnectionInfo } from '../db/connect.js';
-import type { Provenance } from '../net/provenance.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { parseLibraryRef } from '../library-ref.js';
 import { resolveLibrary } from '../sources/resolve.js';
 import { crawlJobReport, uploadJobErrors } from '../stats/job-errors.js';
 import type { CrawlJobReport, FileError } from '../stats/job-errors.js';
-import { cancelUpload, getUploadJob, resumeUpload } from '../upload/index.js';
-import type { UploadJob } from '../upload/index.js';
+import { getUploadJob } from '../upload/job-rows.js';
+import type { UploadJob } from '../upload/job-rows.js';
 
 /**
  * Every job, whatever produced it, behind one set of calls (`docdex jobs`, issue #49): crawls (`crawl start`,
  * a docs site of `add`, `sources recrawl`) and upload jobs (`upload`, the git checkouts and package READMEs of
  * `add`, a git source's recrawl). A job is named by its id or a unique prefix of it, in either table.
+ * Reading only: cancelling and resuming, which queue work, are control.ts.
  */
 
 export const JOB_KINDS = ['crawl', 'upload'] as const;
@@ -139,23 +135,4 @@ export async function jobReport(pool: pg.Pool, ref: string, options: { limit?: n
   const upload = await getUploadJob(pool, job.id);
   const recent = upload.failed_files > 0 ? await uploadJobErrors(pool, job.id, options) : [];
   return { kind: 'upload', ...upload, recent_errors: recent };
-}
-
-export type JobChange = { kind: 'crawl'; job: CrawlJob } | { kind: 'upload'; job: UploadJob };
-
-/** Cancels a queued or running job of either kind; what it stored stays searchable and it can be resumed. */
-export async function cancelJob(pool: pg.Pool, ref: string): Promise<JobChange> {
-  const job = await resolveJob(pool, ref);
-  return job.kind === 'crawl' ? { kind: 'crawl', job: await cancelCrawl(pool, job.id) } : { kind: 'upload', job: await cancelUpload(pool, job.id) };
-}
-
-/**
- * Resumes a cancelled or failed job of either kind: a crawl from its frontier, an upload with its files not yet
- * processed. `askedBy` is who asks (net/provenance.ts): the local user's resume keeps the loopback permission of
- * start URLs they typed; REST never widens it.
- */
-export async function resumeJob(db: { pool: pg.Pool; info: ConnectionInfo }, config: Config, ref: string, options: { askedBy?: Provenance } = {}): Promise<JobChange> {
-  const job = await resolveJob(db.pool, ref);
-  if (job.kind === 'crawl') return { kind: 'crawl', job: await resumeCrawl(db, config, job.id, options) };
-  return { kind: 'upload', job: await resumeUpload(db, job.id) };
 }

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { getCrawlJob } from '../crawl/jobs.js';
 import { crawlJobErrors } from '../stats/job-errors.js';
-import { getUploadJob } from '../upload/index.js';
+import { getUploadJob } from '../upload/job-rows.js';
 import type { AddedJob, AddOutcome } from './add.js';
 
 /**

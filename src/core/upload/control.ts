@@ -4,8 +4,8 @@ import { ConflictError } from '../errors.js';
 import { publish } from '../events/notify.js';
 import { dropQueuedEnhancements } from '../llm/job-stage.js';
 import { deleteQueuedJobsWithData } from '../queue/jobs-table.js';
-import { getUploadJob } from './jobs.js';
-import type { UploadJob } from './jobs.js';
+import { getUploadJob } from './job-rows.js';
+import type { UploadJob } from './job-rows.js';
 import { queueFiles, UPLOAD_QUEUE, withBoss } from './queue.js';
 import type { QueueDb } from './queue.js';
 

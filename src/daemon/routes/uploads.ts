@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { UserError, ValidationError } from '../../core/errors.js';
-import { createUploadFromContent, getUploadJob } from '../../core/upload/index.js';
+import { createUploadFromContent } from '../../core/upload/jobs.js';
+import { getUploadJob } from '../../core/upload/job-rows.js';
 import type { DaemonDeps } from '../app.js';
 import { ErrorBody, MAX_UPLOAD_BYTES } from '../errors.js';
 

@@ -11,7 +11,7 @@ import { setUrlPatterns } from '../../core/sources/url-patterns.js';
 import { dashboardStats } from '../../core/stats/dashboard.js';
 import { crawlJobErrors, uploadJobErrors } from '../../core/stats/job-errors.js';
 import { listSourceSnippets } from '../../core/store/snippets.js';
-import { listUploadJobs } from '../../core/upload/jobs.js';
+import { listUploadJobs } from '../../core/upload/job-rows.js';
 import { fromCrawlJob, fromUploadJob, isActive } from '../job-view.js';
 import { createAgentData } from './agent.js';
 import type { AgentDataOptions } from './agent.js';

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { JobEvent } from '../../events/notify.js';
 import type { Doorbell } from '../doorbell.js';
-import { PAGES_QUEUED, WAKE_CHANNEL } from '../queue.js';
+import { PAGES_QUEUED, WAKE_CHANNEL } from '../wake.js';
 import { sleep } from '../sleep.js';
 
 interface PresenceOptions {

@@ -5,8 +5,8 @@ import { registerDocdexTool } from '../tool.js';
 import type { DocdexTool, McpDeps, ToolOutput } from '../tool.js';
 import { crawlJobOutput, crawlJobStructured, describeCrawlJob, jobIdArg } from './crawl-job.js';
 import type { CrawlJobView } from './crawl-job.js';
-import { getUploadJob, isUploadJob } from '../../upload/jobs.js';
-import type { UploadJob } from '../../upload/jobs.js';
+import { getUploadJob, isUploadJob } from '../../upload/job-rows.js';
+import type { UploadJob } from '../../upload/job-rows.js';
 import { isUuid } from '../../sources/resolve.js';
 
 export const GET_CRAWL_STATUS = 'get_crawl_status';
