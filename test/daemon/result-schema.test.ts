@@ -1,7 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
 import type { MoreFromPage, SearchResult } from '../../src/core/search/search.js';
-import { SearchResultSchema } from '../../src/daemon/routes/search.js';
+import type { SearchResultSchema } from '../../src/daemon/routes/search.js';
 
 // One definition of a search result: REST's schema (and so OpenAPI) is checked against core's type by the type
 // check (`npm run typecheck`), so a field added to one and not the other fails the build, not a client.
