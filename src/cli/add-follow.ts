@@ -3,7 +3,7 @@ import { getCrawlJob, liveWorkers } from '../core/crawl/jobs.js';
 import { ConflictError } from '../core/errors.js';
 import { cancelJob } from '../core/jobs/control.js';
 import type { Database } from '../core/db/connect.js';
-import type { AddOutcome } from '../core/library/add.js';
+import type { AddOutcome } from '../core/library/outcome.js';
 import { finishedJobs } from '../core/library/results.js';
 import type { FinishedJob } from '../core/library/results.js';
 import { startUploadWorkers } from '../core/upload/worker.js';

@@ -1,4 +1,4 @@
-import type { AddOutcome } from '../core/library/add.js';
+import type { AddOutcome } from '../core/library/outcome.js';
 import type { LibraryResult } from '../core/library/results.js';
 import { plural } from './plural.js';
 

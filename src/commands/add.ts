@@ -3,7 +3,7 @@ import { BaseCommand } from '../cli/base-command.js';
 import { addRequestFlags, addRequestFromFlags } from '../cli/add-flags.js';
 import { openDatabase } from '../core/db/connect.js';
 import { addLibraries } from '../core/library/add.js';
-import type { AddOutcome } from '../core/library/add.js';
+import type { AddOutcome } from '../core/library/outcome.js';
 import { libraryResults } from '../core/library/results.js';
 import type { FinishedJob, LibraryResult } from '../core/library/results.js';
 import { outcomeLines, resultLine, warningLines } from '../cli/add-render.js';

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import { assertStartUrlsAllowed, startCrawl } from '../crawl/jobs.js';
 import { isUserError } from '../errors.js';
-import type { ErrorCode, UserError } from '../errors.js';
+import type { UserError } from '../errors.js';
 import { startGitSource } from '../git/index.js';
 import { assertRemoteAllowed, parseRemote } from '../git/remote.js';
 import { findIndexedOrigin } from '../sources/indexed.js';
@@ -13,6 +13,7 @@ import type { Provenance } from '../net/provenance.js';
 import type { QueueDb } from '../upload/queue.js';
 import { recordOrigin } from '../sources/aliases.js';
 import { addPackage } from './package.js';
+import type { AddOutcome, SpecJobs } from './outcome.js';
 
 /** A ref that names a release (`v2.1.0`, `2.1.0`): a repository added at one is added at another version the same way. */
 const RELEASE_TAG = /^v?\d+(?:\.\d+)*(?:[-+][\w.]+)?$/;
@@ -26,42 +27,6 @@ const RELEASE_TAG = /^v?\d+(?:\.\d+)*(?:[-+][\w.]+)?$/;
  * spec, and to nothing else: what a package's registry names is third-party, however the package was asked for.
  * A version already indexed from the same origin is left alone, and nothing is fetched, unless `refresh`.
  */
-
-/** Where a job's documents come from (AddedJob.origin); the one list, for the REST and MCP schemas. */
-export const JOB_ORIGIN_KINDS = ['docs_site', 'repository', 'readme'] as const;
-
-export interface AddedJob {
-  /** Which job table and status command follow it: crawl jobs (`crawl status`) or upload jobs (git, README). */
-  type: 'crawl' | 'upload';
-  id: string;
-  /** What the job indexes, for people: "repository at v1.2.3", "docs site https://…", "package README". */
-  what: string;
-  /**
-   * Where the job's documents come from, for a caller that shows what will be fetched (MCP add_library): the
-   * docs site's start URL, the repository's remote, or the package archive its README was already read from.
-   */
-  origin?: { kind: (typeof JOB_ORIGIN_KINDS)[number]; url: string };
-}
-
-/**
- * What became of a spec: its jobs were queued; it was already indexed, so nothing was fetched (`refresh`
- * fetches it again); or it failed. The one list, for the REST and MCP schemas.
- */
-export const ADD_STATUSES = ['queued', 'indexed', 'failed'] as const;
-
-export type AddOutcome =
-  | { spec: string; kind: LibrarySpec['kind']; status: 'queued'; name: string; version: string; jobs: AddedJob[]; notes: string[] }
-  | ({ spec: string; kind: LibrarySpec['kind']; status: 'indexed'; jobs: []; notes: string[] } & IndexedLibrary)
-  | { spec: string; kind: LibrarySpec['kind'] | 'invalid'; status: 'failed'; error: { code: ErrorCode; message: string; hint?: string } };
-
-/** One spec's jobs, or the UserError that says why it cannot be indexed; `indexed` when it already is. */
-export interface SpecJobs {
-  name: string;
-  version: string;
-  jobs: AddedJob[];
-  notes: string[];
-  indexed?: IndexedLibrary;
-}
 
 function alreadyIndexed(library: IndexedLibrary): SpecJobs {
   return { name: library.name, version: library.version, jobs: [], notes: [], indexed: library };

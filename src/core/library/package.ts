@@ -9,7 +9,7 @@ import { createUploadFromContent } from '../upload/jobs.js';
 import type { QueueDb } from '../upload/queue.js';
 import { recordPackageOrigin } from '../sources/aliases.js';
 import { findIndexedLibrary } from '../sources/indexed.js';
-import type { AddedJob, SpecJobs } from './add.js';
+import type { AddedJob, SpecJobs } from './outcome.js';
 
 /**
  * A package spec: the registry says where the docs of that exact version live. Its repository is indexed at

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { getCrawlJob } from '../crawl/jobs.js';
 import { crawlJobErrors } from '../stats/job-errors.js';
 import { getUploadJob } from '../upload/job-rows.js';
-import type { AddedJob, AddOutcome } from './add.js';
+import type { AddedJob, AddOutcome } from './outcome.js';
 
 /**
  * What `docdex add --wait` and `docdex sync` say once the jobs are done: per library, whether it holds docs

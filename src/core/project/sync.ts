@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { withTransaction } from '../db/transaction.js';
 import { UserError } from '../errors.js';
 import { addLibraries } from '../library/add.js';
-import type { AddedJob, AddOutcome } from '../library/add.js';
+import type { AddedJob, AddOutcome } from '../library/outcome.js';
 import type { QueueDb } from '../upload/queue.js';
 import { readProjectConfig } from './config-file.js';
 import { readProjectDependencies } from './manifests/index.js';

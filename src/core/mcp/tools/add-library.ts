@@ -1,8 +1,9 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { getCrawlJob } from '../../crawl/jobs.js';
-import { ADD_STATUSES, addLibraries } from '../../library/add.js';
-import type { AddOutcome, AddedJob } from '../../library/add.js';
+import { addLibraries } from '../../library/add.js';
+import { ADD_STATUSES } from '../../library/outcome.js';
+import type { AddOutcome, AddedJob } from '../../library/outcome.js';
 import { ADD_FIELDS } from '../../library-spec.js';
 import type { AddFieldName } from '../../library-spec.js';
 import { registerDocdexTool } from '../tool.js';
