@@ -3,7 +3,7 @@ import { ensureManagerToken } from '../core/agent/token.js';
 import type { TokenScope } from '../core/auth-token.js';
 import { SECRET_ROUTE_UNAUTHORIZED, bearerToken, createScopedTokenChecker, createTokenChecker, rejectUnauthorized } from './auth.js';
 import { checkBoundary, createBoundaryPolicy } from './boundary.js';
-import type { DaemonDeps } from './app.js';
+import type { DaemonDeps } from './deps.js';
 import { sendError } from './errors.js';
 
 /**

@@ -10,25 +10,12 @@ import websocket from '@fastify/websocket';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod';
-import type { Config } from '../core/config.js';
-import type { Database } from '../core/db/connect.js';
 import { installAccessControl } from './access.js';
+import type { DaemonDeps, RouteModule } from './deps.js';
 import { MAX_JSON_BYTES, MAX_UPLOAD_BYTES, installErrorHandling, withErrorDescriptions } from './errors.js';
-import type { EventsHub } from './events-hub.js';
 import { installJsonBodyParser } from './json-body.js';
 import { installWellFormedInput } from './well-formed-input.js';
 import { registerWebSocket } from './ws.js';
-
-export interface DaemonDeps {
-  db: Database;
-  config: Config;
-  hub: EventsHub;
-  /** Reports the daemon's own worker state for /health. */
-  workers: () => { running: boolean; kinds: string[] };
-  version: string;
-}
-
-export type RouteModule = (app: FastifyInstance, deps: DaemonDeps) => void | Promise<void>;
 
 function redocPage(): string {
   return `<!doctype html>

@@ -12,7 +12,7 @@ import type { Database } from '../core/db/connect.js';
 import { UserError } from '../core/errors.js';
 import { limitSearches, refuseWaitingSearches } from '../core/search/shared.js';
 import { buildApp } from './app.js';
-import type { RouteModule } from './app.js';
+import type { RouteModule } from './deps.js';
 import { EventsHub } from './events-hub.js';
 
 /** Something the daemon runs beside HTTP (pg-boss workers, the agent supervisor) and stops on shutdown. */

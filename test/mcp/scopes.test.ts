@@ -8,7 +8,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
 import { ERROR_META_KEY } from '../../src/core/mcp/tool.js';
-import type { RouteModule } from '../../src/daemon/app.js';
+import type { RouteModule } from '../../src/daemon/deps.js';
 import { mcpRoutes } from '../../src/daemon/mcp/routes.js';
 import { docsIndexRoutes } from '../../src/daemon/routes/index.js';
 import { BIN, ROOT } from '../helpers/cli.js';

@@ -1,4 +1,4 @@
-import type { RouteModule } from '../app.js';
+import type { RouteModule } from '../deps.js';
 import { createBoundaryPolicy, mcpRebindingOptions } from '../boundary.js';
 import { mcpHttpPlugin } from './http.js';
 

@@ -6,7 +6,7 @@ import { approveAgentConfigFile } from '../../core/agent/agent-config-guard.js';
 import { defaultAgentServerClient } from '../../core/agent/agent-server-client.js';
 import type { AgentServerClient } from '../../core/agent/agent-server-client.js';
 import { workspaceLayout } from '../../core/agent/workspace.js';
-import type { DaemonDeps, RouteModule } from '../app.js';
+import type { DaemonDeps, RouteModule } from '../deps.js';
 import { ErrorBody } from '../errors.js';
 import type { ZodApp } from '../zod-app.js';
 import { answerBadInputWith400 } from './agent-errors.js';

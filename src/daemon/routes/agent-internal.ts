@@ -41,7 +41,7 @@ import { OPEN_SHAPE } from '../body-shape.js';
 import { AgentWorkspaces, listAgentWorkspaces } from '../../core/agent/workspaces.js';
 import { workspaceLayout } from '../../core/agent/workspace.js';
 import { createBoss } from '../../core/queue/boss.js';
-import type { DaemonDeps, RouteModule } from '../app.js';
+import type { DaemonDeps, RouteModule } from '../deps.js';
 import type { ZodApp } from '../zod-app.js';
 import { bearerToken, createTokenChecker, rejectUnauthorized } from '../auth.js';
 import { ErrorBody, sendError } from '../errors.js';

@@ -18,7 +18,7 @@ import {
 import { agentServerLayout, agentServerUrl, isLoopbackHost } from '../../core/agent-server/layout.js';
 import { listAgentSessions } from '../../core/agent-server/sessions.js';
 import { AgentServerRecord, readAgentServerState, setDesiredState } from '../../core/agent-server/state.js';
-import type { DaemonDeps, RouteModule } from '../app.js';
+import type { DaemonDeps, RouteModule } from '../deps.js';
 import type { ZodApp } from '../zod-app.js';
 import { bearerToken, createTokenChecker, rejectUnauthorized } from '../auth.js';
 import { ErrorBody, sendError } from '../errors.js';

@@ -6,7 +6,7 @@ import { Skill, SkillCreate, SkillScope, SkillUpdate, assertSkillName, createSki
 import { UserId } from '../../core/agent/settings.js';
 import { ensureManagerToken, rotateManagerToken } from '../../core/agent/token.js';
 import { workspaceLayout } from '../../core/agent/workspace.js';
-import type { DaemonDeps } from '../app.js';
+import type { DaemonDeps } from '../deps.js';
 import type { ZodApp } from '../zod-app.js';
 import { ErrorBody } from '../errors.js';
 import { answerBadInputWith400 } from './agent-errors.js';

@@ -1,4 +1,4 @@
-import type { RouteModule } from '../app.js';
+import type { RouteModule } from '../deps.js';
 import { createUserAgentConfigRoutes } from './agent-config.js';
 import { createAgentInternalRoutes } from './agent-internal.js';
 import type { AgentInternalOptions } from './agent-internal.js';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { cancelCrawl, CRAWL_JOB_STATUSES, getCrawlJob, listCrawlJobs, resumeCrawl, startCrawl } from '../../core/crawl/jobs.js';
 import { crawlRequestSchema, parseCrawlRequest } from '../../core/crawl-request.js';
 import type { CrawlRequestInput } from '../../core/crawl-request.js';
-import type { DaemonDeps } from '../app.js';
+import type { DaemonDeps } from '../deps.js';
 import { ErrorBody } from '../errors.js';
 
 /**

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { currentMigrationVersion, latestMigrationId } from '../../core/db/migrate.js';
 import { databaseUnavailableReason } from '../../core/db/errors.js';
 import { countAllJobs } from '../../core/queue/jobs-table.js';
-import type { DaemonDeps } from '../app.js';
+import type { DaemonDeps } from '../deps.js';
 
 const Health = z
   .object({

@@ -1,4 +1,4 @@
-import type { RouteModule } from '../app.js';
+import type { RouteModule } from '../deps.js';
 import { registerCrawlRoutes } from './crawl.js';
 import { registerHealthRoutes } from './health.js';
 import { registerLibraryRoutes } from './libraries.js';

@@ -6,7 +6,7 @@ import { addLibraries } from '../../core/library/add.js';
 import { ADD_STATUSES, JOB_ORIGIN_KINDS } from '../../core/library/outcome.js';
 import { addRequestSchema, parseAddRequest } from '../../core/library-spec.js';
 import type { AddRequestInput } from '../../core/library-spec.js';
-import type { DaemonDeps } from '../app.js';
+import type { DaemonDeps } from '../deps.js';
 import { ErrorBody } from '../errors.js';
 
 /** The add request's own schema: the OpenAPI document shows its fields and their descriptions. */

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_USER_ID, GitIdentity, Preferences, SpeechKind, SpeechService, configureSpeech, readSettings, setGitIdentity } from '../../core/agent/settings.js';
 import { sandboxSettings } from '../../core/sandbox/settings.js';
 import { SandboxHostCheck, SandboxSwitchChange, SandboxSwitchState, changeSandboxSwitches, readSandboxSwitches } from '../../core/sandbox/switch.js';
-import type { DaemonDeps } from '../app.js';
+import type { DaemonDeps } from '../deps.js';
 import { ErrorBody } from '../errors.js';
 import type { ZodApp } from '../zod-app.js';
 import { answerBadInputWith400 } from './agent-errors.js';

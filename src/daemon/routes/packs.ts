@@ -8,7 +8,7 @@ import { UserError, ValidationError } from '../../core/errors.js';
 import { importPack } from '../../core/pack/import.js';
 import { exportPackToFile } from '../../core/pack/location.js';
 import { resolveSource } from '../../core/sources/resolve.js';
-import type { DaemonDeps } from '../app.js';
+import type { DaemonDeps } from '../deps.js';
 import { ErrorBody } from '../errors.js';
 
 const Installed = z.object({

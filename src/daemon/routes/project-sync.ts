@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { LIBRARY_STATES } from '../../core/project/sync-plan.js';
 import { syncRecordedProject } from '../../core/project/sync.js';
-import type { DaemonDeps } from '../app.js';
+import type { DaemonDeps } from '../deps.js';
 import { ErrorBody } from '../errors.js';
 
 /**

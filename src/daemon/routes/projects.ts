@@ -6,7 +6,7 @@ import { searchProject } from '../../core/project/search.js';
 import { listProjects } from '../../core/project/store.js';
 import type { ProjectRecord } from '../../core/project/store.js';
 import { MAX_QUERY_CHARS } from '../../core/search/query.js';
-import type { DaemonDeps } from '../app.js';
+import type { DaemonDeps } from '../deps.js';
 import { clientGone } from '../client-gone.js';
 import { ErrorBody } from '../errors.js';
 import { SearchResultSchema } from './search.js';

@@ -6,7 +6,7 @@ import { sandboxSettings } from '../../core/sandbox/settings.js';
 import type { SandboxSettings } from '../../core/sandbox/settings.js';
 import { planSessionShell } from '../../core/sandbox/shell-plan.js';
 import type { ShellPlannerDeps } from '../../core/sandbox/shell-plan.js';
-import type { DaemonDeps, RouteModule } from '../app.js';
+import type { DaemonDeps, RouteModule } from '../deps.js';
 import { bearerToken, createTokenChecker, rejectUnauthorized } from '../auth.js';
 import { ErrorBody } from '../errors.js';
 import { answerBadInputWith400 } from './agent-errors.js';

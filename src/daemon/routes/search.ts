@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { MAX_LIBRARY_NAME_CHARS, MAX_LIBRARY_VERSION_CHARS } from '../../core/library-ref.js';
 import { MAX_QUERY_CHARS } from '../../core/search/query.js';
 import { searchSnippetsShared } from '../../core/search/shared.js';
-import type { DaemonDeps } from '../app.js';
+import type { DaemonDeps } from '../deps.js';
 import { clientGone } from '../client-gone.js';
 import { ErrorBody } from '../errors.js';
 

@@ -6,7 +6,7 @@ import { deleteSource, getSource, listSources, updateSource } from '../../core/s
 import { recrawlAnySource } from '../../core/crawl/recrawl.js';
 import { resolveSource } from '../../core/sources/resolve.js';
 import { listSourceSnippets } from '../../core/store/snippets.js';
-import type { DaemonDeps } from '../app.js';
+import type { DaemonDeps } from '../deps.js';
 import type { ZodApp } from '../zod-app.js';
 import { ErrorBody } from '../errors.js';
 import { CrawlJobSchema } from './crawl.js';

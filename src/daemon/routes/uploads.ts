@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { UserError, ValidationError } from '../../core/errors.js';
 import { createUploadFromContent } from '../../core/upload/jobs.js';
 import { getUploadJob } from '../../core/upload/job-rows.js';
-import type { DaemonDeps } from '../app.js';
+import type { DaemonDeps } from '../deps.js';
 import { ErrorBody, MAX_UPLOAD_BYTES } from '../errors.js';
 
 export const UploadJobSchema = z
