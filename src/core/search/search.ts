@@ -341,6 +341,12 @@ export function phraseIndexForms(parsed: ParsedQuery, stats: WordStats, correcte
 // The screening columns are read here, for the returned rows only, never while ranking.
 const RESULT_COLUMNS = `s.id, s.kind, s.title, s.description, s.language, s.code, s.source_url, s.source_id, src.name AS source_name, src.version, s.flags, s.flagged_passage, src.typed_by_user`;
 
+// A folded unit's row in the same statement as the results shown: RESULT_COLUMNS by position, with only what names
+// and links it (foldedLinks) read and the rest NULL, derived so that the two lists cannot drift apart.
+const FOLDED_COLUMNS = RESULT_COLUMNS.split(', ')
+  .map((column) => (['s.id', 's.kind', 's.title', 's.source_url'].includes(column) ? column : 'NULL'))
+  .join(', ');
+
 /**
  * Code shown on several pages links to the first page it was stored from. When that page is an aggregate (Node's
  * all.html, a single-page print version) several times the size of another page showing the same code, the
@@ -682,7 +688,7 @@ async function loadShown(pool: Db, shown: readonly RankedRow[], folded: readonly
     name: 'docdex-search-shown',
     text: `SELECT ${RESULT_COLUMNS}, true AS shown FROM snippets s JOIN sources src ON src.id = s.source_id WHERE s.id = ANY($1::bigint[])
      UNION ALL
-     SELECT s.id, s.kind, s.title, NULL, NULL, NULL, s.source_url, NULL, NULL, NULL, NULL, NULL, NULL, false FROM snippets s WHERE s.id = ANY($2::bigint[])`,
+     SELECT ${FOLDED_COLUMNS}, false FROM snippets s WHERE s.id = ANY($2::bigint[])`,
     values: [shown.map((r) => r.id), folded.map((r) => r.id)],
   });
   const byId = new Map(rows.filter((r) => r.shown).map(({ shown: _shown, ...r }) => [Number(r.id), r]));
