@@ -1,4 +1,4 @@
-// semver's functions one by one: its index loads all 47 of its modules, and every search reads a library ref.
+// semver's functions one by one: its index loads every module of the package, and every search reads a library ref.
 import type { SemVer } from 'semver';
 import coerce from 'semver/functions/coerce.js';
 import parse from 'semver/functions/parse.js';

@@ -54,7 +54,7 @@ export class RobotsStore {
     // A failure is remembered for as long as it took to establish (the fetcher's retries), then the next page
     // of this origin asks again. The routes tried right after a start page (llms.txt, a sitemap, markdown twins)
     // then fail with it at once instead of each retrying the same dead host as long again: `docdex add` of a
-    // site that refused connections took 37 s, five times the 7.5 s one robots.txt fetch spends retrying.
+    // site that refused connections spent one robots.txt fetch's retries per route (test/crawl/robots-store).
     entry.catch(() => {
       const forget = setTimeout(() => this.memo.get(key) === entry && this.memo.delete(key), Date.now() - asked);
       forget.unref();

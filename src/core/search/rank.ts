@@ -65,11 +65,11 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
  * (`role_table_grants` in a reference table's text for "grant select on a table to a role"), and the section
  * outranked the snippet that runs the command. The exact-identifier signal still reads the whole markdown: an
  * identifier typed in full and named in a section's prose is what the section is about (read over code blocks
- * too, the peer benchmark's named MRR was 0.753 against 0.769 with the compound alone).
+ * too, the peer benchmark ranked lower; figures in the CHANGELOG).
  * A section's markdown is matched first, and its code blocks cut out only when it matches: the pattern
  * (compoundPattern) cannot match across a line break, so every match in the blocks is one in the markdown too,
  * and cutting the blocks out of every section candidate was the costliest part of scoring one (a regular
- * expression over the whole markdown, a third of the score's time for two-word queries in the search bench).
+ * expression over the whole markdown, for every query of two words or more).
  * Inline in the signal, so it is only computed for a query that has a compound.
  */
 const UNIT_CODE_NAMES_COMPOUND = `(CASE WHEN s.code !~* q.compound THEN false WHEN s.kind = 'section' THEN section_code(s.code) ~* q.compound ELSE true END)`;

@@ -678,9 +678,9 @@ async function loadResults(pool: Db, ranked: readonly RankedRow[]): Promise<Row[
 }
 
 /**
- * The result rows of the units shown and the names and links of those folded under them (loadFolded), in one
- * round trip: as two statements, the second waited for its turn on a busy server as long as the first (the
- * search bench's per-statement times, at p50 a few milliseconds each under load, for a lookup of ten rows).
+ * The result rows of the units shown and the names and links of those folded under them (foldedLinks), in one
+ * round trip: as two statements, the second waited for its turn on a busy server as long as the first, for a
+ * lookup of a few rows (the search bench's per-statement times).
  */
 async function loadShown(pool: Db, shown: readonly RankedRow[], folded: readonly RankedRow[]): Promise<{ rows: Row[]; folded: Map<number, MoreFromPage> }> {
   if (shown.length === 0 && folded.length === 0) return { rows: [], folded: new Map() };
