@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { extractDocument } from '../extract/index.js';
 import type { ExtractInput, ExtractResult } from '../extract/index.js';
+import { extractInProcess } from '../extract-pool/in-process.js';
 import { ExtractionError } from '../extract-pool/pool.js';
 import { inTransactionSteps, runPostCommitStages } from '../pipeline/stages.js';
 import type { PostCommitStage, StageServices } from '../pipeline/stages.js';
@@ -182,7 +182,7 @@ async function resolveDocument(claim: PageClaim, result: Fetched, route: PageRou
 async function extractPage(ctx: PageContext, claim: PageClaim, result: Fetched): Promise<ExtractResult | null> {
   const input: ExtractInput = { url: result.url, contentType: result.contentType, body: result.body };
   try {
-    return ctx.extract ? await ctx.extract(input) : extractDocument(input);
+    return await (ctx.extract ?? extractInProcess)(input);
   } catch (error) {
     if (!(error instanceof ExtractionError)) throw error;
     await claim.settleAll({ status: 'failed', httpStatus: result.status, error: error.message });
@@ -199,7 +199,7 @@ async function withHtmlLinks(ctx: PageContext, twin: ExtractResult, html: Fetche
   const input: ExtractInput = { url: html.url, contentType: html.contentType, body: html.body };
   let page: ExtractResult['page'];
   try {
-    page = (ctx.extract ? await ctx.extract(input) : extractDocument(input)).page;
+    page = (await (ctx.extract ?? extractInProcess)(input)).page;
   } catch (error) {
     if (!(error instanceof ExtractionError)) throw error;
     return twin;

@@ -3,7 +3,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.js';
 import type { ConnectionInfo } from '../db/connect.js';
 import { publish } from '../events/notify.js';
-import { extractDocument } from '../extract/index.js';
+import { extractInProcess } from '../extract-pool/in-process.js';
 import type { ExtractInput, ExtractResult } from '../extract/index.js';
 import { createExtractionPool, ExtractionError } from '../extract-pool/pool.js';
 import type { ExtractionPool } from '../extract-pool/pool.js';
@@ -168,7 +168,7 @@ export async function processUploadFile(pool: pg.Pool, fileId: number, hooks: Pr
   }
   try {
     const input: ExtractInput = { url: file.url, contentType: file.content_type ?? contentTypeFor(file.path) ?? 'text/plain', body: file.content ?? '' };
-    const { page, snippets, sections } = hooks.extract ? await hooks.extract(input) : extractDocument(input);
+    const { page, snippets, sections } = await (hooks.extract ?? extractInProcess)(input);
     const stages = hooks.stages ?? [];
     const job = { kind: 'upload', id: file.job_id } as const;
     const title = page.title || file.path;
