@@ -21,6 +21,9 @@ describe('loadConfig', () => {
     expect(config.crawl).toEqual({ delaySeconds: 1, maxConcurrent: 20 });
     expect(config.api.searchConcurrency).toBe(2 * availableParallelism());
     expect(loadConfig({ SEARCH_CONCURRENCY: '3' }).api.searchConcurrency).toBe(3);
+    // Extraction threads leave the worker's own thread a core, one at least, two at most.
+    expect(config.extract.threads).toBe(Math.min(2, Math.max(1, availableParallelism() - 1)));
+    expect(loadConfig({ EXTRACT_THREADS: '4' }).extract.threads).toBe(4);
     expect(config.mcpAuth).toEqual({ enabled: false, tokens: [] });
     expect(config.mcp).toEqual({ readOnly: false });
     expect(config.llm.enabled).toBe(false);
