@@ -85,7 +85,7 @@ describe.skipIf(missing !== null && !required)('relevance on the real documentat
     // Floors about two queries under what `npm run eval` reports (the figures are in the CHANGELOG).
     expect(named.snip1).toBeGreaterThanOrEqual(0.63);
     expect(named.snip3).toBeGreaterThanOrEqual(0.73);
-    expect(mixed.snip1).toBeGreaterThanOrEqual(0.53);
+    expect(mixed.snip1).toBeGreaterThanOrEqual(0.56);
     expect(mixed.snip3).toBeGreaterThanOrEqual(0.67);
     // The right page: pages with all the words but one lend their snippets (search.ts), which the intent queries need.
     expect(named.mrr10).toBeGreaterThanOrEqual(0.83);

@@ -182,3 +182,32 @@ describe('pages matching all terms but one', () => {
     expect(answer).toBeLessThan(Math.min(...reports));
   });
 });
+
+describe('the any-term tier with no library named', () => {
+  let db: TestDatabase;
+  const answer = 'mount_app(root_path="/api")';
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // The library indexed first has more snippets naming "proxy" than the tier takes (MAX_RELAXED_CANDIDATES),
+    // and enough others that "proxy" is still a selective word; the one naming "reverse" comes last.
+    const first = await createSource(db.pool, 'first');
+    const proxied = Array.from({ length: 240 }, (_, k) => ({ title: `Client ${k}`, description: 'Sends through a proxy.', code: `client_${k}.send()` }));
+    await addPage(db.pool, first, 'https://first.example/clients.html', proxied);
+    const filler = Array.from({ length: 4800 }, (_, k) => ({ title: `Entry ${k}`, description: `Entry number ${k} with headers.`, code: `entry_${k}()` }));
+    await addPage(db.pool, first, 'https://first.example/entries.html', filler);
+    const last = await createSource(db.pool, 'last');
+    await addPage(db.pool, last, 'https://last.example/behind.html', [{ title: 'Behind a gateway', description: 'When a reverse gateway serves the app under a prefix.', code: answer }]);
+    await refreshSearchTerms(db.pool);
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it("takes the rows of every term, not the first library's rows in table order", async () => {
+    // No unit has two of the words: only the any-term tier finds them. Read as one OR cut at its cap in table
+    // order, the first library's "proxy" rows filled it and the answer was never a candidate.
+    const result = await searchSnippets(db.pool, { query: 'reverse proxy headers', limit: 10 });
+    expect(result.items.map((r) => r.code)).toContain(answer);
+  });
+});

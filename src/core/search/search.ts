@@ -204,6 +204,8 @@ export interface Retrieval {
   relaxed: string;
   /** tsquery source of the any-term tier, '' when it does not run. */
   any: string;
+  /** The any-term tier's terms one by one (anyTierCte). */
+  anyTerms: string[];
   /** Whether pages matching every term lend their snippets (two terms or more). */
   pages: boolean;
   /** Whether the every-term tier reads rows in table order instead of through the search index. */
@@ -309,6 +311,7 @@ export function planRetrieval(q: TsQueries, shares: readonly number[], narrower:
     relaxedCombos,
     termWeights: shares.map(rarity),
     any: n >= 2 ? rare.join(' | ') : '',
+    anyTerms: n >= 2 ? rare : [],
     pages: n >= 2,
     scan: false,
     find: (veryCommon.length > 0 || narrowed) && indexed.length > 0 ? indexed.join(' & ') : '',
@@ -393,6 +396,7 @@ const SEARCH_PARAMETERS = [
   'termWeights', // Retrieval.termWeights
   'pagesPerCombo', // pages found for each of relaxedCombos
   'codeness', // each term's weight in the coverage (codeness.ts)
+  'anyTerms', // Retrieval.anyTerms
 ] as const;
 type SearchParameter = (typeof SEARCH_PARAMETERS)[number];
 type SearchValues = Record<SearchParameter, unknown>;
@@ -405,7 +409,7 @@ function searchValues(values: SearchValues): unknown[] {
 }
 
 /** What a statement's shape depends on: the tiers it runs and how they read the index. */
-type Tiers = Omit<Retrieval, 'relaxed' | 'any' | 'find' | 'relaxedCombos' | 'termWeights'> & { relaxed: boolean; any: boolean; find: boolean };
+type Tiers = Omit<Retrieval, 'relaxed' | 'any' | 'find' | 'relaxedCombos' | 'termWeights' | 'anyTerms'> & { relaxed: boolean; any: boolean; find: boolean };
 
 /** The source filter on a table with a source_id (snippets s, documents d). */
 function sourceFilter(alias: string): string {
@@ -439,7 +443,7 @@ function queryCte(): string {
          ${param.termWeights}::float8[] AS weights,
          ${param.codeness}::float8[] AS codeness,
          -- Typed here so that statements without the tiers using them still accept every parameter.
-         (${param.relaxed}::text, ${param.any}::text, ${param.relaxBelow}::int, ${param.pageMatchCap}::int, ${param.contextPages}::int, ${param.relaxedCandidateCap}::int, ${param.snippetsPerContextPage}::int, ${param.find}::text, ${param.relaxedCombos}::text[], ${param.pagesPerCombo}::int) AS tier_parameters
+         (${param.relaxed}::text, ${param.any}::text, ${param.relaxBelow}::int, ${param.pageMatchCap}::int, ${param.contextPages}::int, ${param.relaxedCandidateCap}::int, ${param.snippetsPerContextPage}::int, ${param.find}::text, ${param.relaxedCombos}::text[], ${param.pagesPerCombo}::int, ${param.anyTerms}::text[]) AS tier_parameters
     FROM (SELECT ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.terms}::text[]) AS t) AS terms,
                  ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.titles}::text[]) AS t) AS titles,
                  ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.codeTerms}::text[]) AS t) AS code_terms) AS a
@@ -494,16 +498,29 @@ tier1 AS (
    LIMIT ${param.relaxedCandidateCap}`,
   )}
 ),`;
-  const tier3 = `tier3 AS (
-  ${byKind(
-    (kind) => `SELECT s.id, s.kind FROM snippets s
-   WHERE ${foundOfKind(tiers.relaxed ? ['tier1', 'tier2'] : ['tier1'], kind)} < ${param.relaxBelow}
-     AND s.search_vector @@ to_tsquery('english', ${param.any})
-     AND ${SNIPPET_FILTERS} AND s.kind = '${kind}'
-   LIMIT ${param.relaxedCandidateCap}`,
-  )}
-),`;
+  const tier3 = `${anyTierCte(tiers)},`;
   return `${tier1}${tiers.relaxed ? tier2 : ''}${tiers.any ? tier3 : ''}`;
+}
+
+/**
+ * The any-term tier: for each kind, rows matching any selective term, at most the relaxed cap of them. Read as
+ * one OR through the index and cut at the cap, they came in table order: the library indexed first filled the
+ * cap with rows of its most common selective word, and with no library named, the answer in a library indexed
+ * later, holding a rarer word of the question, was never a candidate (the repository held-out set, mixed). Each
+ * term's rows are read apart, each term taking an equal share of the cap: a rare word's rows all come in, and
+ * the rows visited stay within the cap as before.
+ */
+function anyTierCte(tiers: Tiers): string {
+  return `tier3 AS (
+  ${byKind(
+    (kind) => `SELECT DISTINCT m.id, m.kind FROM unnest(${param.anyTerms}::text[]) AS t(term), LATERAL (
+    SELECT s.id, s.kind FROM snippets s
+     WHERE ${foundOfKind(tiers.relaxed ? ['tier1', 'tier2'] : ['tier1'], kind)} < ${param.relaxBelow}
+       AND s.search_vector @@ to_tsquery('english', t.term)
+       AND ${SNIPPET_FILTERS} AND s.kind = '${kind}'
+     LIMIT ceil(${param.relaxedCandidateCap}::float8 / cardinality(${param.anyTerms}::text[]))::int) AS m`,
+  )}
+)`;
 }
 
 /**
@@ -649,6 +666,7 @@ function snippetStatement({ q, parsed, retrieval, filters, compound, codeness }:
       termWeights: retrieval.termWeights,
       pagesPerCombo: PAGES_PER_COMBO,
       codeness,
+      anyTerms: retrieval.anyTerms,
     }),
   };
 }
