@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshSearchTerms } from '../../src/core/search/lexicon.js';
 import { buildTsQueries, parseQuery } from '../../src/core/search/query.js';
-import { explainSearch, phraseIndexForms, planRetrieval, searchSnippets } from '../../src/core/search/search.js';
+import { explainSearch, phraseIndexForms, phrasePairs, planRetrieval, searchSnippets } from '../../src/core/search/search.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
 import { addPage, createSource } from './fixtures.js';
@@ -74,6 +75,27 @@ describe('planRetrieval', () => {
     expect(forms('dorpravel_read read')).toEqual(['', '']);
   });
 
+  it("reads a phrase's word pairs in place of its words, and the other terms as before", () => {
+    const q = queries('"dorpravel read" connect');
+    const plan = planRetrieval(q, [0.02, 0.01], ["('dorpravel')", ''], [['dorpravel read'], []]);
+    expect(plan.pairs).toEqual(['dorpravel read']);
+    expect(plan.find).toBe(q.perTerm[1]);
+    // A phrase alone: the pairs are all there is to read.
+    expect(planRetrieval(queries('"dorpravel read"'), [0.02], [''], [['dorpravel read']]).find).toBe('');
+  });
+
+  it('pairs the neighbouring words of a phrase, not across a stop word or a corrected word, and nothing else', () => {
+    const words = new Map<string, { stem: string | null; count: number; code: number }>(['time', 'client', 'open', 'file'].map((w) => [w, { stem: w, count: 5, code: 0 }]));
+    words.set('the', { stem: null, count: 0, code: 0 });
+    const stats = { words, total: 1000, queued: false };
+    const pairs = (text: string, corrected = new Map<string, string[]>()) => phrasePairs(parseQuery(text), stats, corrected);
+    expect(pairs('"time client open"')).toEqual([['time client', 'client open']]);
+    expect(pairs('"open the file" time')).toEqual([[], []]);
+    expect(pairs('"time client" "open the file client"')).toEqual([['time client'], ['file client']]);
+    expect(pairs('"time client open"', new Map([['client', ['clients']]]))).toEqual([[]]);
+    expect(pairs('time_client time')).toEqual([[], []]);
+  });
+
   it('has no relaxed tier to read differently with two terms', () => {
     const plan = planRetrieval(queries('connect timeout'), [0.6, 0.01]);
     expect(plan.relaxed).toBe('');
@@ -142,7 +164,43 @@ describe('searches with common and selective terms', () => {
     const plan = JSON.stringify((await explainSearch(db.pool, { query: `"${phrase}"` })).plan);
     expect(plan).toContain(`search_vector @@ '''timeout'''::tsquery`);
   });
+
+  it('finds a quoted phrase through the pair index (migration 041), with the same matches as the database', async () => {
+    const phrase = 'connect timeout';
+    const result = await searchSnippets(db.pool, { query: `"${phrase}"`, limit: 20 });
+    const { rows } = await db.pool.query<{ id: number }>(`SELECT id FROM snippets WHERE search_vector @@ phraseto_tsquery('english', $1) ORDER BY id`, [phrase]);
+    expect(rows.length).toBe(3);
+    expect(result.items.map((r) => r.id).sort((a, b) => a - b)).toEqual(rows.map((r) => r.id));
+    const plan = JSON.stringify((await explainSearch(db.pool, { query: `"${phrase}"` })).plan);
+    expect(plan).toContain('search_pairs(search_vector) @>');
+    // The words are not read from the search index: the pairs find the rows, the phrase is checked on them.
+    expect(plan).not.toContain(`search_vector @@ '''connect'''`);
+  });
+
+  it('lists every row a phrase of two words matches among the rows holding their pair (search_pairs)', async () => {
+    // A phrase matches a vector when a position of its first word is followed by one of its second, whatever part
+    // of the vector (title, text, code) each is in: every such row must be in the pair's index entry.
+    const word = fc.constantFrom('time', 'client', 'times', 'the', 'a', 'open', 'file', 'opened', 'of', 'x1', 'naïve');
+    const text = fc.array(word, { maxLength: 12 }).map((w) => w.join(' '));
+    await fc.assert(
+      fc.asyncProperty(text, text, fc.tuple(word, word), async (title, body, [first, second]) => {
+        const { rows } = await db.pool.query<{ matches: boolean; listed: boolean }>(
+          `SELECT v @@ phraseto_tsquery('english', $3) AS matches, search_pairs(v) @> search_pair_keys(ARRAY[$3]) AS listed
+             FROM (SELECT setweight(to_tsvector('english', $1), 'A') || setweight(to_tsvector('english', $2), 'B') AS v) AS x`,
+          [title, body, `${first} ${second}`],
+        );
+        if (rows[0]!.matches && readsPairs(first, second)) expect(rows[0]!.listed).toBe(true);
+      }),
+      { numRuns: 150 },
+    );
+  });
 });
+
+const STOP_WORDS = new Set(['the', 'a', 'of']);
+/** Whether a phrase of these two words is one the search reads pairs for (phrasePairs: no stop word in it). */
+function readsPairs(first: string, second: string): boolean {
+  return !STOP_WORDS.has(first) && !STOP_WORDS.has(second);
+}
 
 describe('pages matching all terms but one', () => {
   let db: TestDatabase;

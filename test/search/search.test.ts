@@ -178,6 +178,16 @@ describe('searchSnippets', () => {
     expect(rows[1]!.def).toMatch(/USING gin \(language, search_vector\) WHERE \(kind = 'section'::text\)$/);
   });
 
+  it('keeps an index of the word pairs side by side in each unit, one per kind, for quoted phrases (migration 041)', async () => {
+    // The search index has no word positions: a phrase read from it fetched every row holding its words anywhere.
+    const { rows } = await db.pool.query<{ name: string; def: string }>(
+      `SELECT c.relname AS name, pg_get_indexdef(c.oid) AS def FROM pg_class c WHERE c.relname LIKE 'snippets_search_pairs%' ORDER BY c.relname`,
+    );
+    expect(rows.map((r) => r.name)).toEqual(['snippets_search_pairs', 'snippets_search_pairs_sections']);
+    expect(rows[0]!.def).toMatch(/USING gin \(search_pairs\(search_vector\)\) WHERE \(kind = 'snippet'::text\)$/);
+    expect(rows[1]!.def).toMatch(/USING gin \(search_pairs\(search_vector\)\) WHERE \(kind = 'section'::text\)$/);
+  });
+
   it('filters by source id, exact name, fuzzy name and version', async () => {
     const byId = await searchSnippets(db.pool, { query: 'json', source: js.id });
     expect(byId.items.every((i) => i.source_id === js.id)).toBe(true);

@@ -14,7 +14,7 @@ import type { PostCommitStage } from './types.js';
 export const indexUpkeepStage: PostCommitStage = {
   name: 'index-upkeep',
   owner: 'src/core/pipeline/index-upkeep.ts',
-  queue: 'search_terms_queue (typo lexicon) and the GIN pending lists of snippets_search, snippets_search_sections and documents_search',
+  queue: 'search_terms_queue (typo lexicon) and the GIN pending lists of the search indexes (snippets, sections, their word pairs) and documents_search',
   async afterCommit(page, services) {
     // New snippets, and since migrations/029 also replaced, removed or rehomed ones, have queued lexicon work.
     if (page.stored.snippetsOnPage > 0 || page.stored.sectionsOnPage > 0 || page.stored.replaced) await refreshSearchTermsAfterWrite(services.pool);

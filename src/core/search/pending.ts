@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
 /**
- * The search indexes' pending lists (migrations/012, 013; one index per unit kind, 040). A GIN index keeps new entries unsorted in a pending
+ * The search indexes' pending lists (migrations/012, 013; one index per unit kind, 040; word pairs, 041). A GIN index keeps new entries unsorted in a pending
  * list that every search through the index reads in full, until an insert that fills the list, or a vacuum,
  * merges it in. Writers merge it once they have gone quiet, so an index at rest keeps no list and a search
  * does not pay for the last pages of a crawl that ended hours ago (autovacuum would not merge it for a long
@@ -16,11 +16,12 @@ export const QUIET_MS = 2000;
 
 const quiet = new WeakMap<pg.Pool, NodeJS.Timeout>();
 
-/** Merges the pending entries of the search indexes (snippets, sections, pages); returns how many pending-list pages were merged. */
+// Every GIN index a search reads: each kind's search index, each kind's word-pair index (041), the pages'.
+const SEARCH_INDEXES = ['snippets_search', 'snippets_search_sections', 'snippets_search_pairs', 'snippets_search_pairs_sections', 'documents_search'];
+
+/** Merges the pending entries of the search indexes (snippets, sections, their word pairs, pages); returns how many pending-list pages were merged. */
 export async function mergePendingEntries(db: Db): Promise<number> {
-  const { rows } = await db.query<{ pages: number }>(
-    `SELECT gin_clean_pending_list('snippets_search'::regclass) + gin_clean_pending_list('snippets_search_sections'::regclass) + gin_clean_pending_list('documents_search'::regclass) AS pages`,
-  );
+  const { rows } = await db.query<{ pages: number }>(`SELECT ${SEARCH_INDEXES.map((name) => `gin_clean_pending_list('${name}'::regclass)`).join(' + ')} AS pages`);
   return Number(rows[0]?.pages ?? 0);
 }
 

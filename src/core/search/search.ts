@@ -222,6 +222,11 @@ export interface Retrieval {
   relaxedCombos: string[];
   /** Each term's weight in choosing those pages: how rare it is (0 for a stop word). */
   termWeights: number[];
+  /**
+   * Two words each, side by side in a quoted phrase (phrasePairs): the every-term tier reads the pair index for
+   * them (migration 041) in place of the index entries of the phrases they come from. [] when there are none.
+   */
+  pairs: string[];
 }
 
 // A term in more than this share of all snippets is "common": no help in finding, only in ranking.
@@ -290,14 +295,17 @@ const ON_ROWS_SHARE = 0.2;
  * Terms that are only fairly common stay in the index read: checked on rows, most rows would fail them, and
  * the rows fetched only to be dropped cost more than the index read saved (the median in `npm run eval`).
  */
-export function planRetrieval(q: TsQueries, shares: readonly number[], narrower: readonly string[] = []): Retrieval {
+export function planRetrieval(q: TsQueries, shares: readonly number[], narrower: readonly string[] = [], pairs: ReadonlyArray<readonly string[]> = []): Retrieval {
   const n = q.perTerm.length;
   const rare = q.perTerm.filter((_, i) => (shares[i] ?? 0) <= COMMON_SHARE);
   // A share of 1 is a stop word (or a word in every snippet): it constrains nothing wherever it is checked.
   const veryCommon = q.perTerm.filter((_, i) => (shares[i] ?? 0) >= ON_ROWS_SHARE && (shares[i] ?? 0) < 1);
+  // A phrase with word pairs is read from the pair index, so not from the search index too.
+  const paired = (i: number) => (pairs[i]?.length ?? 0) > 0;
   // A term's narrower form (phraseIndexForms) is what the index is read for in its place.
-  const indexed = q.perTerm.flatMap((t, i) => ((shares[i] ?? 0) < ON_ROWS_SHARE ? [narrower[i] || t] : []));
-  const narrowed = q.perTerm.some((t, i) => (shares[i] ?? 0) < ON_ROWS_SHARE && (narrower[i] || t) !== t);
+  const indexed = q.perTerm.flatMap((t, i) => ((shares[i] ?? 0) < ON_ROWS_SHARE && !paired(i) ? [narrower[i] || t] : []));
+  const narrowed = q.perTerm.some((t, i) => (shares[i] ?? 0) < ON_ROWS_SHARE && !paired(i) && (narrower[i] || t) !== t);
+  const pairList = pairs.flat();
   const relaxedCombos =
     n < 3
       ? []
@@ -314,8 +322,10 @@ export function planRetrieval(q: TsQueries, shares: readonly number[], narrower:
     anyTerms: n >= 2 ? rare : [],
     pages: n >= 2,
     scan: false,
-    find: (veryCommon.length > 0 || narrowed) && indexed.length > 0 ? indexed.join(' & ') : '',
+    // With pairs, only the other terms are read through the search index (none: the pairs alone).
+    find: (pairList.length > 0 || veryCommon.length > 0 || narrowed) && indexed.length > 0 ? indexed.join(' & ') : '',
     relaxedOnRows: n === 3 && relaxed !== '' && veryCommon.length > 0,
+    pairs: pairList,
   };
 }
 
@@ -339,6 +349,19 @@ export function phraseIndexForms(parsed: ParsedQuery, stats: WordStats, correcte
     const selective = (w: string) => wordShare(w, stats, corrected, correctionStats) < PHRASE_ON_ROWS_SHARE;
     return t.words.every(selective) ? '' : phraseWordsQuery(t, selective, corrected);
   });
+}
+
+/**
+ * For each term, the pairs of words side by side in it that the pair index (migration 041) lists rows for: of a
+ * quoted phrase, each two neighbouring words that are both indexed, as 'first second' (the database stems them
+ * as it stems a row's text). A phrase matches only rows that hold each such pair side by side, so the rows the
+ * pair index finds hold every match, whatever the words' shares (a pair is never more common than its rarer
+ * word). A stop word between two words breaks their pair (the phrase then allows a word between them), and a
+ * corrected word is left out (its pair would be one of several spellings). Identifiers and words have none.
+ */
+export function phrasePairs(parsed: ParsedQuery, stats: WordStats, corrected: ReadonlyMap<string, readonly string[]>): string[][] {
+  const indexed = (w: string) => (stats.words.get(w)?.stem ?? null) !== null && (corrected.get(w)?.length ?? 0) === 0;
+  return parsed.terms.map((t) => (t.phrase ? t.words.slice(1).flatMap((w, i) => (indexed(t.words[i]!) && indexed(w) ? [`${t.words[i]!} ${w}`] : [])) : []));
 }
 
 // The screening columns are read here, for the returned rows only, never while ranking.
@@ -397,6 +420,7 @@ const SEARCH_PARAMETERS = [
   'pagesPerCombo', // pages found for each of relaxedCombos
   'codeness', // each term's weight in the coverage (codeness.ts)
   'anyTerms', // Retrieval.anyTerms
+  'pairs', // Retrieval.pairs
 ] as const;
 type SearchParameter = (typeof SEARCH_PARAMETERS)[number];
 type SearchValues = Record<SearchParameter, unknown>;
@@ -409,7 +433,7 @@ function searchValues(values: SearchValues): unknown[] {
 }
 
 /** What a statement's shape depends on: the tiers it runs and how they read the index. */
-type Tiers = Omit<Retrieval, 'relaxed' | 'any' | 'find' | 'relaxedCombos' | 'termWeights' | 'anyTerms'> & { relaxed: boolean; any: boolean; find: boolean };
+type Tiers = Omit<Retrieval, 'relaxed' | 'any' | 'find' | 'relaxedCombos' | 'termWeights' | 'anyTerms' | 'pairs'> & { relaxed: boolean; any: boolean; find: boolean; pairs: boolean };
 
 /** The source filter on a table with a source_id (snippets s, documents d). */
 function sourceFilter(alias: string): string {
@@ -443,7 +467,7 @@ function queryCte(): string {
          ${param.termWeights}::float8[] AS weights,
          ${param.codeness}::float8[] AS codeness,
          -- Typed here so that statements without the tiers using them still accept every parameter.
-         (${param.relaxed}::text, ${param.any}::text, ${param.relaxBelow}::int, ${param.pageMatchCap}::int, ${param.contextPages}::int, ${param.relaxedCandidateCap}::int, ${param.snippetsPerContextPage}::int, ${param.find}::text, ${param.relaxedCombos}::text[], ${param.pagesPerCombo}::int, ${param.anyTerms}::text[]) AS tier_parameters
+         (${param.relaxed}::text, ${param.any}::text, ${param.relaxBelow}::int, ${param.pageMatchCap}::int, ${param.contextPages}::int, ${param.relaxedCandidateCap}::int, ${param.snippetsPerContextPage}::int, ${param.find}::text, ${param.relaxedCombos}::text[], ${param.pagesPerCombo}::int, ${param.anyTerms}::text[], ${param.pairs}::text[]) AS tier_parameters
     FROM (SELECT ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.terms}::text[]) AS t) AS terms,
                  ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.titles}::text[]) AS t) AS titles,
                  ARRAY(SELECT to_tsquery('english', t) FROM unnest(${param.codeTerms}::text[]) AS t) AS code_terms) AS a
@@ -469,14 +493,23 @@ function foundOfKind(tiers: readonly string[], kind: string): string {
   return tiers.map((t) => `(SELECT count(*) FROM ${t} WHERE kind = '${kind}')`).join(' + ');
 }
 
+/**
+ * The every-term tier's condition: what it reads through the indexes, and every term checked on the rows found.
+ * IS TRUE hides a match from the planner's index matching (same rows: a match is never NULL here). A phrase's
+ * pairs are read from the pair index (migration 041): the search index has no word positions, so a phrase read
+ * from it fetched every row holding its words anywhere to check their order.
+ */
+function allTermsCondition(tiers: Tiers): string {
+  const check = `(s.search_vector @@ to_tsquery('english', ${param.all})) IS TRUE`;
+  const find = `s.search_vector @@ to_tsquery('english', ${param.find})`;
+  if (tiers.scan) return check;
+  if (tiers.pairs) return [`search_pairs(s.search_vector) @> search_pair_keys(${param.pairs}::text[])`, ...(tiers.find ? [find] : []), check].join(' AND ');
+  return tiers.find ? `${find} AND ${check}` : `s.search_vector @@ to_tsquery('english', ${param.all})`;
+}
+
 /** Candidates by the index tiers, for each kind apart: every term, then (when too few) all but one, then any term. */
 function tierCtes(tiers: Tiers): string {
-  // IS TRUE hides the match from the planner's index matching (same rows: a match is never NULL here).
-  const allTerms = tiers.scan
-    ? `(s.search_vector @@ to_tsquery('english', ${param.all})) IS TRUE`
-    : tiers.find
-      ? `s.search_vector @@ to_tsquery('english', ${param.find}) AND (s.search_vector @@ to_tsquery('english', ${param.all})) IS TRUE`
-      : `s.search_vector @@ to_tsquery('english', ${param.all})`;
+  const allTerms = allTermsCondition(tiers);
   const relaxedTerms = tiers.relaxedOnRows
     ? `s.search_vector @@ to_tsquery('english', ${param.any}) AND (s.search_vector @@ to_tsquery('english', ${param.relaxed})) IS TRUE`
     : `s.search_vector @@ to_tsquery('english', ${param.relaxed})`;
@@ -615,12 +648,12 @@ const sqlCache = new Map<string, { name?: string; text: string }>();
 let namedShapes = 0;
 
 function tiersOf(retrieval: Retrieval): Tiers {
-  return { ...retrieval, relaxed: retrieval.relaxed !== '', any: retrieval.any !== '', find: retrieval.find !== '' };
+  return { ...retrieval, relaxed: retrieval.relaxed !== '', any: retrieval.any !== '', find: retrieval.find !== '', pairs: retrieval.pairs.length > 0 };
 }
 
 function cachedSql(termCount: number, identifierCount: number, retrieval: Retrieval): { name?: string; text: string } {
   const tiers = tiersOf(retrieval);
-  const key = `${termCount}/${identifierCount}/${tiers.relaxed}/${tiers.any}/${tiers.pages}/${tiers.scan}/${tiers.find}/${tiers.relaxedOnRows}`;
+  const key = `${termCount}/${identifierCount}/${tiers.relaxed}/${tiers.any}/${tiers.pages}/${tiers.scan}/${tiers.find}/${tiers.relaxedOnRows}/${tiers.pairs}`;
   let sql = sqlCache.get(key);
   if (sql === undefined) {
     const text = snippetSearchSql(termCount, identifierCount, tiers);
@@ -667,6 +700,7 @@ function snippetStatement({ q, parsed, retrieval, filters, compound, codeness }:
       pagesPerCombo: PAGES_PER_COMBO,
       codeness,
       anyTerms: retrieval.anyTerms,
+      pairs: retrieval.pairs,
     }),
   };
 }
@@ -884,10 +918,9 @@ async function prepareSearch(db: Db, options: SearchOptions, pool: pg.Pool): Pro
   const q = buildTsQueries(parsed, corrections);
   const correctionStats = corrections.size > 0 ? await wordStats(db, [...corrections.values()].flat(), { cacheOwner: pool }) : null;
   const share = matchShare(parsed, stats, corrections, correctionStats);
-  const retrieval = {
-    ...planRetrieval(q, termShares(parsed, stats, corrections, correctionStats), phraseIndexForms(parsed, stats, corrections, correctionStats)),
-    scan: scanAllTerms(share, filters),
-  };
+  const planned = planRetrieval(q, termShares(parsed, stats, corrections, correctionStats), phraseIndexForms(parsed, stats, corrections, correctionStats), phrasePairs(parsed, stats, corrections));
+  // A phrase's pairs find its matches directly: its words' shares say nothing about how many rows hold them side by side.
+  const retrieval = { ...planned, scan: planned.pairs.length === 0 && scanAllTerms(share, filters) };
   const compound = compoundPattern(parsed, (w) => stats.words.get(w)?.stem !== null, corrections);
   const codeness = termCodeness(parsed, stats, corrections, correctionStats);
   return { limit, offset, parsed, filters, q, retrieval, compound, codeness, corrected: [...corrections].map(([from, to]) => ({ from, to: to[0]! })) };
