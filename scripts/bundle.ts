@@ -25,8 +25,12 @@ function packageName(id: string): string {
   return id.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
 }
 
+// oclif reads tsconfig.json with the TypeScript compiler when it runs a development CLI (a try, in case it is not
+// installed): a devDependency, absent from an install, and 8 MB that a bundle would otherwise carry.
+const NEVER_BUNDLED = new Set(['typescript']);
+
 function external(id: string, importer: string | undefined): boolean {
-  if (isBuiltin(id)) return true;
+  if (isBuiltin(id) || NEVER_BUNDLED.has(packageName(id))) return true;
   if (id.startsWith('.') || path.isAbsolute(id) || id.startsWith('\0')) return false;
   // Inside a bundled package, its own dependencies come along: the versions it resolves, not the top-level ones.
   if (importer !== undefined && importer.includes(`${path.sep}node_modules${path.sep}`)) return false;
