@@ -6,6 +6,11 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'run.js');
+/**
+ * Another build to time beside this one, in the same interleaved runs: a checkout (e.g. `git worktree add`) of
+ * the code before a change, with node_modules and `npm run build` done. Each command then gets a row for it.
+ */
+const BASELINE = process.env.BENCH_STARTUP_BASELINE;
 
 type Row = Record<string, string | number>;
 type Sampled = { p50: number; p90: number };
@@ -47,10 +52,10 @@ module.registerHooks({ load(url, context, next) { if (url.startsWith('file:')) l
 process.on('exit', () => writeFileSync(process.env.DOCDEX_BENCH_LOADED, String(loaded)));
 `;
 
-function modulesLoaded(dir: string, args: string[]): number {
+function modulesLoaded(dir: string, bin: string, args: string[]): number {
   const out = path.join(dir, 'loaded.txt');
   try {
-    execFileSync(process.execPath, ['--import', pathToFileURL(path.join(dir, 'recorder.mjs')).href, BIN, ...args], {
+    execFileSync(process.execPath, ['--import', pathToFileURL(path.join(dir, 'recorder.mjs')).href, bin, ...args], {
       stdio: 'ignore',
       env: { ...process.env, DOCDEX_BENCH_LOADED: out },
     });
@@ -66,6 +71,7 @@ const NO_JOB = '00000000-0000-4000-8000-000000000000';
 const COMMANDS: Array<{ args: string[]; goal?: number }> = [
   { args: ['--version'] },
   { args: ['--help'] },
+  { args: ['add', '--help'] },
   { args: ['search', 'read file', '--limit', '5'], goal: 200 },
   { args: ['sources', 'list'] },
   { args: ['jobs', 'list'] },
@@ -77,15 +83,17 @@ const COMMANDS: Array<{ args: string[]; goal?: number }> = [
 /**
  * Cold process start of the real binary, per command: each run is a new Node process, as a user's shell would
  * start it, set beside `node -e 0` from the same run (the floor any Node CLI pays before its first line of its
- * own), so a loaded machine moves both alike and the ratio holds. Modules: how many files the process loaded,
- * which is what a cold start mostly pays for (issue 52). The search row's goal is issue 52's.
+ * own), so a loaded machine moves both alike and the ratio holds. Modules: how many files the process loaded
+ * (a bundle chunk is one), which is what a cold start mostly paid for (issue 52). The search row's goal is issue 52's.
  */
 export async function benchStartup(): Promise<Row[]> {
   execFileSync(process.execPath, [BIN, 'db', 'start'], { stdio: 'ignore' });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'docdex-bench-startup-'));
   try {
     writeFileSync(path.join(dir, 'recorder.mjs'), RECORDER);
-    const variants = COMMANDS.map((c) => [BIN, ...c.args]);
+    const builds = [{ bin: BIN, label: '' }, ...(BASELINE === undefined ? [] : [{ bin: path.resolve(BASELINE, 'bin', 'run.js'), label: ' (baseline)' }])];
+    const cases = COMMANDS.flatMap((command) => builds.map((build) => ({ ...command, ...build })));
+    const variants = cases.map((c) => [c.bin, ...c.args]);
     // One run of each first: it brings the schema up to date and fills Node's compile cache, which every later
     // run (and every later start of a user's) finds on disk.
     for (const args of variants) once(args);
@@ -93,16 +101,16 @@ export async function benchStartup(): Promise<Row[]> {
     const timed = interleaved([['-e', '0'], ...variants], runs);
     const floor = timed[0]!;
     const rows: Row[] = [{ command: 'node -e 0 (floor)', modules: '', 'p50 ms': floor.p50.toFixed(0), 'p90 ms': floor.p90.toFixed(0), ratio: '1.0x', goal: '', met: '' }];
-    COMMANDS.forEach((command, i) => {
+    cases.forEach((c, i) => {
       const t = timed[i + 1]!;
       rows.push({
-        command: `docdex ${command.args.map((a) => (a.includes(' ') ? `"${a}"` : a)).join(' ')}`,
-        modules: modulesLoaded(dir, command.args),
+        command: `docdex ${c.args.map((a) => (a.includes(' ') ? `"${a}"` : a)).join(' ')}${c.label}`,
+        modules: modulesLoaded(dir, c.bin, c.args),
         'p50 ms': t.p50.toFixed(0),
         'p90 ms': t.p90.toFixed(0),
         ratio: `${(t.p50 / floor.p50).toFixed(1)}x`,
-        goal: command.goal === undefined ? '' : `<= ${command.goal} ms`,
-        met: command.goal === undefined ? '' : t.p50 <= command.goal ? 'yes' : 'no',
+        goal: c.goal === undefined ? '' : `<= ${c.goal} ms`,
+        met: c.goal === undefined ? '' : t.p50 <= c.goal ? 'yes' : 'no',
       });
     });
     return rows;

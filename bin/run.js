@@ -42,12 +42,12 @@ process.stdout.on('error', (error) => {
 // One stated minimum, package.json's engines: oclif's own check would name @oclif/core's (>=22.0.0) instead.
 const require = module.createRequire(import.meta.url);
 const wanted = require('../package.json').engines.node;
-// The one function, not the package's index, which loads all 47 of its modules (a tenth of a cold search's).
-const satisfies = require('semver/functions/satisfies');
+const { satisfies } = await import('../dist/cli/engines.js');
 if (!satisfies(process.versions.node, wanted)) {
   process.stderr.write(`Warning: docdex needs Node.js ${wanted}; this is ${process.versions.node}. Install Node.js 24 LTS (or 22.12 or newer).\n`);
 }
 process.env.OCLIF_DISABLE_ENGINE_WARNING = '1';
 
-const { execute } = await import('@oclif/core');
+// The oclif the bundled commands extend (src/cli/runtime.ts), not node_modules' copy.
+const { execute } = await import('../dist/cli/runtime.js');
 await execute({ dir: import.meta.url });
