@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCrawlWorkers, waitForJob, startCrawl } from '../../src/core/crawl/index.js';
+import { cancelCrawl, getCrawlJob, startCrawlWorkers, waitForJob, startCrawl } from '../../src/core/crawl/index.js';
 import type { CrawlJob, CrawlWorkers } from '../../src/core/crawl/index.js';
 import { createTestDatabase } from '../helpers/db.js';
 import type { TestDatabase } from '../helpers/db.js';
@@ -119,6 +119,22 @@ describe('recrawl', () => {
       const without = await crawlToEnd(db, db.config, { name: 'no-sitemap', start_urls: [s.url('/')] });
       expect(await documentPaths(db.pool, without.source_id)).toEqual(['/', '/linked']);
     } finally {
+      await s.close();
+    }
+  });
+
+  it('waitForJob stops at once for a signal aborted before it listens (a Ctrl-C as the first progress line shows)', async () => {
+    const s = await TestSite.start({ '/': { delayMs: 5_000, body: docPage({ title: 'slow' }) } });
+    const job = await startCrawl(db, db.config, { name: 'aborted-wait', start_urls: [s.url('/')] });
+    try {
+      const stop = new AbortController();
+      stop.abort(new Error('stopped following'));
+      // Before, the abort was missed and this waited for the crawl to end, then resolved with it.
+      await expect(waitForJob(db, job.job_id, undefined, { signal: stop.signal })).rejects.toThrow('stopped following');
+      expect((await getCrawlJob(db.pool, job.job_id)).status).not.toBe('completed');
+    } finally {
+      // It may have ended by now (the slow page over the workers' fetch timeout).
+      await cancelCrawl(db.pool, job.job_id).catch(() => undefined);
       await s.close();
     }
   });

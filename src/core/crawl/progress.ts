@@ -98,6 +98,8 @@ export async function waitForJob(db: { pool: pg.Pool; info: ConnectionInfo }, id
   let job = await getCrawlJob(db.pool, id);
   onProgress(job);
   if (TERMINAL_STATUSES.has(job.status)) return job;
+  // Aborted before the listener below exists (a Ctrl-C during the first read): an abort event will not come again.
+  if (options.signal?.aborted) throw options.signal.reason ?? new Error('aborted');
   return new Promise<CrawlJob>((resolve, reject) => {
     let subscription: Subscription | null = null;
     let timer: NodeJS.Timeout | null = null;
